@@ -1,0 +1,152 @@
+// Package lanes schedules tasks: one lane per kind of model, each with its
+// own scheduler loop and worker pool, so that a six-minute web task never
+// delays a ten-second API task.
+package lanes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Executor runs one attempt of a task on one kind of model. The API and web
+// models implement it; tests register fakes that enforce the real limits.
+type Executor interface {
+	// Execute runs one attempt and returns the answer. It must return soon
+	// after ctx ends (cancel, timeout, shutdown, reclaim): context.Cause(ctx)
+	// says why, and the lane decides the final state from that, not from the
+	// error. Any other failure should be a *TaskError; a plain error counts
+	// as transient.
+	Execute(ctx context.Context, job *Job) (Result, error)
+}
+
+// Result is what a successful attempt produced.
+type Result struct {
+	Text string
+}
+
+// Job is one attempt of one task, as an executor sees it.
+type Job struct {
+	// Task is a copy of the task file as claimed; do not modify it.
+	Task *spool.Task
+	// Model is the task's model from the config.
+	Model *spool.ModelConfig
+	// Log writes to the lane's log and to <lane>/logs/TASKID.log. The
+	// web lane's self-check findings go here.
+	Log *slog.Logger
+
+	beats      atomic.Int64 // count of Beat calls
+	browserPID atomic.Int64
+	mu         sync.Mutex
+	probe      func(context.Context) error
+	stage      string
+}
+
+// NewJob builds a Job; the lanes use it, and so can executor tests.
+func NewJob(task *spool.Task, model *spool.ModelConfig, log *slog.Logger) *Job {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Job{Task: task, Model: model, Log: log}
+}
+
+// Beat reports progress (a token arrived, a page answered). A beat since
+// the last heartbeat period keeps the task's heartbeatAt fresh.
+func (j *Job) Beat() { j.beats.Add(1) }
+
+// Beats returns how many times Beat was called.
+func (j *Job) Beats() int64 { return j.beats.Load() }
+
+// SetProbe installs a liveness probe that the lane calls once per heartbeat
+// period (the web lane's CDP round-trip). With a probe installed, a period
+// with neither a beat nor a successful probe writes no heartbeat, so a hung
+// executor goes stale and is reclaimed. Without one the attempt counts as
+// alive: it is bounded by its own timeout.
+func (j *Job) SetProbe(p func(context.Context) error) {
+	j.mu.Lock()
+	j.probe = p
+	j.mu.Unlock()
+}
+
+// Probe returns the installed probe, or nil.
+func (j *Job) Probe() func(context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.probe
+}
+
+// SetStage names what the attempt is doing now ("launching browser",
+// "waiting for answer"); a cancel records the stage it reached.
+func (j *Job) SetStage(s string) {
+	j.mu.Lock()
+	j.stage = s
+	j.mu.Unlock()
+}
+
+// Stage returns the last stage set.
+func (j *Job) Stage() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.stage
+}
+
+// SetBrowserPID records the browser's pid; the lane writes it into the
+// running file at the next heartbeat.
+func (j *Job) SetBrowserPID(pid int) { j.browserPID.Store(int64(pid)) }
+
+// BrowserPID returns the recorded browser pid, or 0.
+func (j *Job) BrowserPID() int { return int(j.browserPID.Load()) }
+
+// TaskError is a failed attempt with its class.
+type TaskError struct {
+	Class spool.ErrorClass
+	Err   error
+	// RetryAfter, when positive, is the server's own wait (HTTP
+	// Retry-After); it wins over the configured backoff.
+	RetryAfter time.Duration
+}
+
+func (e *TaskError) Error() string {
+	if e.Err == nil {
+		return string(e.Class)
+	}
+	return e.Err.Error()
+}
+
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// Errorf builds a *TaskError of class c.
+func Errorf(c spool.ErrorClass, format string, args ...any) *TaskError {
+	return &TaskError{Class: c, Err: fmt.Errorf(format, args...)}
+}
+
+// Classify returns the class of err: a *TaskError's own, else transient.
+func Classify(err error) spool.ErrorClass {
+	var te *TaskError
+	if errors.As(err, &te) {
+		return te.Class
+	}
+	return spool.ClassTransient
+}
+
+// Causes passed to an attempt's context; an executor sees them through
+// context.Cause and need not branch on them.
+var (
+	// ErrCanceled: the task was canceled by a user.
+	ErrCanceled = errors.New("canceled by request")
+	// ErrShutdown: the daemon is stopping; the task goes back to pending
+	// without spending an attempt.
+	ErrShutdown = errors.New("daemon shutting down")
+	// ErrStale: the attempt stopped heartbeating and was reclaimed.
+	ErrStale = errors.New("heartbeat stale")
+	// ErrFenced: another daemon took the task over; write nothing more.
+	ErrFenced = errors.New("task taken over by another owner")
+	// ErrTimeout: the attempt ran past its time limit.
+	ErrTimeout = errors.New("attempt timed out")
+)

@@ -1,0 +1,342 @@
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a time.Duration that reads and writes as "15s", "2m".
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 15s", n.Line)
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (such as 15s, 2m)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Config is spoolgate.yaml. Every key is optional; Defaults fills them.
+type Config struct {
+	Spool         string                 `yaml:"spool"`
+	Host          string                 `yaml:"host"`
+	Settle        Duration               `yaml:"settle"`
+	Rescan        Duration               `yaml:"rescan"`
+	Poll          bool                   `yaml:"poll"`
+	Heartbeat     Duration               `yaml:"heartbeat"`
+	StaleAfter    Duration               `yaml:"staleAfter"`
+	MaxRetries    *int                   `yaml:"maxRetries"`
+	RetryBackoff  Duration               `yaml:"retryBackoff"`
+	ShutdownGrace Duration               `yaml:"shutdownGrace"`
+	HTTP          string                 `yaml:"http"`
+	API           APIConfig              `yaml:"api"`
+	Web           WebConfig              `yaml:"web"`
+	Models        []ModelConfig          `yaml:"models"`
+	Sites         map[string]SiteConfig  `yaml:"sites"`
+	Accounts      map[string]AccountConf `yaml:"accounts"`
+
+	// Path is the file the config was read from, if any; not a key.
+	Path string `yaml:"-"`
+}
+
+// APIConfig holds the API lane's settings.
+type APIConfig struct {
+	Concurrency int `yaml:"concurrency"`
+
+	set bool // the key was present, so a literal 0 is an error, not the default
+}
+
+// WebConfig holds the web lane's settings. Its concurrency is 1, always,
+// and deliberately not a key: see lanes.WebConcurrency.
+type WebConfig struct {
+	Browser     string   `yaml:"browser"`
+	Headless    *bool    `yaml:"headless"`
+	Profiles    string   `yaml:"profiles"`
+	Instance    string   `yaml:"instance"`
+	TaskTimeout Duration `yaml:"taskTimeout"`
+}
+
+// IsHeadless reports the headless setting, default true.
+func (w WebConfig) IsHeadless() bool { return w.Headless == nil || *w.Headless }
+
+// ModelConfig is one entry of `models:`.
+type ModelConfig struct {
+	Name            string            `yaml:"name"`
+	Kind            Kind              `yaml:"kind"`
+	NeedEmptyPrompt bool              `yaml:"needEmptyPrompt"`
+	Timeout         Duration          `yaml:"timeout"`
+	BaseURL         string            `yaml:"baseURL"`
+	Model           string            `yaml:"model"`
+	APIKeyEnv       string            `yaml:"apiKeyEnv"`
+	Temperature     *float64          `yaml:"temperature"`
+	MaxTokens       int               `yaml:"maxTokens"`
+	Headers         map[string]string `yaml:"headers"`
+	Site            string            `yaml:"site"`
+	Account         string            `yaml:"account"`
+}
+
+// SiteConfig describes a chat page by CSS selectors; nothing site-specific
+// lives in code.
+type SiteConfig struct {
+	URL       string `yaml:"url"`
+	Input     string `yaml:"input"`
+	Send      string `yaml:"send"`
+	Answer    string `yaml:"answer"`
+	Busy      string `yaml:"busy"`
+	LoggedOut string `yaml:"loggedOut"`
+	NewChat   string `yaml:"newChat"`
+	// Error matches the page's own error message (e.g. "one message at a
+	// time"); when it appears the attempt is transient. Optional.
+	Error string `yaml:"error"`
+	// PromptInput, if set, is a separate field for the system prompt;
+	// otherwise the prompt is typed before the content in `input`.
+	PromptInput string `yaml:"promptInput"`
+}
+
+// AccountConf is one entry of `accounts:`.
+type AccountConf struct {
+	Disabled bool `yaml:"disabled"`
+}
+
+// ConfigError is a start-up error about one key.
+type ConfigError struct {
+	Path string // the config file, may be empty
+	Key  string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	where := "config"
+	if e.Path != "" {
+		where = e.Path
+	}
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %s", where, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+}
+
+// DefaultConfigFile is read when --config is not given and it exists.
+const DefaultConfigFile = "spoolgate.yaml"
+
+// LoadConfig reads and checks a config file. An empty path means
+// DefaultConfigFile if it exists, else all defaults.
+func LoadConfig(path string) (*Config, error) {
+	explicit := path != ""
+	if !explicit {
+		path = DefaultConfigFile
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			c := &Config{}
+			if err := c.Check(); err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.Path = path
+			return nil, ce
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.Path = path
+	// A relative spool in a config file is relative to the file, so a
+	// service started from another directory finds the same spool.
+	if c.Spool != "" && !filepath.IsAbs(c.Spool) {
+		c.Spool = filepath.Join(filepath.Dir(path), c.Spool)
+	}
+	return c, nil
+}
+
+// ParseConfig parses config YAML strictly and applies defaults and checks.
+func ParseConfig(data []byte) (*Config, error) {
+	if len(data) > 4<<20 {
+		return nil, &ConfigError{Msg: "file is larger than 4 MiB"}
+	}
+	c := &Config{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil {
+			return nil, &ConfigError{Msg: oneLine(err).Error()}
+		}
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Check fills defaults and validates every key, naming the first bad one.
+func (c *Config) Check() error {
+	if c.Spool == "" {
+		c.Spool = "./spool"
+	}
+	if c.Host == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		c.Host = h
+	}
+	if strings.ContainsAny(c.Host, ": \t\n/") {
+		return &ConfigError{Key: "host", Msg: fmt.Sprintf("%q may not contain ':', '/' or spaces", c.Host)}
+	}
+	def := func(d *Duration, v time.Duration) {
+		if *d == 0 {
+			*d = Duration(v)
+		}
+	}
+	def(&c.Settle, 2*time.Second)
+	def(&c.Rescan, 5*time.Second)
+	def(&c.Heartbeat, 15*time.Second)
+	def(&c.StaleAfter, 90*time.Second)
+	def(&c.RetryBackoff, 30*time.Second)
+	def(&c.ShutdownGrace, 30*time.Second)
+	def(&c.Web.TaskTimeout, 15*time.Minute)
+	if c.MaxRetries == nil {
+		two := 2
+		c.MaxRetries = &two
+	}
+	if *c.MaxRetries < 0 || *c.MaxRetries > 100 {
+		return &ConfigError{Key: "maxRetries", Msg: fmt.Sprintf("%d is out of range 0 to 100", *c.MaxRetries)}
+	}
+	if c.StaleAfter.D() < 2*c.Heartbeat.D() {
+		return &ConfigError{Key: "staleAfter", Msg: fmt.Sprintf("%s must be at least twice heartbeat (%s)", c.StaleAfter.D(), c.Heartbeat.D())}
+	}
+	if c.HTTP == "" {
+		c.HTTP = "127.0.0.1:7311"
+	}
+	if c.API.Concurrency == 0 && !c.API.set {
+		c.API.Concurrency = 3
+	}
+	if c.API.Concurrency < 1 || c.API.Concurrency > 5 {
+		return &ConfigError{Key: "api.concurrency", Msg: fmt.Sprintf("%d is out of range: the API lane runs 1 to 5 at once (default 3)", c.API.Concurrency)}
+	}
+	if c.Web.Instance == "" {
+		c.Web.Instance = "default"
+	}
+	if !ValidTaskID(c.Web.Instance) {
+		return &ConfigError{Key: "web.instance", Msg: fmt.Sprintf("%q must be letters, digits, '.', '_' or '-'", c.Web.Instance)}
+	}
+	if c.Web.Profiles == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		c.Web.Profiles = filepath.Join(dir, "spoolgate", "profiles")
+	}
+	seen := map[string]bool{}
+	for i := range c.Models {
+		m := &c.Models[i]
+		key := fmt.Sprintf("models[%d]", i)
+		if m.Name == "" {
+			return &ConfigError{Key: key + ".name", Msg: "missing"}
+		}
+		key = fmt.Sprintf("models[%s]", m.Name)
+		if seen[m.Name] {
+			return &ConfigError{Key: key, Msg: "name used twice"}
+		}
+		seen[m.Name] = true
+		if m.Timeout == 0 {
+			m.Timeout = Duration(120 * time.Second)
+		}
+		switch m.Kind {
+		case KindAPI:
+			if m.BaseURL == "" {
+				return &ConfigError{Key: key + ".baseURL", Msg: "missing (an OpenAI-compatible endpoint such as https://api.example.com/v1)"}
+			}
+			if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return &ConfigError{Key: key + ".baseURL", Msg: fmt.Sprintf("%q is not an http(s) URL", m.BaseURL)}
+			}
+			if m.Model == "" {
+				m.Model = m.Name
+			}
+		case KindWeb:
+			if m.Site == "" {
+				return &ConfigError{Key: key + ".site", Msg: "missing: a web model names one of `sites:`"}
+			}
+			if _, ok := c.Sites[m.Site]; !ok {
+				return &ConfigError{Key: key + ".site", Msg: fmt.Sprintf("%q is not in `sites:`", m.Site)}
+			}
+			if m.Account == "" {
+				m.Account = "default"
+			}
+		case "":
+			return &ConfigError{Key: key + ".kind", Msg: "missing: web or api"}
+		default:
+			return &ConfigError{Key: key + ".kind", Msg: fmt.Sprintf("%q is not web or api", m.Kind)}
+		}
+	}
+	names := make([]string, 0, len(c.Sites))
+	for n := range c.Sites {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := c.Sites[n]
+		for _, f := range []struct{ k, v string }{{"url", s.URL}, {"input", s.Input}, {"send", s.Send}, {"answer", s.Answer}} {
+			if f.v == "" {
+				return &ConfigError{Key: "sites." + n + "." + f.k, Msg: "missing"}
+			}
+		}
+	}
+	return nil
+}
+
+// UnmarshalYAML on APIConfig records whether concurrency was given.
+func (a *APIConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain APIConfig
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*a = APIConfig(p)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "concurrency" {
+			a.set = true
+		}
+	}
+	return nil
+}
+
+// Model returns the model named name.
+func (c *Config) Model(name string) (*ModelConfig, bool) {
+	for i := range c.Models {
+		if c.Models[i].Name == name {
+			return &c.Models[i], true
+		}
+	}
+	return nil, false
+}
+
+// MaxAttempts is the first attempt plus maxRetries.
+func (c *Config) MaxAttempts() int { return 1 + *c.MaxRetries }

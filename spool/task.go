@@ -1,0 +1,185 @@
+// Package spool is spoolgate's on-disk protocol: the task file codec, the
+// folder layout, the config, and every move of a task file between folders.
+//
+// The folder a task file sits in is the truth about its state; the `state`
+// field inside is a convenience for people and scripts, and start-up
+// recovery repairs it when a crash left the two out of step.
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Kind is the kind of model a task runs on, and the lane that runs it.
+type Kind string
+
+const (
+	KindWeb Kind = "web"
+	KindAPI Kind = "api"
+)
+
+// Kinds lists the lanes in a fixed order.
+var Kinds = []Kind{KindWeb, KindAPI}
+
+// Valid reports whether k names a lane.
+func (k Kind) Valid() bool { return k == KindWeb || k == KindAPI }
+
+// State is a task's lifecycle state.
+type State string
+
+const (
+	StatePending  State = "pending"
+	StateRunning  State = "running"
+	StateSuccess  State = "success"
+	StateFailed   State = "failed"
+	StateCanceled State = "canceled"
+)
+
+// Final reports whether s is one of the three end states.
+func (s State) Final() bool {
+	return s == StateSuccess || s == StateFailed || s == StateCanceled
+}
+
+// ErrorClass says why a task failed; the lanes branch on it to decide
+// whether to retry.
+type ErrorClass string
+
+const (
+	ClassInvalid     ErrorClass = "invalid"
+	ClassDuplicate   ErrorClass = "duplicate"
+	ClassTransient   ErrorClass = "transient"
+	ClassPermanent   ErrorClass = "permanent"
+	ClassStale       ErrorClass = "stale"
+	ClassAccount     ErrorClass = "account"
+	ClassEnvironment ErrorClass = "environment"
+	ClassCanceled    ErrorClass = "canceled"
+)
+
+// MaxTaskSize is the largest task file spoolgate reads.
+const MaxTaskSize = 1 << 20
+
+// Task is one task file. Field order here is the order on disk: what the
+// submitter wrote first, then what spoolgate writes.
+type Task struct {
+	TaskID    string `yaml:"taskId"`
+	ModelKind Kind   `yaml:"modelKind,omitempty"`
+	Model     string `yaml:"model"`
+	Batch     string `yaml:"batch,omitempty"`
+	Output    string `yaml:"output,omitempty"`
+	Prompt    string `yaml:"prompt,omitempty"`
+	Content   string `yaml:"content"`
+
+	State       State      `yaml:"state,omitempty"`
+	Attempt     int        `yaml:"attempt"`
+	SubmittedAt time.Time  `yaml:"submittedAt,omitempty"`
+	NotBefore   time.Time  `yaml:"notBefore,omitempty"`
+	StartedAt   time.Time  `yaml:"startedAt,omitempty"`
+	HeartbeatAt time.Time  `yaml:"heartbeatAt,omitempty"`
+	FinishedAt  time.Time  `yaml:"finishedAt,omitempty"`
+	Owner       string     `yaml:"owner,omitempty"`
+	BrowserPID  int        `yaml:"browserPid,omitempty"`
+	Error       string     `yaml:"error,omitempty"`
+	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`
+	Result      string     `yaml:"result,omitempty"`
+}
+
+// Lane returns the lane the task belongs to: its modelKind.
+func (t *Task) Lane() Kind { return t.ModelKind }
+
+// Clone returns a copy that shares nothing mutable with t.
+func (t *Task) Clone() *Task { c := *t; return &c }
+
+// ResetForIntake clears every field that spoolgate writes, so a file moved
+// from failed/ back to incoming/ runs again as new.
+func (t *Task) ResetForIntake() {
+	*t = Task{
+		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch,
+		Output: t.Output, Prompt: t.Prompt, Content: t.Content,
+	}
+}
+
+var taskIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidTaskID reports whether id may name a task (and so a file).
+func ValidTaskID(id string) bool {
+	return taskIDRe.MatchString(id) && !strings.Contains(id, "..")
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// ErrTooLarge is returned for a task file over MaxTaskSize.
+var ErrTooLarge = errors.New("file is larger than 1 MiB")
+
+// DecodeTask parses one task file strictly: unknown fields, a second
+// document, invalid UTF-8 and files over MaxTaskSize are errors. A UTF-8 BOM
+// and CRLF line ends are accepted. Error messages are one line.
+func DecodeTask(data []byte) (*Task, error) {
+	if len(data) > MaxTaskSize {
+		return nil, ErrTooLarge
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(data) {
+		return nil, errors.New("file is not valid UTF-8 text")
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, errors.New("file contains NUL bytes: not a text file")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("file is empty")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var t Task
+	if err := dec.Decode(&t); err != nil {
+		return nil, oneLine(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return nil, oneLine(err)
+		}
+		return nil, fmt.Errorf("yaml: line %d: a second document: one task per file", extra.Line)
+	}
+	return &t, nil
+}
+
+// oneLine folds a yaml.v3 error (which may list several lines) into one line.
+func oneLine(err error) error {
+	s := strings.TrimSpace(err.Error())
+	s = strings.ReplaceAll(s, "\n ", ";")
+	s = strings.ReplaceAll(s, "\n", "; ")
+	s = strings.ReplaceAll(s, "unmarshal errors:;", "")
+	s = strings.ReplaceAll(s, "in type spool.Task", "(unknown field)")
+	s = strings.Join(strings.Fields(s), " ")
+	return errors.New(s)
+}
+
+// Encode renders the task as YAML in its stable field order.
+func (t *Task) Encode() ([]byte, error) {
+	c := *t
+	// Round to milliseconds so files stay readable; the protocol needs no more.
+	for _, p := range []*time.Time{&c.SubmittedAt, &c.NotBefore, &c.StartedAt, &c.HeartbeatAt, &c.FinishedAt} {
+		if !p.IsZero() {
+			*p = p.UTC().Truncate(time.Millisecond)
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
+	}
+	return buf.Bytes(), nil
+}
