@@ -1,0 +1,57 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// common are the flags every subcommand takes.
+type common struct {
+	config string
+	spool  string
+}
+
+// newFlags returns a FlagSet with --config and --spool bound to c.
+func newFlags(name string, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.config, "config", "", "config file (default ./spoolgate.yaml if it exists)")
+	fs.StringVar(&c.spool, "spool", "", "spool folder (overrides the config)")
+	return fs
+}
+
+// parseInterspersed parses flags that may stand before or after the
+// positional arguments, as INTERFACE.md promises. "--" ends the flags; a
+// lone "-" is an argument (stdin).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usagef("%s: %v", fs.Name(), strings.TrimSpace(err.Error()))
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load reads the config and applies --spool.
+func (c *common) load() (*spool.Config, error) {
+	cfg, err := spool.LoadConfig(c.config)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	if c.spool != "" {
+		cfg.Spool = c.spool
+	}
+	return cfg, nil
+}
