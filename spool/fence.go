@@ -1,0 +1,79 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrFenced is returned by WriteFenced when the file on disk is no longer
+// the writer's: it is gone, or another owner or attempt has it.
+var ErrFenced = errors.New("task file is no longer ours")
+
+var errNoExchange = errors.New("rename exchange not supported")
+
+// WriteFenced rewrites task t in lane k, folder dir, only if the file there
+// still belongs to owner at attempt. On Linux the swap is atomic
+// (RENAME_EXCHANGE): a file moved away by a reclaimer is never recreated,
+// and a newer attempt's record that appeared in between is swapped back.
+// Elsewhere the check and the rename are two steps.
+func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
+	path := s.L.TaskPath(k, dir, t.TaskID)
+	check := func(old *Task) error {
+		if old.Owner != owner || old.Attempt != attempt {
+			return fmt.Errorf("%w: %s is now owner %q attempt %d", ErrFenced, t.TaskID, old.Owner, old.Attempt)
+		}
+		return nil
+	}
+	data, err := t.Encode()
+	if err != nil {
+		return err
+	}
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	swapped, err := replaceExisting(tmp, path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w: %s has left %s/", ErrFenced, t.TaskID, dir)
+	case errors.Is(err, errNoExchange):
+		old, rerr := ReadTaskFile(path)
+		if rerr != nil {
+			if errors.Is(rerr, os.ErrNotExist) {
+				return fmt.Errorf("%w: %s has left %s/", ErrFenced, t.TaskID, dir)
+			}
+			return rerr
+		}
+		if err := check(old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+		return SyncDir(filepath.Dir(path))
+	case err != nil:
+		return err
+	}
+	if !swapped {
+		return nil
+	}
+	// tmp now holds what was there before our swap.
+	old, rerr := ReadTaskFile(tmp)
+	if rerr == nil {
+		rerr = check(old)
+	}
+	if rerr != nil {
+		// Not ours any more (or unreadable): put the other record back.
+		if _, err := replaceExisting(tmp, path); err != nil {
+			return fmt.Errorf("fence %s: restore after %v: %w", t.TaskID, rerr, err)
+		}
+		if errors.Is(rerr, ErrFenced) {
+			return rerr
+		}
+		return fmt.Errorf("%w: %v", ErrFenced, rerr)
+	}
+	return SyncDir(filepath.Dir(path))
+}

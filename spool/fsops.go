@@ -1,0 +1,191 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// ErrExists is returned by RenameNoReplace when the destination exists.
+var ErrExists = os.ErrExist
+
+// tmpPrefix marks spoolgate's own temp files; start-up recovery removes
+// leftovers with this prefix (and only these).
+const tmpPrefix = ".sg-"
+
+var tmpSeq atomic.Uint64
+
+// tempName returns a temp file name in the same folder as dst, so the
+// final rename stays inside one file system.
+func tempName(dst string) string {
+	return filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%s.%d.%d.tmp", tmpPrefix, filepath.Base(dst), os.Getpid(), tmpSeq.Add(1)))
+}
+
+// IsOwnTemp reports whether name is one of spoolgate's temp files.
+func IsOwnTemp(name string) bool {
+	return len(name) > len(tmpPrefix) && name[:len(tmpPrefix)] == tmpPrefix && filepath.Ext(name) == ".tmp"
+}
+
+// WriteFileAtomic writes data to path durably: a temp file in the same
+// folder, fsync, rename over path, fsync the folder. Readers see the old
+// or the new content, never a mix; a crash leaves at most a temp file.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// WriteFileNew writes data to path durably, failing with ErrExists (never
+// overwriting) if path exists.
+func WriteFileNew(path string, data []byte) error {
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	if err := RenameNoReplace(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func writeTemp(path string, data []byte) (string, error) {
+	tmp := tempName(path)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return tmp, nil
+}
+
+// RenameNoReplace moves src to dst and fsyncs both folders. If dst exists
+// it fails with an error matching ErrExists and moves nothing: of two
+// processes racing for one source, exactly one wins, and the loser gets
+// an error matching os.ErrNotExist.
+func RenameNoReplace(src, dst string) error {
+	if err := renameNoReplace(src, dst); err != nil {
+		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
+	}
+	if err := SyncDir(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	if filepath.Dir(src) != filepath.Dir(dst) {
+		return SyncDir(filepath.Dir(src))
+	}
+	return nil
+}
+
+func unwrapLink(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// linkRename is the portable no-replace move: link fails if dst exists;
+// then unlink the source. If two movers race, the second link fails with
+// EEXIST, or its source is gone: ENOENT.
+func linkRename(src, dst string) error {
+	if err := os.Link(src, dst); err != nil {
+		return err
+	}
+	if err := os.Remove(src); err != nil {
+		// Both names now point at one inode; undo the new one so the
+		// file stays where it was rather than in two folders.
+		os.Remove(dst)
+		return err
+	}
+	return nil
+}
+
+// ReadRegular reads a file that must be a regular file of at most max
+// bytes, without following a symlink at its last component, and returns
+// its content and info. Errors are one-line reasons fit for a user.
+func ReadRegular(path string, max int64) ([]byte, os.FileInfo, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil, err
+		}
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+		}
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+	}
+	if n := linkCount(fi); n > 1 {
+		return nil, fi, fmt.Errorf("file has %d hard links: a task file must have one (hard link from outside the spool?)", n)
+	}
+	if fi.Size() > max {
+		return nil, fi, fmt.Errorf("file is %d bytes, over the %d byte limit", fi.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fi, err
+	}
+	if int64(len(data)) > max {
+		return nil, fi, fmt.Errorf("file grew past the %d byte limit while read", max)
+	}
+	return data, fi, nil
+}
+
+func kindOf(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "symlink"
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "fifo"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// UniqueName returns dir/base+ext, or dir/base~N+ext for the first N that
+// does not exist yet: for rejected drops, which never overwrite each other.
+func UniqueName(dir, base, ext string) string {
+	p := filepath.Join(dir, base+ext)
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		p = filepath.Join(dir, base+"~"+strconv.Itoa(n)+ext)
+	}
+}
+
+// now is the clock; tests may not replace it, but one place reads it.
+func now() time.Time { return time.Now().UTC() }

@@ -1,0 +1,136 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Outcome of one intake.
+type Outcome int
+
+const (
+	// Vanished: the file was gone before it could be taken; nothing done.
+	Vanished Outcome = iota
+	// Accepted: the task is now pending/TASKID.yaml.
+	Accepted
+	// Rejected: the drop is in failed/ with NAME.error beside it.
+	Rejected
+)
+
+// IntakeResult says what intake did with one drop.
+type IntakeResult struct {
+	Outcome Outcome
+	Lane    Kind
+	Task    *Task  // when accepted: the normalized pending task
+	Reason  string // when rejected: the one-line reason
+	Path    string // where the file is now
+}
+
+// Intake takes one drop, dir/name, where dropLane is the lane whose
+// incoming/ holds it ("" for the lane-less drop box). A valid drop becomes
+// pending/TASKID.yaml, normalized; an invalid one moves to the lane's
+// failed/ with its bytes untouched and a one-line NAME.error beside it.
+// The drop is never deleted and never overwrites anything.
+func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
+	src := filepath.Join(dir, name)
+	data, _, err := ReadRegular(src, MaxTaskSize)
+	if errors.Is(err, os.ErrNotExist) {
+		return IntakeResult{Outcome: Vanished}, nil
+	}
+	lane := dropLane
+	if lane == "" {
+		lane = KindAPI
+	}
+	if err != nil {
+		return s.reject(src, name, lane, rejectf(ClassInvalid, "%v", err))
+	}
+	t, err := DecodeTask(data)
+	if err != nil {
+		return s.reject(src, name, lane, rejectf(ClassInvalid, "%v", err))
+	}
+	t.ResetForIntake()
+	if t.TaskID == "" {
+		t.TaskID = TrimTaskExt(name)
+	}
+	lane, rej := ResolveLane(s.Cfg, t, dropLane)
+	if rej == nil {
+		rej = Validate(s.Cfg, t, lane)
+	}
+	if rej == nil {
+		if where := s.L.Locate(lane, t.TaskID); where != "" {
+			rej = duplicateReject(lane, where, t.TaskID)
+		}
+	}
+	if rej != nil {
+		return s.reject(src, name, lane, rej)
+	}
+	t.ModelKind = lane
+	t.State = StatePending
+	t.Attempt = 0
+	t.SubmittedAt = now()
+	// Move first, then rewrite: the move is what claims the taskId, and a
+	// crash between the two leaves a pending file that recovery normalizes.
+	dst := s.L.TaskPath(lane, DirPending, t.TaskID)
+	if err := RenameNoReplace(src, dst); err != nil {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return IntakeResult{Outcome: Vanished}, nil
+		case errors.Is(err, os.ErrExist):
+			where := s.L.Locate(lane, t.TaskID)
+			return s.reject(src, name, lane, duplicateReject(lane, where, t.TaskID))
+		}
+		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
+	}
+	if err := s.Write(lane, DirPending, t); err != nil {
+		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
+	}
+	return IntakeResult{Outcome: Accepted, Lane: lane, Task: t, Path: dst}, nil
+}
+
+func duplicateReject(lane Kind, where, id string) *RejectError {
+	if where == "" {
+		where = DirPending
+	}
+	hint := ""
+	if where == DirFailed || where == DirCanceled {
+		hint = fmt.Sprintf(": run `spoolgate retry %s` to run it again", id)
+	}
+	return rejectf(ClassDuplicate, "taskId: %q already exists in %s/%s/%s", id, lane, where, hint)
+}
+
+// reject moves the drop to the lane's failed/ under a name no other file
+// has, with its bytes untouched, and writes the reason beside it.
+func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeResult, error) {
+	failed := s.L.Lane(lane, DirFailed)
+	base, ext := TrimTaskExt(name), strings.TrimPrefix(name, TrimTaskExt(name))
+	var dst, errPath string
+	for n := 1; ; n++ {
+		b := base
+		if n > 1 {
+			b = fmt.Sprintf("%s~%d", base, n)
+		}
+		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, b+".error")
+		if !exists(dst) && !exists(errPath) {
+			break
+		}
+	}
+	if err := RenameNoReplace(src, dst); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return IntakeResult{Outcome: Vanished}, nil
+		}
+		return IntakeResult{}, fmt.Errorf("reject %s: %w", src, err)
+	}
+	line := rej.Msg + "\n"
+	if err := WriteFileAtomic(errPath, []byte(line)); err != nil {
+		return IntakeResult{}, fmt.Errorf("reject %s: write reason: %w", src, err)
+	}
+	return IntakeResult{Outcome: Rejected, Lane: lane, Reason: rej.Msg, Path: dst}, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

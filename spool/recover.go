@@ -1,0 +1,160 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// tempMaxAge is how old a temp file of ours must be before recovery removes
+// it: a live writer (another daemon on the share) renames its temp within
+// milliseconds, so a minute-old one is a crash's leftover.
+const tempMaxAge = time.Minute
+
+// Recover repairs what a crash can leave behind in the spool's non-running
+// folders and returns each lane's pending entries for the index:
+//   - leftover temp files of ours are removed;
+//   - pending files not yet normalized (a crash between intake's move and
+//     its rewrite) are normalized;
+//   - files in failed/ and canceled/ whose state disagrees with their
+//     folder (a crash between a move and its rewrite) get the folder's
+//     state.
+//
+// Tasks in running/ are the lanes' business: reclaim decides them.
+func (s *Store) Recover() (map[Kind][]Entry, error) {
+	out := map[Kind][]Entry{}
+	s.cleanTemps(s.L.Incoming())
+	s.cleanTemps(s.L.Output())
+	for _, k := range Kinds {
+		for _, d := range []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled} {
+			s.cleanTemps(s.L.Lane(k, d))
+		}
+		entries, err := s.LoadPending(k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = entries
+		for _, d := range []string{DirFailed, DirCanceled} {
+			if err := s.fixFinalStates(k, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) cleanTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-tempMaxAge)
+	for _, e := range ents {
+		if !IsOwnTemp(e.Name()) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			p := filepath.Join(dir, e.Name())
+			if os.Remove(p) == nil {
+				s.Log.Info("removed leftover temp file", "path", p)
+			}
+		}
+	}
+}
+
+// LoadPending reads every task in lane k's pending/, normalizing any that a
+// crash left half-done, and returns their index entries. A file that does
+// not parse is moved to failed/ with TASKID.error beside it.
+func (s *Store) LoadPending(k Kind) ([]Entry, error) {
+	dir := s.L.Lane(k, DirPending)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load pending: %w", err)
+	}
+	out := make([]Entry, 0, len(ents))
+	for _, e := range ents {
+		name := e.Name()
+		if !IsTaskFileName(name) || filepath.Ext(name) != ".yaml" {
+			continue
+		}
+		id := TrimTaskExt(name)
+		t, err := s.LoadPendingOne(k, id)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // claimed meanwhile by another daemon
+			}
+			s.Log.Error("pending task unreadable", "lane", k, "taskId", id, "err", err)
+			continue
+		}
+		out = append(out, EntryOf(s.Cfg, t))
+	}
+	return out, nil
+}
+
+// LoadPendingOne reads pending/ID.yaml, normalizing it if needed.
+func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
+	t, err := s.Read(k, DirPending, id)
+	if err != nil {
+		var tp *TaskPathError
+		if errors.As(err, &tp) && !errors.Is(err, os.ErrNotExist) {
+			// Not a task we can run: park it in failed/ with the reason.
+			_, rerr := s.reject(s.L.TaskPath(k, DirPending, id), id+".yaml", k, rejectf(ClassInvalid, "%v", tp.Err))
+			if rerr != nil {
+				return nil, rerr
+			}
+		}
+		return nil, err
+	}
+	if t.TaskID != id || t.State != StatePending || t.SubmittedAt.IsZero() || t.ModelKind != k {
+		t.TaskID, t.ModelKind = id, k
+		if t.State != StatePending && t.State != StateRunning {
+			// a fresh drop moved in by intake before its rewrite
+			t.ResetForIntake()
+			t.TaskID, t.ModelKind = id, k
+		}
+		t.State = StatePending
+		if t.SubmittedAt.IsZero() {
+			t.SubmittedAt = now()
+		}
+		if err := s.Write(k, DirPending, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (s *Store) fixFinalStates(k Kind, dir string) error {
+	want := FolderState[dir]
+	ents, err := os.ReadDir(s.L.Lane(k, dir))
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if filepath.Ext(name) != ".yaml" || !IsTaskFileName(name) {
+			continue
+		}
+		id := TrimTaskExt(name)
+		if exists(filepath.Join(s.L.Lane(k, dir), id+".error")) {
+			continue // a rejected drop, kept as it came
+		}
+		t, err := s.Read(k, dir, id)
+		if err != nil || t.State == want {
+			continue
+		}
+		t.State = want
+		if t.FinishedAt.IsZero() {
+			t.FinishedAt = now()
+		}
+		if t.ErrorClass == "" && want == StateCanceled {
+			t.ErrorClass = ClassCanceled
+		}
+		if err := s.Write(k, dir, t); err != nil {
+			return err
+		}
+		s.Log.Info("repaired state after crash", "lane", k, "taskId", id, "state", want)
+	}
+	return nil
+}
