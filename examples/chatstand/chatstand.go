@@ -1,0 +1,425 @@
+// Package chatstand is a stand-in for a vendor's chat page: a small HTTP
+// server on 127.0.0.1 and one HTML page, shared by the web lane's tests and
+// the demo. It behaves like the pages the field report describes: a login
+// that sets a session cookie, answers that stream word by word, a stop
+// button while streaming, and an error message with no answer when a second
+// generation starts in the same session while one still streams.
+//
+// Sessions are keyed by user name: two logins of one user are one account,
+// and the account admits one generation at a time.
+//
+// The content of a message may carry directives (see AnswerFor):
+// `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`.
+package chatstand
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Error texts the page shows. ErrOneAtATime is the page's own "one message
+// at a time" error that the web driver must treat as transient.
+const (
+	ErrOneAtATime = "Only one message at a time. Wait for the current answer to finish."
+	ErrFailed     = "Something went wrong. Please try again."
+)
+
+// SessionCookie is the name of the session cookie.
+const SessionCookie = "chatstand_session"
+
+// DefaultDuration is how long an answer takes, before scaling, when the
+// content has no `[[duration=...]]` directive.
+const DefaultDuration = 2 * time.Second
+
+//go:embed page.html
+var pageHTML string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+
+// Options shape a stand-in.
+type Options struct {
+	// Addr to listen on; default 127.0.0.1:0.
+	Addr string
+	// Scale multiplies every duration (0 means 1): 0.0166 makes a 31 s
+	// answer take about 0.5 s.
+	Scale float64
+	// Instructions pre-fills the page's "default instructions" field
+	// (textarea.system), as some vendors do. Empty by default.
+	Instructions string
+}
+
+// Message is one generation request the stand-in received, refused or not.
+type Message struct {
+	User    string // the session's user
+	System  string // the system prompt sent with it ("" when none)
+	Content string // the content as sent, directives included
+	Refused string // why it was refused ("" when it was answered)
+}
+
+// Server is a running stand-in.
+type Server struct {
+	opts Options
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+	wg   sync.WaitGroup // request handlers that wait on time
+
+	mu           sync.Mutex
+	tokens       map[string]string // cookie token -> user
+	active       map[string]int    // user -> generation requests in flight
+	maxActive    int
+	generations  int
+	collisions   int
+	failuresSeen map[string]int // content -> [[fail]] failures given
+	received     []Message
+	instructions string
+	closed       bool
+}
+
+// Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
+// until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Scale <= 0 {
+		opts.Scale = 1
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("chatstand: listen: %w", err)
+	}
+	s := &Server{
+		opts:         opts,
+		ln:           ln,
+		done:         make(chan struct{}),
+		tokens:       map[string]string{},
+		active:       map[string]int{},
+		failuresSeen: map[string]int{},
+		instructions: opts.Instructions,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("/login", s.handleLogin)
+	mux.HandleFunc("/logout", s.handleLogout)
+	mux.HandleFunc("POST /api/chat", s.handleChat)
+	mux.HandleFunc("POST /api/generate", s.handleGenerate)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the page's address, e.g. http://127.0.0.1:40123/.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/" }
+
+// Close stops serving, ends streaming and hanging answers, and waits for
+// every handler. Safe to call twice.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.mu.Unlock()
+	err := s.srv.Close()
+	s.wg.Wait()
+	return err
+}
+
+// MaxConcurrent is the most generation requests one user's session had in
+// flight at once, refused ones included: 1 means the session never saw two.
+func (s *Server) MaxConcurrent() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxActive
+}
+
+// Generations is how many generations started (refusals not counted).
+func (s *Server) Generations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.generations
+}
+
+// Collisions is how many requests were refused because the session already
+// had a generation streaming.
+func (s *Server) Collisions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.collisions
+}
+
+// Active is how many generations stream right now, over all sessions.
+func (s *Server) Active() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.active {
+		n += v
+	}
+	return n
+}
+
+// Received lists every generation request in arrival order, with the
+// system prompt it carried, so tests can see whether a prompt was sent.
+func (s *Server) Received() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.received...)
+}
+
+// LogoutAll ends every session: the next page load shows the signed-out
+// page, as when the account logged in elsewhere.
+func (s *Server) LogoutAll() {
+	s.mu.Lock()
+	s.tokens = map[string]string{}
+	s.mu.Unlock()
+}
+
+// Login creates a session for user and returns its cookie value, for tests
+// that need a session without a browser.
+func (s *Server) Login(user string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	tok := hex.EncodeToString(b)
+	s.mu.Lock()
+	s.tokens[tok] = user
+	s.mu.Unlock()
+	return tok
+}
+
+// SetInstructions changes the page's pre-filled default instructions.
+func (s *Server) SetInstructions(v string) {
+	s.mu.Lock()
+	s.instructions = v
+	s.mu.Unlock()
+}
+
+func (s *Server) user(r *http.Request) (string, bool) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.tokens[c.Value]
+	return u, ok
+}
+
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.user(r)
+	s.mu.Lock()
+	instr := s.instructions
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = pageTmpl.Execute(w, map[string]any{"LoggedIn": ok, "User": u, "Instructions": instr})
+}
+
+// handleLogin: GET /login?user=NAME (or a form POST) sets the session cookie
+// and redirects to /; GET /login without a user shows a small form.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	user := strings.TrimSpace(r.FormValue("user"))
+	if user == "" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" value="demo"><button type="submit">Sign in</button></form>`)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.Login(user), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		s.mu.Lock()
+		delete(s.tokens, c.Value)
+		s.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+type chatRequest struct {
+	Session string `json:"session"` // /api/generate only: the user
+	System  string `json:"system"`
+	Content string `json:"content"`
+}
+
+// errCollision and errFail are the two refusals of begin.
+var (
+	errCollision = errors.New(ErrOneAtATime)
+	errFail      = errors.New(ErrFailed)
+)
+
+// begin admits one generation for user or refuses it; on success the
+// caller must call the returned end exactly once.
+func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := Message{User: user, System: req.System, Content: req.Content}
+	s.active[user]++
+	if s.active[user] > s.maxActive {
+		s.maxActive = s.active[user]
+	}
+	if s.active[user] > 1 {
+		s.active[user]--
+		s.collisions++
+		msg.Refused = "collision"
+		s.received = append(s.received, msg)
+		return nil, errCollision
+	}
+	if d := parseDirectives(req.Content); d.fail > 0 && s.failuresSeen[req.Content] < d.fail {
+		s.failuresSeen[req.Content]++
+		s.active[user]--
+		msg.Refused = "fail"
+		s.received = append(s.received, msg)
+		return nil, errFail
+	}
+	s.generations++
+	s.received = append(s.received, msg)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.active[user]--
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func refusalCode(err error) int {
+	if errors.Is(err, errCollision) {
+		return http.StatusConflict
+	}
+	return http.StatusServiceUnavailable
+}
+
+// handleChat serves the page's own request: the answer streams as plain
+// text, word by word, over the directive's duration.
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	s.wg.Add(1)
+	defer s.wg.Done()
+	user, ok := s.user(r)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
+		return
+	}
+	end, err := s.begin(user, req)
+	if err != nil {
+		writeJSON(w, refusalCode(err), map[string]string{"error": err.Error()})
+		return
+	}
+	defer end()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
+	s.stream(r.Context(), req.Content, func(chunk string) {
+		_, _ = w.Write([]byte(chunk))
+		if fl != nil {
+			fl.Flush()
+		}
+	})
+}
+
+// handleGenerate is the same generation as a plain request/response, for
+// the benchmark: {"session","system","content"} in, {"answer"} out, 409
+// with {"error"} on a collision.
+func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) {
+	s.wg.Add(1)
+	defer s.wg.Done()
+	var req chatRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
+		return
+	}
+	if req.Session == "" {
+		req.Session = "default"
+	}
+	end, err := s.begin(req.Session, req)
+	if err != nil {
+		writeJSON(w, refusalCode(err), map[string]string{"error": err.Error()})
+		return
+	}
+	defer end()
+	var b strings.Builder
+	if !s.stream(r.Context(), req.Content, func(c string) { b.WriteString(c) }) {
+		return // client gone or server closing
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"answer": b.String()})
+}
+
+// stream emits the answer to content word by word, spread over the scaled
+// duration; `[[hang]]` emits the first word and then waits for the client
+// to leave. It reports whether the whole answer was emitted.
+func (s *Server) stream(ctx context.Context, content string, emit func(string)) bool {
+	d := parseDirectives(content)
+	total := DefaultDuration
+	if d.duration > 0 {
+		total = d.duration
+	}
+	total = time.Duration(float64(total) * s.opts.Scale)
+	var words []string
+	if !d.empty {
+		words = strings.Fields(AnswerFor(content))
+	}
+	steps := max(len(words), 1)
+	if d.hang {
+		steps = max(steps, 2) // the first word, then nothing more
+	}
+	step := total / time.Duration(steps)
+	t := time.NewTimer(step)
+	defer t.Stop()
+	for i := 0; i < steps; i++ {
+		if d.hang && i == 1 {
+			select {
+			case <-ctx.Done():
+			case <-s.done:
+			}
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.done:
+			return false
+		case <-t.C:
+		}
+		t.Reset(step)
+		if i < len(words) {
+			if i > 0 {
+				emit(" " + words[i])
+			} else {
+				emit(words[i])
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,158 @@
+package chatstand
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	neturl "net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T, o Options) *Server {
+	t.Helper()
+	s, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func generate(t *testing.T, s *Server, session, system, content string) (int, map[string]string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"session": session, "system": system, "content": content})
+	resp, err := http.Post(s.URL()+"api/generate", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Error(err) // not Fatal: also called from a goroutine
+		return -1, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]string
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAnswerFor(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"hello  world", "Answer: hello world"},
+		{"[[duration=31s]] write\n a  poem [[fail=2]]", "Answer: write a poem"},
+		{"x [[empty]]", ""},
+		{"[[hang]]", "Answer: "},
+	} {
+		if got := AnswerFor(c.in); got != c.want {
+			t.Errorf("AnswerFor(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestServer_GenerateCollision(t *testing.T) {
+	s := start(t, Options{Scale: 0.01})
+	// A long first generation (10 s scaled to 100 ms) holds the session...
+	first := make(chan int, 1)
+	go func() {
+		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
+		first <- code
+	}()
+	waitFor(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
+	// ...so a second one in the same session is refused with the page's error.
+	code, out := generate(t, s, "demo", "", "second")
+	if code != http.StatusConflict || out["error"] != ErrOneAtATime {
+		t.Fatalf("second generation: %d %v, want 409 %q", code, out, ErrOneAtATime)
+	}
+	// Another session is not affected.
+	if code, out := generate(t, s, "other", "", "[[duration=1s]] third"); code != 200 || out["answer"] != "Answer: third" {
+		t.Fatalf("other session: %d %v", code, out)
+	}
+	if c := <-first; c != 200 {
+		t.Fatalf("first generation: %d", c)
+	}
+	if s.Collisions() != 1 || s.MaxConcurrent() != 2 || s.Generations() != 2 {
+		t.Fatalf("collisions %d max %d generations %d, want 1 2 2", s.Collisions(), s.MaxConcurrent(), s.Generations())
+	}
+	// After the first ended, the session takes a new one.
+	if code, out := generate(t, s, "demo", "sys", "again"); code != 200 || out["answer"] != "Answer: again" {
+		t.Fatalf("after: %d %v", code, out)
+	}
+	rec := s.Received()
+	if len(rec) != 4 || rec[1].Refused != "collision" || rec[3].System != "sys" {
+		t.Fatalf("received %+v", rec)
+	}
+}
+
+func TestServer_FailAndEmpty(t *testing.T) {
+	s := start(t, Options{Scale: 0.001})
+	for i := range 2 {
+		if code, out := generate(t, s, "demo", "", "x [[fail=2]]"); code != http.StatusServiceUnavailable || out["error"] != ErrFailed {
+			t.Fatalf("attempt %d: %d %v", i, code, out)
+		}
+	}
+	if code, out := generate(t, s, "demo", "", "x [[fail=2]]"); code != 200 || out["answer"] != "Answer: x" {
+		t.Fatalf("third attempt: %d %v", code, out)
+	}
+	if code, out := generate(t, s, "demo", "", "x [[empty]]"); code != 200 || out["answer"] != "" {
+		t.Fatalf("empty: %d %v", code, out)
+	}
+}
+
+func TestServer_LoginPageAndLogout(t *testing.T) {
+	s := start(t, Options{Scale: 0.001, Instructions: "Be nice."})
+	get := func(cookie string) string {
+		req, _ := http.NewRequest("GET", s.URL(), nil)
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if p := get(""); !strings.Contains(p, `class="login"`) {
+		t.Fatalf("signed-out page lacks a.login:\n%s", p)
+	}
+	// /login?user=demo sets the cookie and redirects to the chat page.
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(s.URL() + "login?user=demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`textarea class="input"`, `button type="submit"`, `textarea class="system"`, "Be nice.", `class="new-chat"`} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("chat page lacks %s:\n%s", want, b)
+		}
+	}
+	s.LogoutAll()
+	u, _ := neturl.Parse(s.URL())
+	cs := jar.Cookies(u)
+	if len(cs) != 1 || cs[0].Name != SessionCookie {
+		t.Fatalf("cookies %v", cs)
+	}
+	if p := get(cs[0].Value); !strings.Contains(p, `class="login"`) {
+		t.Fatal("after LogoutAll the page still shows the chat")
+	}
+}

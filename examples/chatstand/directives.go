@@ -1,0 +1,56 @@
+package chatstand
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// directives are what the shared stand-in scheme lets a task's content ask
+// of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`
+// (`[[status=N]]` is the API stand-in's and is ignored here).
+type directives struct {
+	duration    time.Duration // 0: the default
+	hang        bool
+	fail        int
+	empty       bool
+	cleanedText string // content with directives removed, whitespace folded
+}
+
+var directiveRE = regexp.MustCompile(`\[\[\s*([a-zA-Z]+)\s*(?:=\s*([^\]]*?))?\s*\]\]`)
+
+// parseDirectives strips directives from content and returns what they ask.
+// Unknown or malformed directives are removed and otherwise ignored.
+func parseDirectives(content string) directives {
+	var d directives
+	for _, m := range directiveRE.FindAllStringSubmatch(content, -1) {
+		switch strings.ToLower(m[1]) {
+		case "duration":
+			if v, err := time.ParseDuration(m[2]); err == nil && v >= 0 {
+				d.duration = v
+			}
+		case "hang":
+			d.hang = true
+		case "fail":
+			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
+				d.fail = n
+			}
+		case "empty":
+			d.empty = true
+		}
+	}
+	d.cleanedText = strings.Join(strings.Fields(directiveRE.ReplaceAllString(content, " ")), " ")
+	return d
+}
+
+// AnswerFor returns the stand-in's deterministic answer to content:
+// "Answer: " and the content with directives removed and whitespace folded,
+// or "" for `[[empty]]`.
+func AnswerFor(content string) string {
+	d := parseDirectives(content)
+	if d.empty {
+		return ""
+	}
+	return "Answer: " + d.cleanedText
+}

@@ -1,0 +1,39 @@
+// Command chatstand runs the chat-page stand-in for the demo: it prints its
+// URL on the first line of stdout and serves until SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	scale := flag.Float64("scale", 1, "multiply every answer duration by this (0.0166: a 31 s answer takes 0.5 s)")
+	printURL := flag.Bool("print-url", false, "print the URL on the first line of stdout")
+	instructions := flag.String("instructions", "", "pre-fill the page's default instructions field")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := chatstand.Start(chatstand.Options{Addr: *addr, Scale: *scale, Instructions: *instructions})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *printURL {
+		fmt.Println(s.URL())
+	} else {
+		log.Printf("chatstand: serving %s (sign in: %slogin?user=demo)", s.URL(), s.URL())
+	}
+	<-ctx.Done()
+	if err := s.Close(); err != nil {
+		log.Printf("chatstand: close: %v", err)
+	}
+}
