@@ -238,7 +238,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" value="demo"><button type="submit">Sign in</button></form>`)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.Login(user), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	// A persistent cookie (not a session cookie), so the login survives a
+	// browser restart on the same profile, as a vendor's "remember me" does.
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.Login(user), Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
