@@ -1,0 +1,286 @@
+package apistand
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// chatRequest is the part of a chat-completions body the stand-in reads.
+type chatRequest struct {
+	Model       string        `json:"model"`
+	Messages    []chatMessage `json:"messages"`
+	Stream      bool          `json:"stream"`
+	MaxTokens   int           `json:"max_tokens"`
+	Temperature *float64      `json:"temperature"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns a message's content, whether a string or a list of parts.
+func (m chatMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "cannot read body")
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error())
+		return
+	}
+	rec := Request{
+		At:            time.Now(),
+		Model:         req.Model,
+		Messages:      len(req.Messages),
+		Authorization: r.Header.Get("Authorization"),
+		Header:        r.Header.Clone(),
+		Stream:        req.Stream,
+		MaxTokens:     req.MaxTokens,
+		Temperature:   req.Temperature,
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system", "developer":
+			rec.HasSystem = true
+			rec.System = m.text()
+		case "user":
+			rec.User = m.text()
+		}
+	}
+
+	// The door: key, then quota. Both are decided before any work, under
+	// one lock, so the in-flight count is exact.
+	status := 0
+	s.mu.Lock()
+	s.total++
+	s.nextID++
+	id := s.nextID
+	switch {
+	case s.opts.RequireKey != "" && rec.Authorization != "Bearer "+s.opts.RequireKey:
+		status = http.StatusUnauthorized
+	case s.opts.Quota > 0 && s.inFlight >= s.opts.Quota:
+		status = http.StatusTooManyRequests
+		s.rejected++
+	default:
+		s.inFlight++
+		s.maxSeen = max(s.maxSeen, s.inFlight)
+	}
+	idx := len(s.reqs)
+	s.reqs = append(s.reqs, rec)
+	s.mu.Unlock()
+
+	setStatus := func(code int) {
+		s.mu.Lock()
+		s.reqs[idx].Status = code
+		s.mu.Unlock()
+		s.opts.Log.Info("chat", "id", id, "model", rec.Model, "status", code, "system", rec.HasSystem, "stream", rec.Stream)
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		setStatus(status)
+		writeError(w, status, "invalid_request_error", "Incorrect API key provided.")
+		return
+	case http.StatusTooManyRequests:
+		setStatus(status)
+		secs := int(math.Ceil(s.opts.RetryAfter.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		writeError(w, status, "rate_limit_exceeded", fmt.Sprintf("Rate limit reached: at most %d requests at once.", s.opts.Quota))
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+
+	d, answer := ParseDirectives(rec.User)
+	if d.Fail > 0 {
+		s.mu.Lock()
+		s.failSeen[rec.User]++
+		n := s.failSeen[rec.User]
+		s.mu.Unlock()
+		if n <= d.Fail {
+			d.Status = http.StatusInternalServerError
+		}
+	}
+	if d.Empty {
+		answer = ""
+	}
+	total := s.scaled(d.Duration)
+
+	if d.Status != 0 && d.Status != http.StatusOK {
+		// A failure still takes its time: a slow 500 is a real thing.
+		if !s.sleep(r.Context(), total) {
+			setStatus(499)
+			return
+		}
+		setStatus(d.Status)
+		writeError(w, d.Status, errorType(d.Status), fmt.Sprintf("stand-in: status %d requested", d.Status))
+		return
+	}
+	if !req.Stream {
+		if d.Hang {
+			s.hang(r)
+			setStatus(499)
+			return
+		}
+		if !s.sleep(r.Context(), total) {
+			setStatus(499)
+			return
+		}
+		setStatus(http.StatusOK)
+		writeJSON(w, http.StatusOK, completion(id, rec.Model, answer))
+		return
+	}
+	setStatus(http.StatusOK)
+	s.stream(w, r, id, rec.Model, answer, total, d.Hang)
+}
+
+// hang waits until the client or the server goes away.
+func (s *Server) hang(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+}
+
+// stream sends the answer as server-sent events, one word per chunk,
+// spread evenly over total. With hang it sends the role chunk, then nothing.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, answer string, total time.Duration, hang bool) {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	send(chunk(id, model, map[string]any{"role": "assistant", "content": ""}, nil))
+	if hang {
+		s.hang(r)
+		return
+	}
+	words := splitKeepSpace(answer)
+	var gap time.Duration
+	if len(words) > 0 {
+		gap = total / time.Duration(len(words))
+	} else if !s.sleep(r.Context(), total) {
+		return
+	}
+	for _, wd := range words {
+		if !s.sleep(r.Context(), gap) {
+			return
+		}
+		send(chunk(id, model, map[string]any{"content": wd}, nil))
+	}
+	stop := "stop"
+	send(chunk(id, model, map[string]any{}, &stop))
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if fl != nil {
+		fl.Flush()
+	}
+}
+
+// splitKeepSpace cuts s into words, each but the first with its leading
+// space, so the pieces concatenate back to s.
+func splitKeepSpace(s string) []string {
+	var out []string
+	for i, f := range strings.Split(s, " ") {
+		if i > 0 {
+			f = " " + f
+		}
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func chunk(id int, model string, delta map[string]any, finish *string) map[string]any {
+	return map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-stand-%d", id),
+		"object":  "chat.completion.chunk",
+		"created": time.Now().Unix(),
+		"model":   model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+	}
+}
+
+func completion(id int, model, answer string) map[string]any {
+	return map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-stand-%d", id),
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   model,
+		"choices": []any{map[string]any{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": answer},
+			"finish_reason": "stop",
+		}},
+		"usage": map[string]any{"prompt_tokens": 0, "completion_tokens": len(strings.Fields(answer)), "total_tokens": len(strings.Fields(answer))},
+	}
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	data := make([]any, 0, len(s.opts.Models))
+	for _, m := range s.opts.Models {
+		data = append(data, map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "apistand"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// errorType names an OpenAI-style error type for a status.
+func errorType(code int) string {
+	switch {
+	case code == http.StatusTooManyRequests:
+		return "rate_limit_exceeded"
+	case code == http.StatusUnauthorized:
+		return "authentication_error"
+	case code >= 500:
+		return "server_error"
+	default:
+		return "invalid_request_error"
+	}
+}
+
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	writeJSON(w, code, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+}

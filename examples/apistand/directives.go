@@ -1,0 +1,51 @@
+package apistand
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Directives is what the user content asked the stand-in to do. The scheme
+// is shared with the web stand-in so that one task file shapes either.
+type Directives struct {
+	Duration time.Duration // total answer time before scaling; 0: at once
+	Hang     bool          // never finish the answer
+	Status   int           // answer with this HTTP status; 0: 200
+	Fail     int           // fail the first Fail requests with this content (500)
+	Empty    bool          // answer with empty text
+}
+
+var directiveRe = regexp.MustCompile(`\[\[\s*([a-zA-Z]+)\s*(?:=\s*([^\]]*?)\s*)?\]\]`)
+
+// ParseDirectives strips the [[...]] directives from content and returns
+// them with the deterministic answer text: "Answer: " followed by the
+// remaining content with whitespace folded. Unknown or malformed directives
+// are stripped and ignored.
+func ParseDirectives(content string) (Directives, string) {
+	var d Directives
+	for _, m := range directiveRe.FindAllStringSubmatch(content, -1) {
+		name, val := strings.ToLower(m[1]), m[2]
+		switch name {
+		case "duration":
+			if v, err := time.ParseDuration(val); err == nil && v > 0 {
+				d.Duration = v
+			}
+		case "hang":
+			d.Hang = true
+		case "status":
+			if v, err := strconv.Atoi(val); err == nil && v >= 100 && v <= 599 {
+				d.Status = v
+			}
+		case "fail":
+			if v, err := strconv.Atoi(val); err == nil && v > 0 {
+				d.Fail = v
+			}
+		case "empty":
+			d.Empty = true
+		}
+	}
+	rest := directiveRe.ReplaceAllString(content, " ")
+	return d, "Answer: " + strings.Join(strings.Fields(rest), " ")
+}
