@@ -1,0 +1,264 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Daemon is `spoolgate run`: intake, the two lanes, cancel requests. It
+// owns every goroutine it starts.
+type Daemon struct {
+	Store     *spool.Store
+	Executors map[spool.Kind]Executor // a lane without an executor does not run
+	Log       *slog.Logger
+	Hooks     Hooks
+
+	cfg     *spool.Config
+	owner   string
+	lanes   map[spool.Kind]*Lane
+	watcher *spool.Watcher
+	once    sync.Once
+}
+
+// Start creates the spool's folders, repairs what a crash left, rebuilds the
+// pending indexes from disk, and starts the lanes and the watcher.
+func (d *Daemon) Start(ctx context.Context) error {
+	d.cfg = d.Store.Cfg
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	d.owner = Owner(d.cfg.Host)
+	if err := d.Store.L.Create(); err != nil {
+		return err
+	}
+	entries, err := d.Store.Recover()
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	d.lanes = map[spool.Kind]*Lane{}
+	for _, k := range spool.Kinds {
+		ex := d.Executors[k]
+		if ex == nil {
+			continue
+		}
+		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k])})
+	}
+	for _, l := range d.lanes {
+		l.Start(ctx)
+	}
+	dirs := []spool.WatchDir{{Path: d.Store.L.Incoming()}}
+	for _, k := range spool.Kinds {
+		dirs = append(dirs,
+			spool.WatchDir{Path: d.Store.L.Lane(k, spool.DirIncoming), Lane: k},
+			spool.WatchDir{Path: d.Store.L.Lane(k, spool.DirCancel), Lane: k, Immediate: true, Accept: spool.ValidTaskID})
+	}
+	d.watcher = &spool.Watcher{
+		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
+		Log: d.Log.With("component", "intake"), Handle: d.handle, AfterRescan: d.mergePending,
+	}
+	if err := d.watcher.Start(ctx); err != nil {
+		for _, l := range d.lanes {
+			l.Stop()
+		}
+		return err
+	}
+	d.Log.Info("started", "spool", d.Store.L.Root, "owner", d.owner, "poll", d.cfg.Poll,
+		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", WebConcurrency)
+	return nil
+}
+
+// laneLogger gives each lane its own prefix, so the two lanes' lines read
+// apart at a glance: "[web]" and "[api]".
+func laneLogger(log *slog.Logger, k spool.Kind) *slog.Logger {
+	return slog.New(prefixHandler{h: log.Handler(), prefix: "[" + string(k) + "] "})
+}
+
+// Lane returns the lane of kind k, or nil.
+func (d *Daemon) Lane(k spool.Kind) *Lane { return d.lanes[k] }
+
+// Info returns the lanes' live views.
+func (d *Daemon) Info() []LaneInfo {
+	var out []LaneInfo
+	for _, k := range spool.Kinds {
+		if l := d.lanes[k]; l != nil {
+			out = append(out, l.Info())
+		}
+	}
+	return out
+}
+
+// Shutdown stops in two stages: stop taking drops and claiming, wait for
+// running attempts until ctx ends (the grace period), then cancel what
+// still runs back to pending without spending its attempt. Safe to call
+// twice; a second call with an ended ctx cuts the grace short.
+func (d *Daemon) Shutdown(ctx context.Context) {
+	if d.watcher != nil {
+		d.watcher.Stop()
+	}
+	for _, l := range d.lanes {
+		l.Drain()
+	}
+	all := true
+	for _, l := range d.lanes {
+		if !l.WaitRunning(ctx) {
+			all = false
+		}
+	}
+	if !all {
+		d.Log.Warn("grace period over: canceling running tasks back to pending")
+	}
+	d.once.Do(func() {
+		for _, l := range d.lanes {
+			l.Stop()
+		}
+		d.Log.Info("stopped")
+	})
+}
+
+// Stop is Shutdown with the configured shutdownGrace.
+func (d *Daemon) Stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownGrace.D())
+	defer cancel()
+	d.Shutdown(ctx)
+}
+
+func (d *Daemon) handle(w spool.WatchDir, name string) {
+	if w.Immediate {
+		d.cancelRequest(w.Lane, name)
+		return
+	}
+	res, err := d.Store.Intake(w.Path, name, w.Lane)
+	if err != nil {
+		// The drop stays where it is; the next rescan tries again.
+		d.Log.Error("intake failed", "file", filepath.Join(w.Path, name), "err", err)
+		return
+	}
+	switch res.Outcome {
+	case spool.Accepted:
+		l := d.lanes[res.Lane]
+		laneLogger(d.Log, res.Lane).Info("accepted", "taskId", res.Task.TaskID, "file", name)
+		if l != nil {
+			l.Requeue(res.Task)
+		}
+	case spool.Rejected:
+		laneLogger(d.Log, res.Lane).Warn("rejected drop", "file", name, "moved", res.Path, "reason", res.Reason)
+		if d.Hooks.OnReject != nil {
+			d.Hooks.OnReject(res.Lane, res.Reason)
+		}
+	}
+}
+
+// mergePending adds tasks that reached pending/ without this daemon's
+// intake (another daemon on a share, recovery of another host) to the index.
+func (d *Daemon) mergePending() {
+	for k, l := range d.lanes {
+		dir := d.Store.L.Lane(k, spool.DirPending)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !strings.HasSuffix(name, ".yaml") || !spool.IsTaskFileName(name) {
+				continue
+			}
+			id := spool.TrimTaskExt(name)
+			if l.index.Has(id) {
+				continue
+			}
+			t, err := d.Store.LoadPendingOne(k, id)
+			if err != nil {
+				continue
+			}
+			l.Requeue(t)
+		}
+	}
+}
+
+// cancelRequest handles <lane>/cancel/ID: pending → canceled at once;
+// running here → the attempt's context is canceled and the runner records
+// the real outcome; running elsewhere → left for its owner; finished or
+// unknown → nothing to do. The request file is consumed.
+func (d *Daemon) cancelRequest(k spool.Kind, id string) {
+	req := d.Store.L.CancelPath(k, id)
+	log := laneLogger(d.Log, k).With("taskId", id)
+	consume := func() {
+		if err := os.Remove(req); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Error("consume cancel request", "err", err)
+		}
+	}
+	l := d.lanes[k]
+	// A claim in progress moves the file before it registers the runner:
+	// look for a little while before deciding it runs elsewhere.
+	deadline := time.Now().Add(time.Second)
+	for {
+		if l != nil && l.cancelRunner(id) {
+			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("cancel requested: stopping at the next checkpoint")
+			consume()
+			return
+		}
+		where := d.Store.L.Locate(k, id)
+		switch where {
+		case spool.DirPending:
+			if err := d.Store.Move(k, spool.DirPending, spool.DirCanceled, id); err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // claimed just now: look again
+				}
+				log.Error("cancel pending", "err", err)
+				return
+			}
+			if l != nil {
+				l.index.Remove(id)
+			}
+			t, err := d.Store.Read(k, spool.DirCanceled, id)
+			if err == nil {
+				t.State, t.FinishedAt = spool.StateCanceled, time.Now()
+				t.Error, t.ErrorClass = "canceled by request before it started", spool.ClassCanceled
+				err = d.Store.Write(k, spool.DirCanceled, t)
+			}
+			if err != nil {
+				log.Error("cancel pending: rewrite failed; recovery will repair the state", "err", err)
+			}
+			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("canceled while pending")
+			consume()
+			return
+		case spool.DirRunning:
+			t, err := d.Store.Read(k, spool.DirRunning, id)
+			if err == nil && t.Owner == d.owner && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond) // our claim is registering its runner
+				continue
+			}
+			return // another daemon runs it: its own watcher consumes the request
+		case "":
+			log.Info("cancel request for no such task: consumed")
+			consume()
+			return
+		default:
+			log.Info("cancel request for a finished task: nothing to do", "state", spool.FolderState[where])
+			consume()
+			return
+		}
+	}
+}
+
+// cancelRunner cancels id's attempt if this lane runs it.
+func (l *Lane) cancelRunner(id string) bool {
+	l.mu.Lock()
+	r := l.running[id]
+	l.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.cancel(ErrCanceled)
+	return true
+}

@@ -1,0 +1,350 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// webMu is the in-process half of the web lane's exclusivity: however many
+// lanes one process builds (tests build several), one web task runs at a
+// time. The WebLock file is the other half, across processes.
+var webMu sync.Mutex
+
+// Lane is one scheduler loop and one worker pool for one kind of model.
+// Lanes never share workers.
+type Lane struct {
+	kind        spool.Kind
+	concurrency int
+	exec        Executor
+	store       *spool.Store
+	cfg         *spool.Config
+	log         *slog.Logger
+	owner       string
+	hooks       Hooks
+	index       *spool.Index
+	lock        *WebLock // web lane only
+
+	wake chan struct{}
+
+	mu       sync.Mutex
+	running  map[string]*runner
+	draining bool // stop claiming (shutdown stage one)
+	standby  bool
+	holder   string
+	held     string // last logged hold reason, to log once
+
+	lastReclaim time.Time
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	wg     sync.WaitGroup // runners
+	once   sync.Once
+}
+
+// LaneOptions configures a Lane.
+type LaneOptions struct {
+	Kind     spool.Kind
+	Executor Executor
+	Store    *spool.Store
+	Owner    string // host:pid
+	Log      *slog.Logger
+	Hooks    Hooks
+	Index    *spool.Index
+}
+
+// NewLane builds a lane; Start runs it.
+func NewLane(o LaneOptions) *Lane {
+	cfg := o.Store.Cfg
+	l := &Lane{
+		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, owner: o.Owner,
+		hooks: o.Hooks, index: o.Index, log: o.Log,
+		wake: make(chan struct{}, 1), running: map[string]*runner{},
+	}
+	if l.index == nil {
+		l.index = spool.NewIndex(nil)
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	l.log = l.log.With("lane", string(o.Kind))
+	if o.Kind == spool.KindWeb {
+		l.concurrency = WebConcurrency
+		l.lock = NewWebLock(cfg.Web.Profiles)
+	} else {
+		l.concurrency = cfg.API.Concurrency
+	}
+	return l
+}
+
+// Index is the lane's pending index.
+func (l *Lane) Index() *spool.Index { return l.index }
+
+// Kind is the lane's kind.
+func (l *Lane) Kind() spool.Kind { return l.kind }
+
+// Start runs the scheduler loop until Stop.
+func (l *Lane) Start(ctx context.Context) {
+	ctx, l.cancel = context.WithCancel(ctx)
+	l.done = make(chan struct{})
+	go l.loop(ctx)
+}
+
+// Wake asks for a scheduling round now.
+func (l *Lane) Wake() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Drain stops claiming new tasks; running ones go on.
+func (l *Lane) Drain() {
+	l.mu.Lock()
+	l.draining = true
+	l.mu.Unlock()
+}
+
+// CancelRunning cancels every running attempt with cause.
+func (l *Lane) CancelRunning(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.running {
+		r.cancel(cause)
+	}
+}
+
+// WaitRunning waits until no attempt runs or ctx ends; it reports whether
+// all ended.
+func (l *Lane) WaitRunning(ctx context.Context) bool {
+	ch := make(chan struct{})
+	go func() { l.wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Stop ends the loop after canceling whatever still runs (back to pending,
+// no attempt spent) and waits for every goroutine. Safe to call twice.
+func (l *Lane) Stop() {
+	l.once.Do(func() {
+		l.Drain()
+		l.CancelRunning(ErrShutdown)
+		l.wg.Wait()
+		if l.cancel != nil {
+			l.cancel()
+			<-l.done
+		}
+		if l.lock != nil {
+			_ = l.lock.Unlock()
+		}
+	})
+}
+
+// Info is the lane's live view.
+func (l *Lane) Info() LaneInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	li := LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
+		Paused: l.store.Paused(l.kind), Standby: l.standby, Holder: l.holder}
+	for id := range l.running {
+		li.Running = append(li.Running, id)
+	}
+	return li
+}
+
+func (l *Lane) loop(ctx context.Context) {
+	defer close(l.done)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.wake:
+		case <-timer.C:
+		}
+		next := l.round(ctx)
+		// Look again at least every second: pause files, account switches
+		// and the web lock change without events.
+		d := time.Second
+		if !next.IsZero() {
+			if u := time.Until(next); u < d {
+				d = max(u, time.Millisecond)
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d)
+	}
+}
+
+// reclaimEvery bounds how often a round lists running/.
+func (l *Lane) reclaimEvery() time.Duration {
+	return min(l.cfg.Heartbeat.D(), time.Second)
+}
+
+// round is one scheduling round: (1) reclaim stale tasks, (2) take due
+// pending tasks from the head of the index, (3) mark each running and move
+// it into running/ before its work starts. It returns when it wants to run
+// again (zero: no hurry).
+func (l *Lane) round(ctx context.Context) time.Time {
+	if l.lock != nil && !l.ensureLock() {
+		return time.Time{}
+	}
+	now := time.Now()
+	if now.Sub(l.lastReclaim) >= l.reclaimEvery() {
+		l.lastReclaim = now
+		l.reclaim(ctx)
+	}
+	l.mu.Lock()
+	free := l.concurrency - len(l.running)
+	draining := l.draining
+	l.mu.Unlock()
+	if draining || free <= 0 {
+		return time.Time{}
+	}
+	if l.store.Paused(l.kind) {
+		l.holdOnce("lane paused: remove " + l.store.L.Paused(l.kind) + " to resume")
+		return time.Time{}
+	}
+	disabled := map[string]bool{}
+	eligible := func(e spool.Entry) bool {
+		if e.Account == "" {
+			return true
+		}
+		d, ok := disabled[e.Account]
+		if !ok {
+			d = l.store.AccountDisabled(e.Account)
+			disabled[e.Account] = d
+			if d {
+				l.holdOnce("account " + e.Account + " disabled: its tasks wait")
+			}
+		}
+		return !d
+	}
+	for free > 0 {
+		entries, wake := l.index.Next(time.Now(), 1, eligible)
+		if len(entries) == 0 {
+			return wake
+		}
+		if l.claim(ctx, entries[0]) {
+			free--
+		}
+	}
+	return time.Time{}
+}
+
+func (l *Lane) holdOnce(reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held != reason {
+		l.held = reason
+		l.log.Info("held", "reason", reason)
+	}
+}
+
+// ensureLock takes the web-runner lock if we do not hold it; a daemon that
+// cannot keeps its web lane in standby and logs once who holds it.
+func (l *Lane) ensureLock() bool {
+	l.mu.Lock()
+	standby := l.standby
+	l.mu.Unlock()
+	if !standby && l.lockHeld() {
+		return true
+	}
+	err := l.lock.TryLock(l.cfg.Host)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		if l.standby {
+			l.log.Info("web runner lock taken: leaving standby", "lock", l.lock.Path())
+		}
+		l.standby, l.holder = false, ""
+		return true
+	}
+	holder := l.lock.Holder()
+	if !l.standby || l.holder != holder {
+		l.log.Warn("standby: web runner lock held elsewhere", "lock", l.lock.Path(), "holder", holder, "err", err)
+	}
+	l.standby, l.holder = true, holder
+	return false
+}
+
+func (l *Lane) lockHeld() bool { return l.lock.fl.Locked() }
+
+// claim takes one pending task: the move into running/ is what only one
+// daemon can win; then the file is rewritten as running before the work
+// starts. It reports whether a runner started.
+func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
+	l.index.Remove(e.ID)
+	if err := l.store.Move(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			l.log.Error("claim failed", "taskId", e.ID, "err", err)
+		}
+		return false // another daemon took it, or it was canceled
+	}
+	t, err := l.store.Read(l.kind, spool.DirRunning, e.ID)
+	if err != nil {
+		l.log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
+		return false
+	}
+	model, ok := l.cfg.Model(t.Model)
+	if !ok || model.Kind != l.kind {
+		t.State, t.FinishedAt = spool.StateFailed, time.Now()
+		t.ErrorClass, t.Error = spool.ClassInvalid, fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)
+		if err := l.store.Finish(l.kind, spool.DirRunning, t); err != nil {
+			l.log.Error("finish failed", "taskId", t.TaskID, "err", err)
+		}
+		return false
+	}
+	now := time.Now()
+	t.State = spool.StateRunning
+	t.Attempt++
+	t.StartedAt, t.HeartbeatAt = now, now
+	t.NotBefore = time.Time{}
+	t.FinishedAt = time.Time{}
+	t.Owner = l.owner
+	t.BrowserPID = 0
+	if err := l.store.Write(l.kind, spool.DirRunning, t); err != nil {
+		// Could not mark it (disk full?): put it back untouched.
+		l.log.Error("mark running failed: back to pending", "taskId", t.TaskID, "err", err)
+		if merr := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, t.TaskID); merr == nil {
+			l.index.Put(e)
+		}
+		return false
+	}
+	r := newRunner(l, t, model)
+	l.mu.Lock()
+	l.running[t.TaskID] = r
+	l.mu.Unlock()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		r.run(ctx)
+		l.mu.Lock()
+		delete(l.running, t.TaskID)
+		l.mu.Unlock()
+		l.Wake()
+	}()
+	return true
+}
+
+// Requeue adds a pending task (after intake or a retry) to the index.
+func (l *Lane) Requeue(t *spool.Task) {
+	l.index.Put(spool.EntryOf(l.cfg, t))
+	l.Wake()
+}

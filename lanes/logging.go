@@ -1,0 +1,66 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// teeHandler sends each record to two handlers: the lane's log and the
+// task's own log file.
+type teeHandler struct{ a, b slog.Handler }
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return t.a.Enabled(ctx, l) || t.b.Enabled(ctx, l)
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var errs []error
+	if t.a.Enabled(ctx, r.Level) {
+		errs = append(errs, t.a.Handle(ctx, r.Clone()))
+	}
+	if t.b.Enabled(ctx, r.Level) {
+		errs = append(errs, t.b.Handle(ctx, r.Clone()))
+	}
+	return errors.Join(errs...)
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{t.a.WithAttrs(as), t.b.WithAttrs(as)}
+}
+
+func (t teeHandler) WithGroup(n string) slog.Handler {
+	return teeHandler{t.a.WithGroup(n), t.b.WithGroup(n)}
+}
+
+// appendWriter appends each Write to a file, opening it each time: a task
+// log gets a handful of lines per attempt, and a closed file survives a
+// crash whole.
+type appendWriter struct{ path string }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, spool.FilePerm)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.Write(p)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// newTaskLogHandler writes to <lane>/logs/TASKID.log: every attempt of one
+// task, self-check included, at debug level and up.
+func newTaskLogHandler(s *spool.Store, k spool.Kind, id string) slog.Handler {
+	return slog.NewTextHandler(appendWriter{s.L.LogPath(k, id)}, &slog.HandlerOptions{Level: slog.LevelDebug})
+}
+
+// TaskLogger returns a logger that writes to both log and the task's log
+// file; the daemon uses it for events outside an attempt (reclaim, cancel).
+func TaskLogger(log *slog.Logger, s *spool.Store, k spool.Kind, id string) *slog.Logger {
+	return slog.New(teeHandler{a: log.With("taskId", id).Handler(), b: newTaskLogHandler(s, k, id)})
+}
