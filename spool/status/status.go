@@ -1,0 +1,191 @@
+// Package status builds the operator's view of a spool: per lane and per
+// batch, counts by state, progress, running tasks, an ETA and whatever is
+// held and why. It only reads the spool (never the lock, never a move), so
+// it works from any machine that sees the share, with or without a daemon.
+//
+// The JSON form of Status is a stable interface (see SchemaVersion): fields
+// are only ever added, never renamed or removed, without a version bump.
+package status
+
+import "time"
+
+// SchemaVersion is the version of the JSON form of Status.
+const SchemaVersion = 1
+
+// Status is one snapshot of a spool.
+type Status struct {
+	// Version is SchemaVersion.
+	Version int `json:"version"`
+	// Spool is the spool's absolute path.
+	Spool string `json:"spool"`
+	// Now is the time the snapshot was taken (UTC); ages and ETAs count from it.
+	Now time.Time `json:"now"`
+	// Lanes are always both lanes, web first, then api.
+	Lanes []Lane `json:"lanes"`
+	// Batches are the named batches with at least one task, sorted by name.
+	// Tasks without a batch appear only in their lane.
+	Batches []Batch `json:"batches"`
+}
+
+// Counts are tasks by state. Total is pending+running+success+failed+canceled.
+type Counts struct {
+	Pending  int `json:"pending"`
+	Running  int `json:"running"`
+	Success  int `json:"success"`
+	Failed   int `json:"failed"`
+	Canceled int `json:"canceled"`
+	Total    int `json:"total"`
+}
+
+// Finished is success+failed+canceled.
+func (c Counts) Finished() int { return c.Success + c.Failed + c.Canceled }
+
+// Progress is finished of total tasks.
+type Progress struct {
+	// Finished counts tasks in success, failed or canceled.
+	Finished int `json:"finished"`
+	// Total counts every task (rejected drops excluded).
+	Total int `json:"total"`
+	// Percent is 100*finished/total, rounded down; 100 when total is 0.
+	Percent int `json:"percent"`
+}
+
+// Lane is one lane's view.
+type Lane struct {
+	// Lane is "web" or "api".
+	Lane string `json:"lane"`
+	// Concurrency is how many tasks the lane runs at once: 1 for web, always;
+	// api.concurrency for api.
+	Concurrency int `json:"concurrency"`
+	// Paused is true when <lane>/paused exists.
+	Paused bool `json:"paused"`
+	// Counts are the lane's tasks by the folder they sit in.
+	Counts Counts `json:"counts"`
+	// Rejected counts rejected drops in failed/ (NAME.yaml with NAME.error
+	// beside it). They are not tasks and are in no other count.
+	Rejected int `json:"rejected"`
+	// Progress is finished of total.
+	Progress Progress `json:"progress"`
+	// Running lists the tasks in running/, oldest start first.
+	Running []Running `json:"running"`
+	// ETA estimates when the lane's runnable work ends.
+	ETA ETA `json:"eta"`
+	// Runner names who holds the web runner lock ("pid N on HOST"); empty
+	// when free, unknown, or for the api lane.
+	Runner string `json:"runner,omitempty"`
+	// Held lists what keeps tasks from running, and why; empty when nothing.
+	Held []Held `json:"held"`
+}
+
+// Running is one task in running/.
+type Running struct {
+	TaskID string `json:"taskId"`
+	Model  string `json:"model"`
+	Batch  string `json:"batch,omitempty"`
+	// Attempt is the attempt in progress, 1 for the first.
+	Attempt int `json:"attempt"`
+	// Owner is "host:pid" of the daemon running it.
+	Owner     string    `json:"owner,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	// ElapsedSeconds is now minus startedAt.
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	// HeartbeatAt is the last heartbeat; absent before the first.
+	HeartbeatAt *time.Time `json:"heartbeatAt,omitempty"`
+	// HeartbeatAgeSeconds is now minus heartbeatAt (or startedAt when no
+	// beat was written yet).
+	HeartbeatAgeSeconds float64 `json:"heartbeatAgeSeconds"`
+	// Stale is true when the heartbeat is older than staleAfter: the owner is
+	// probably gone and the task will be reclaimed.
+	Stale bool `json:"stale"`
+}
+
+// ETA is a lane's or a batch's estimate.
+type ETA struct {
+	// Seconds until the runnable work is done; null when it cannot be
+	// estimated (the lane is paused, or tasks wait on a disabled account).
+	// 0 when nothing is left.
+	Seconds *float64 `json:"seconds"`
+	// At is Now+Seconds; null with Seconds.
+	At *time.Time `json:"at"`
+	// TypicalSeconds is the per-task duration the estimate uses: the median
+	// of finishedAt-startedAt over the lane's last 50 successes, or the
+	// lane's default (api 15s, web 120s) when it has none.
+	TypicalSeconds float64 `json:"typicalSeconds"`
+	// Samples is how many successes the median is taken over; 0 means the
+	// default was used.
+	Samples int `json:"samples"`
+	// Note says why Seconds is null, if it is.
+	Note string `json:"note,omitempty"`
+}
+
+// Held kinds.
+const (
+	HeldPaused   = "paused"   // the lane's paused file exists
+	HeldAccount  = "account"  // tasks of a disabled account wait
+	HeldRunner   = "runner"   // web: the runner lock is held elsewhere and nothing runs
+	HeldStandby  = "standby"  // web: this daemon waits for the runner lock
+	HeldDeferred = "deferred" // tasks wait for their notBefore (retry back-off)
+)
+
+// Held is one reason tasks of a lane do not run.
+type Held struct {
+	// Kind is one of paused, account, runner, standby, deferred.
+	Kind string `json:"kind"`
+	// Message is the reason in one line, for people.
+	Message string `json:"message"`
+	// Count is how many pending tasks it holds (0 when it holds the lane).
+	Count int `json:"count,omitempty"`
+	// Account names the disabled account (kind account).
+	Account string `json:"account,omitempty"`
+	// Until is the earliest notBefore (kind deferred).
+	Until *time.Time `json:"until,omitempty"`
+	// PID and Host name the runner lock's holder (kinds runner, standby).
+	PID  int    `json:"pid,omitempty"`
+	Host string `json:"host,omitempty"`
+}
+
+// Batch is one batch's view across both lanes.
+type Batch struct {
+	// Batch is the label from the tasks' `batch:` field.
+	Batch    string   `json:"batch"`
+	Counts   Counts   `json:"counts"`
+	Progress Progress `json:"progress"`
+	// ETA is the latest of its lanes' ETAs; null if any of them is.
+	ETA ETA `json:"eta"`
+	// Lanes are the batch's share of each lane that has any of its tasks.
+	Lanes []BatchLane `json:"lanes"`
+}
+
+// BatchLane is a batch's share of one lane.
+type BatchLane struct {
+	Lane     string   `json:"lane"`
+	Counts   Counts   `json:"counts"`
+	Progress Progress `json:"progress"`
+	// ETA is when the lane finishes the batch's last task, given the lane's
+	// queue order (notBefore, submittedAt, taskId) and concurrency.
+	ETA ETA `json:"eta"`
+}
+
+func progressOf(c Counts) Progress {
+	p := Progress{Finished: c.Finished(), Total: c.Total, Percent: 100}
+	if c.Total > 0 {
+		p.Percent = 100 * p.Finished / c.Total
+	}
+	return p
+}
+
+func (c *Counts) add(dir string) {
+	switch dir {
+	case "pending":
+		c.Pending++
+	case "running":
+		c.Running++
+	case "done":
+		c.Success++
+	case "failed":
+		c.Failed++
+	case "canceled":
+		c.Canceled++
+	}
+	c.Total++
+}
