@@ -1,0 +1,140 @@
+// Package browser runs web models: it owns the Chromium lifecycle on this
+// instance's own profile (self-check, single-instance check, launch, sure
+// close) and drives a chat page described only by a spool.SiteConfig.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// defaultProbeTimeout bounds the heartbeat's CDP round-trip.
+const defaultProbeTimeout = 5 * time.Second
+
+// Executor is the web lane's lanes.Executor: one attempt is self-check →
+// single-instance check → launch → drive the chat page → close, with the
+// close on every path.
+type Executor struct {
+	cfg *spool.Config
+	log *slog.Logger
+
+	// Timings of the page; zero fields take the defaults (page load 60 s,
+	// first token 3 min, quiet 1 s).
+	Timings Timings
+	// ProbeTimeout bounds the heartbeat probe; default 5 s.
+	ProbeTimeout time.Duration
+
+	closeGrace time.Duration // tests shorten it; 3 s otherwise
+	mu         sync.Mutex    // one attempt at a time, whatever the caller
+}
+
+// NewExecutor returns the web executor for cfg.
+func NewExecutor(cfg *spool.Config, log *slog.Logger) *Executor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{cfg: cfg, log: log.With("component", "browser"), closeGrace: closeGrace}
+}
+
+// errOverlap is returned when Execute is entered while an attempt runs.
+var errOverlap = errors.New("web executor is already running a task (the web lane runs one at a time)")
+
+// Execute runs one attempt of job. Failures are *lanes.TaskError: account
+// (signed out), environment (profile in use, no browser), transient (page
+// error, browser died, web.taskTimeout passed: that one wraps
+// lanes.ErrTimeout), permanent (site config that matches nothing). When
+// ctx ends it closes the browser and returns an error wrapping
+// context.Cause(ctx).
+func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+	if !e.mu.TryLock() {
+		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: errOverlap}
+	}
+	defer e.mu.Unlock()
+	started := time.Now()
+	log := job.Log
+	model := job.Model
+	site, ok := e.cfg.Sites[model.Site]
+	if !ok {
+		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
+	}
+	profile := ProfileDir(e.cfg)
+	if err := ensureProfile(profile); err != nil {
+		return lanes.Result{}, lanes.Errorf(spool.ClassEnvironment, "%w", err)
+	}
+
+	job.SetStage("self-check")
+	if err := SelfCheck(profile, log); err != nil {
+		return lanes.Result{}, err
+	}
+	if ctx.Err() != nil {
+		return lanes.Result{}, stopped(ctx, "self-check")
+	}
+	job.SetStage("single-instance check")
+	if err := checkSingleInstance(profile, log); err != nil {
+		return lanes.Result{}, err
+	}
+
+	job.SetStage("launching browser")
+	b, err := Launch(ctx, e.cfg, profile, e.cfg.Web.IsHeadless(), log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return lanes.Result{}, stopped(ctx, "launching browser")
+		}
+		return lanes.Result{}, err
+	}
+	b.grace = e.closeGrace
+	job.SetBrowserPID(b.PID())
+	probeTimeout := e.ProbeTimeout
+	if probeTimeout <= 0 {
+		probeTimeout = defaultProbeTimeout
+	}
+	job.SetProbe(func(pctx context.Context) error { return b.Probe(pctx, probeTimeout) })
+	defer func() {
+		job.SetProbe(nil)
+		job.SetStage("closing browser")
+		b.Close()
+	}()
+
+	// The page work runs under the tab's context (it ends if the browser
+	// dies), the total limit web.taskTimeout counted from the start of the
+	// attempt, and the task's own context.
+	errTaskTimeout := fmt.Errorf("%w: web.taskTimeout %s passed", lanes.ErrTimeout, e.cfg.Web.TaskTimeout.D())
+	dctx, dcancel := context.WithDeadlineCause(b.Context(), started.Add(e.cfg.Web.TaskTimeout.D()), errTaskTimeout)
+	defer dcancel()
+	stop := context.AfterFunc(ctx, func() { dcancel() })
+	defer stop()
+
+	d := &driver{site: site, siteName: model.Site, t: e.Timings, log: log, beat: job.Beat, stage: job.SetStage}
+	text, err := d.chat(dctx, model, job.Task)
+	stage := job.Stage()
+	switch {
+	case err == nil:
+		log.Info("driver: answer received", "chars", len(text), "took", time.Since(started).Round(time.Millisecond))
+		return lanes.Result{Text: text}, nil
+	case ctx.Err() != nil:
+		b.Close() // close before returning, as promised; the defer is then a no-op
+		return lanes.Result{}, stopped(ctx, stage)
+	case b.Context().Err() != nil || b.exited():
+		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
+	case errors.Is(context.Cause(dctx), lanes.ErrTimeout):
+		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
+	}
+	var te *lanes.TaskError
+	if errors.As(err, &te) {
+		return lanes.Result{}, err
+	}
+	return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
+}
+
+// stopped is the error for an attempt whose context ended: it wraps the
+// cause, which the lane reads to pick the final state.
+func stopped(ctx context.Context, stage string) error {
+	return fmt.Errorf("web task stopped while %s: %w", stage, context.Cause(ctx))
+}

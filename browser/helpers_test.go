@@ -1,0 +1,193 @@
+package browser
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// net/http keeps idle client connections' goroutines for a while.
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+	)
+}
+
+// needChromium skips (or, under CI=true, fails) when no browser is here.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := FindBrowser(&spool.Config{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no browser: %v", err)
+		}
+		t.Skipf("no Chromium on this machine (%v); install the chromium package to run the browser tests", err)
+	}
+}
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one test's stand-in, config and signed-in profile.
+type env struct {
+	stand   *chatstand.Server
+	cfg     *spool.Config
+	profile string
+	exec    *Executor
+}
+
+type envOpts struct {
+	instructions string
+	taskTimeout  time.Duration
+	noLogin      bool
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	needChromium(t)
+	stand, err := chatstand.Start(chatstand.Options{Scale: 0.01, Instructions: o.instructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stand.Close() })
+	if o.taskTimeout == 0 {
+		o.taskTimeout = 30 * time.Second
+	}
+	yaml := fmt.Sprintf(`
+web:
+  profiles: %q
+  instance: test
+  taskTimeout: %s
+models:
+  - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}
+  - {name: chat-web-prompt, kind: web, site: standin, needEmptyPrompt: false}
+sites:
+  standin:
+    url: %q
+    input: "textarea.input"
+    send: "button[type=submit]"
+    answer: ".message.assistant"
+    busy: "button.stop"
+    loggedOut: "a.login"
+    newChat: "button.new-chat"
+    error: ".error"
+    promptInput: "textarea.system"
+`, t.TempDir(), o.taskTimeout, stand.URL())
+	cfg, err := spool.ParseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
+	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, FirstToken: 10 * time.Second}
+	t.Cleanup(func() { assertNoProcs(t, e.profile) })
+	if !o.noLogin {
+		e.login(t)
+	}
+	return e
+}
+
+// login signs the profile in the way a person would: a browser on the
+// profile opens the stand-in's login link; the cookie persists on disk.
+func (e *env) login(t *testing.T) {
+	t.Helper()
+	if err := ensureProfile(e.profile); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Launch(context.Background(), e.cfg, e.profile, true, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.stand.URL()+"login?user=demo")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// job builds an attempt of a task on model.
+func (e *env) job(t *testing.T, model, prompt, content string) (*lanes.Job, *syncBuf) {
+	t.Helper()
+	m, ok := e.cfg.Model(model)
+	if !ok {
+		t.Fatalf("no model %s", model)
+	}
+	buf := &syncBuf{}
+	task := &spool.Task{TaskID: "t-" + strings.ReplaceAll(t.Name(), "/", "-"), Model: model, Prompt: prompt, Content: content}
+	return lanes.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil))), buf
+}
+
+// pgrep lists the pids whose command line contains s (pgrep -f), which is
+// how an operator would look for what spoolgate left behind.
+func pgrep(t *testing.T, s string) []string {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-f", s).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+			return nil
+		}
+		t.Fatalf("pgrep: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// assertNoProcs waits (with a deadline) until no process names profile.
+func assertNoProcs(t *testing.T, profile string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := pgrep(t, profile)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range pids {
+				cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
+				t.Errorf("process %s on the profile remains: %s", p, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,251 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Timings of the browser lifecycle.
+const (
+	// closeGrace is how long a graceful Browser.close may take before the
+	// whole tree is killed (the field report's 3 s).
+	closeGrace = 3 * time.Second
+	// launchTimeout bounds the start of the browser up to a usable tab.
+	launchTimeout = 30 * time.Second
+	// settleGone is how long Close waits for Chromium's helpers to follow
+	// the main process out before it kills them as leftovers.
+	settleGone = time.Second
+)
+
+// browserNames are looked up on PATH, in order, when web.browser is empty.
+var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "msedge"}
+
+// FindBrowser returns the browser to run: web.browser if set (a path or a
+// name on PATH), else the first of chromium, chromium-browser,
+// google-chrome, google-chrome-stable, chrome, msedge found on PATH.
+func FindBrowser(cfg *spool.Config) (string, error) {
+	if b := cfg.Web.Browser; b != "" {
+		p, err := exec.LookPath(b)
+		if err != nil {
+			return "", lanes.Errorf(spool.ClassEnvironment, "web.browser %q: %w", b, err)
+		}
+		return p, nil
+	}
+	for _, n := range browserNames {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", lanes.Errorf(spool.ClassEnvironment, "no browser found on PATH (tried %v); install Chromium or set web.browser", browserNames)
+}
+
+// closedNetworkFlags keep Chromium from calling home: no first-run UI, no
+// component or safe-browsing updates, no sync, no QUIC, no metrics. On a
+// closed network these would hang or spam the log; everywhere they are
+// traffic the task did not ask for.
+var closedNetworkFlags = []chromedp.ExecAllocatorOption{
+	chromedp.NoFirstRun,
+	chromedp.NoDefaultBrowserCheck,
+	chromedp.Flag("disable-background-networking", true),
+	chromedp.Flag("disable-component-update", true),
+	chromedp.Flag("disable-sync", true),
+	chromedp.Flag("disable-quic", true),
+	chromedp.Flag("disable-default-apps", true),
+	chromedp.Flag("disable-extensions", true),
+	chromedp.Flag("disable-breakpad", true),
+	chromedp.Flag("disable-client-side-phishing-detection", true),
+	chromedp.Flag("disable-domain-reliability", true),
+	chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater"),
+	chromedp.Flag("no-pings", true),
+	chromedp.Flag("metrics-recording-only", true),
+	chromedp.Flag("safebrowsing-disable-auto-update", true),
+	chromedp.Flag("password-store", "basic"),
+	chromedp.Flag("use-mock-keychain", true),
+	chromedp.Flag("disable-dev-shm-usage", true),
+	// A page that streams its answer must keep running its timers.
+	chromedp.Flag("disable-background-timer-throttling", true),
+	chromedp.Flag("disable-backgrounding-occluded-windows", true),
+	chromedp.Flag("disable-renderer-backgrounding", true),
+	chromedp.Flag("disable-hang-monitor", true),
+	chromedp.Flag("disable-popup-blocking", true),
+}
+
+// Browser is one running Chromium on our profile, started by Launch and
+// ended by Close. Its tab context drives the page.
+type Browser struct {
+	ctx         context.Context // the tab; done when the browser is gone
+	cancel      context.CancelFunc
+	allocCancel context.CancelFunc
+	pid         int
+	profile     string
+	log         *slog.Logger
+	grace       time.Duration
+
+	closeOnce sync.Once
+}
+
+// PID is the browser's main process.
+func (b *Browser) PID() int { return b.pid }
+
+// Context is the tab's chromedp context; it ends when the browser is gone.
+func (b *Browser) Context() context.Context { return b.ctx }
+
+// Launch starts the browser on profile, headless or not, over the DevTools
+// pipe (no debugging port), in its own process group, and returns once a
+// tab answers. ctx bounds the start only: the browser lives until Close.
+func Launch(ctx context.Context, cfg *spool.Config, profile string, headless bool, log *slog.Logger) (*Browser, error) {
+	path, err := FindBrowser(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.UserDataDir(profile)}
+	opts = append(opts, closedNetworkFlags...)
+	if headless {
+		opts = append(opts, chromedp.Headless, chromedp.Flag("enable-automation", true))
+	} else {
+		opts = append(opts, chromedp.VisibleWindow)
+	}
+	if os.Geteuid() == 0 {
+		// Chromium refuses to start as root with its sandbox on.
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	opts = append(opts, chromedp.ModifyCmdFunc(setProcAttr))
+
+	// The browser's life is bound to a context of its own, not to the
+	// task's: a cancel must close it through the close procedure, not by
+	// a bare kill of the main process.
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	tabCtx, cancel := chromedp.NewContext(allocCtx)
+	b := &Browser{ctx: tabCtx, cancel: cancel, allocCancel: allocCancel, profile: profile, log: log, grace: closeGrace}
+
+	started := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- chromedp.Do(tabCtx) }() // starts the browser and its tab
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	case <-time.After(launchTimeout):
+		err = fmt.Errorf("browser did not start within %s", launchTimeout)
+	}
+	if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
+		b.pid = c.Browser.Process().Pid
+	}
+	if err != nil {
+		b.Close()
+		return nil, lanes.Errorf(spool.ClassEnvironment, "launch %s: %w", path, err)
+	}
+	log.Info("browser: launched", "pid", b.pid, "path", path, "headless", headless, "profile", profile, "took", time.Since(started).Round(time.Millisecond))
+	return b, nil
+}
+
+// Probe is the CDP round-trip the lane calls each heartbeat period:
+// Browser.getVersion must come back within timeout. A browser that hangs
+// (or is stopped) fails it, so its task goes stale.
+func (b *Browser) Probe(ctx context.Context, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	if _, err := chromedp.CallBrowser(pctx, browser.GetVersion, cdp.Empty{}); err != nil {
+		return fmt.Errorf("browser pid %d did not answer a CDP round-trip: %w", b.pid, err)
+	}
+	return nil
+}
+
+// Close ends the browser: Browser.close through CDP; if the process has
+// not exited within 3 s, its whole tree is killed. Then it verifies that no
+// process on our profile remains, killing any that does, and logs the
+// outcome. Safe to call twice and on a browser that already died.
+func (b *Browser) Close() {
+	b.closeOnce.Do(b.close)
+}
+
+func (b *Browser) close() {
+	start := time.Now()
+	how := "closed"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cctx, cancel := context.WithTimeout(b.ctx, b.grace)
+		defer cancel()
+		_ = chromedp.Cancel(cctx) // graceful Browser.close, then waits for the exit
+	}()
+	var root *process.Process
+	if b.pid > 0 {
+		root, _ = process.NewProcess(int32(b.pid))
+	}
+	select {
+	case <-done:
+	case <-time.After(b.grace):
+	}
+	// Cancel gives up without a kill when Browser.close gets no answer (a
+	// hung or stopped browser), and it never ends the helpers: past the
+	// grace, or after a failed close, end the whole tree ourselves.
+	if b.pid > 0 && pidAlive(int32(b.pid)) {
+		how = "killed after the close grace"
+		b.log.Warn("browser: did not exit in time; killing its tree", "pid", b.pid, "grace", b.grace)
+		killGroup(b.pid)
+		if root != nil {
+			killTree(root)
+		}
+	}
+	b.cancel()
+	<-done
+	b.allocCancel() // waits for the allocator to reap the process
+
+	// Chromium's helpers leave just after the main process; give them a
+	// moment, then anything still on our profile is a leftover.
+	left := b.remaining(settleGone)
+	if len(left) > 0 {
+		var pids []int32
+		for _, p := range left {
+			b.log.Warn("browser: process left on our profile after close; killing", "process", describe(p))
+			pids = append(pids, killTree(p)...)
+		}
+		if still := waitGone(pids, killWait); len(still) > 0 {
+			b.log.Error("browser: processes survived the kill", "pids", still)
+			return
+		}
+	}
+	b.log.Info("browser: "+how+"; no process of ours remains", "pid", b.pid, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// remaining polls up to d for the processes on our profile to be gone and
+// returns those still there.
+func (b *Browser) remaining(d time.Duration) []*process.Process {
+	deadline := time.Now().Add(d)
+	for {
+		ps, err := profileProcs(b.profile)
+		if err != nil {
+			b.log.Error("browser: cannot list processes to verify the close", "err", err)
+			return nil
+		}
+		if len(ps) == 0 || time.Now().After(deadline) {
+			return ps
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exited reports whether the browser's main process has gone.
+func (b *Browser) exited() bool {
+	return b.pid > 0 && !pidAlive(int32(b.pid))
+}
+
+// errBrowserGone marks a browser that died under the task.
+var errBrowserGone = errors.New("browser exited")
