@@ -46,7 +46,7 @@ type Progress struct {
 	Finished int `json:"finished"`
 	// Total counts every task (rejected drops excluded).
 	Total int `json:"total"`
-	// Percent is 100*finished/total, rounded down; 100 when total is 0.
+	// Percent is 100*finished/total, rounded down; 0 when total is 0.
 	Percent int `json:"percent"`
 }
 
@@ -167,7 +167,7 @@ type BatchLane struct {
 }
 
 func progressOf(c Counts) Progress {
-	p := Progress{Finished: c.Finished(), Total: c.Total, Percent: 100}
+	p := Progress{Finished: c.Finished(), Total: c.Total}
 	if c.Total > 0 {
 		p.Percent = 100 * p.Finished / c.Total
 	}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func init() {
+	register("results", "the merged result table of both lanes, one row per taskId (jsonl or csv)", cmdResults)
+}
+
+// resultRow is one task in the result table. Retries update a task in
+// place, so a taskId has exactly one row. Rejected drops are not tasks and
+// have no row: `spoolgate status` counts them, and each has its reason in
+// <lane>/failed/NAME.error.
+type resultRow struct {
+	TaskID      string     `json:"taskId"`
+	Lane        spool.Kind `json:"lane"`
+	Model       string     `json:"model"`
+	Batch       string     `json:"batch"`
+	State       string     `json:"state"` // from the folder the file sits in
+	Attempt     int        `json:"attempt"`
+	SubmittedAt *time.Time `json:"submittedAt"`
+	StartedAt   *time.Time `json:"startedAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
+	DurationMs  *int64     `json:"durationMs"` // finishedAt-startedAt of the last attempt
+	ErrorClass  string     `json:"errorClass"`
+	Error       string     `json:"error"`
+	Output      string     `json:"output"` // absolute path of the result file, if the task names one
+	Result      string     `json:"result"`
+}
+
+var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
+	"finishedAt", "durationMs", "errorClass", "error", "output", "result"}
+
+func cmdResults(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("results", &c)
+	batch := fs.String("batch", "", "only tasks of this batch")
+	format := fs.String("format", "jsonl", "jsonl or csv")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("results takes no arguments (got %q)", pos[0])
+	}
+	if *format != "jsonl" && *format != "csv" {
+		return usagef("results: --format %q: want jsonl or csv", *format)
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	rows, err := readResults(cfg, *batch)
+	if err != nil {
+		return err
+	}
+	if *format == "csv" {
+		return writeResultsCSV(env.Stdout, rows)
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	for _, r := range rows {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readResults reads every task file of both lanes, sorted by submittedAt
+// then taskId. A file that does not decode still gets a row (its state is
+// its folder's) with the decode error in `error`.
+func readResults(cfg *spool.Config, batch string) ([]resultRow, error) {
+	L := spool.NewLayout(cfg.Spool)
+	if _, err := os.Stat(L.Root); err != nil {
+		return nil, fmt.Errorf("read spool: %w", err)
+	}
+	var rows []resultRow
+	for _, k := range spool.Kinds {
+		for _, dir := range spool.TaskDirs {
+			path := L.Lane(k, dir)
+			ents, err := os.ReadDir(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
+				return nil, fmt.Errorf("read spool: %w", err)
+			}
+			names := map[string]bool{}
+			for _, e := range ents {
+				names[e.Name()] = true
+			}
+			for _, e := range ents {
+				name := e.Name()
+				if !e.Type().IsRegular() || !spool.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+					continue
+				}
+				base := spool.TrimTaskExt(name)
+				if dir == spool.DirFailed && names[base+".error"] {
+					continue // a rejected drop
+				}
+				row := resultRow{TaskID: base, Lane: k, State: string(spool.FolderState[dir])}
+				t, err := spool.ReadTaskFile(filepath.Join(path, name))
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						continue // moved on meanwhile; it shows in its next folder or not at all
+					}
+					row.Error = err.Error()
+				} else {
+					fillRow(&row, L, t)
+				}
+				if batch != "" && row.Batch != batch {
+					continue
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i].SubmittedAt, rows[j].SubmittedAt
+		switch {
+		case a == nil && b != nil:
+			return false
+		case a != nil && b == nil:
+			return true
+		case a != nil && !a.Equal(*b):
+			return a.Before(*b)
+		}
+		if rows[i].TaskID != rows[j].TaskID {
+			return rows[i].TaskID < rows[j].TaskID
+		}
+		return rows[i].Lane < rows[j].Lane
+	})
+	return rows, nil
+}
+
+func fillRow(r *resultRow, L spool.Layout, t *spool.Task) {
+	if t.TaskID != "" {
+		r.TaskID = t.TaskID
+	}
+	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
+	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
+	opt := func(v time.Time) *time.Time {
+		if v.IsZero() {
+			return nil
+		}
+		v = v.UTC()
+		return &v
+	}
+	r.SubmittedAt, r.StartedAt, r.FinishedAt = opt(t.SubmittedAt), opt(t.StartedAt), opt(t.FinishedAt)
+	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
+		ms := r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
+		r.DurationMs = &ms
+	}
+	if t.Output != "" {
+		r.Output = filepath.Join(L.Output(), filepath.FromSlash(t.Output))
+	}
+}
+
+func writeResultsCSV(w io.Writer, rows []resultRow) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(resultColumns); err != nil {
+		return err
+	}
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.Format(time.RFC3339Nano)
+	}
+	for _, r := range rows {
+		d := ""
+		if r.DurationMs != nil {
+			d = strconv.FormatInt(*r.DurationMs, 10)
+		}
+		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
+			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, csvSafe(r.Result)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvSafe keeps a spreadsheet from running generated text as a formula:
+// a result that starts with '=', '+' or '@' gets a leading apostrophe in
+// CSV only ('-' is left alone: too many answers are Markdown lists).
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+@", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

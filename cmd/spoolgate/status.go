@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool/status"
+)
+
+func init() {
+	register("status", "per lane and batch: counts, progress, running tasks, ETA, what is held and why", cmdStatus)
+}
+
+// nowEnv names a variable that fixes the clock of status and results, for
+// reproducible reports and tests: an RFC 3339 time.
+const nowEnv = "SPOOLGATE_NOW"
+
+func clock(env *Env) (func() time.Time, error) {
+	v := env.Getenv(nowEnv)
+	if v == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil, usagef("%s=%q is not an RFC 3339 time", nowEnv, v)
+	}
+	return func() time.Time { return t }, nil
+}
+
+func cmdStatus(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("status", &c)
+	asJSON := fs.Bool("json", false, "print the status as JSON (stable: see README)")
+	watch := fs.Bool("watch", false, "redraw in place until interrupted")
+	interval := fs.Duration("interval", time.Second, "redraw period of --watch")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("status takes no arguments (got %q)", pos[0])
+	}
+	if *interval <= 0 {
+		return usagef("status: --interval must be positive")
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	now, err := clock(env)
+	if err != nil {
+		return err
+	}
+	snap := status.NewSnapshotter(cfg, nil)
+	render := func(w io.Writer) error {
+		st, err := snap.Snapshot(now())
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(st)
+		}
+		writeStatusText(w, st)
+		return nil
+	}
+	if !*watch {
+		return render(env.Stdout)
+	}
+	t := time.NewTicker(*interval)
+	defer t.Stop()
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		buf.WriteString("\x1b[H\x1b[2J") // cursor home, clear screen
+		if err := render(&buf); err != nil {
+			fmt.Fprintf(&buf, "spoolgate: %v\n", err) // keep watching: the share may come back
+		}
+		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// writeStatusText renders st for people.
+func writeStatusText(w io.Writer, st *status.Status) {
+	fmt.Fprintf(w, "spool %s  at %s\n", st.Spool, st.Now.Local().Format("2006-01-02 15:04:05 MST"))
+	for _, ln := range st.Lanes {
+		fmt.Fprintln(w)
+		head := fmt.Sprintf("%s lane  concurrency %d", ln.Lane, ln.Concurrency)
+		if ln.Paused {
+			head += "  PAUSED"
+		}
+		if ln.Runner != "" {
+			head += "  runner " + ln.Runner
+		}
+		fmt.Fprintln(w, head)
+		fmt.Fprintf(w, "  %s  ETA %s\n", bar(ln.Progress), etaText(st.Now, ln.ETA, true))
+		c := ln.Counts
+		fmt.Fprintf(w, "  pending %d  running %d  success %d  failed %d  canceled %d  rejected %d\n",
+			c.Pending, c.Running, c.Success, c.Failed, c.Canceled, ln.Rejected)
+		for _, r := range ln.Running {
+			line := fmt.Sprintf("  running %s  model %s  attempt %d  elapsed %s  heartbeat %s ago",
+				r.TaskID, r.Model, r.Attempt, dur(r.ElapsedSeconds), dur(r.HeartbeatAgeSeconds))
+			if r.Owner != "" {
+				line += "  on " + r.Owner
+			}
+			if r.Stale {
+				line += "  STALE"
+			}
+			fmt.Fprintln(w, line)
+		}
+		for _, h := range ln.Held {
+			fmt.Fprintf(w, "  held: %s\n", h.Message)
+		}
+	}
+	if len(st.Batches) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "batches")
+		width := 0
+		for _, b := range st.Batches {
+			width = max(width, len(b.Batch))
+		}
+		for _, b := range st.Batches {
+			var shares []string
+			for _, bl := range b.Lanes {
+				shares = append(shares, fmt.Sprintf("%s %d/%d", bl.Lane, bl.Progress.Finished, bl.Progress.Total))
+			}
+			fmt.Fprintf(w, "  %-*s  %s  ETA %s  (%s; failed %d, canceled %d)\n", width, b.Batch, bar(b.Progress),
+				etaText(st.Now, b.ETA, false), strings.Join(shares, ", "), b.Counts.Failed, b.Counts.Canceled)
+		}
+	}
+}
+
+const barWidth = 20
+
+// bar draws "[#####...............]  5/20  25%".
+func bar(p status.Progress) string {
+	fill := 0
+	if p.Total > 0 {
+		fill = barWidth * p.Finished / p.Total
+	}
+	return fmt.Sprintf("[%s%s] %d/%d %3d%%", strings.Repeat("#", fill), strings.Repeat(".", barWidth-fill), p.Finished, p.Total, p.Percent)
+}
+
+func etaText(now time.Time, e status.ETA, basis bool) string {
+	var s string
+	switch {
+	case e.Seconds == nil:
+		s = "unknown (" + e.Note + ")"
+	case *e.Seconds == 0:
+		s = "done"
+	default:
+		s = dur(*e.Seconds) + " (" + clockText(now, *e.At) + ")"
+		if e.Note != "" {
+			s += ", " + e.Note
+		}
+	}
+	if basis {
+		if e.Samples > 0 {
+			s += fmt.Sprintf("; typical %s: median of the last %s", dur(e.TypicalSeconds), pluralS(e.Samples, "success", "successes"))
+		} else {
+			s += fmt.Sprintf("; typical %s: default, no success yet", dur(e.TypicalSeconds))
+		}
+	}
+	return s
+}
+
+// clockText shows t as a local clock time, with the date if not today.
+func clockText(now, t time.Time) string {
+	t, now = t.Local(), now.Local()
+	if t.Format("2006-01-02") == now.Format("2006-01-02") {
+		return "at " + t.Format("15:04:05")
+	}
+	return "at " + t.Format("2006-01-02 15:04")
+}
+
+// dur shows seconds as 45s, 1m05s, 2h03m; under 10s with a tenth.
+func dur(sec float64) string {
+	switch {
+	case sec < 10:
+		return fmt.Sprintf("%.1fs", sec)
+	case sec < 59.5:
+		return fmt.Sprintf("%.0fs", sec)
+	}
+	d := time.Duration(sec+0.5) * time.Second
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+func pluralS(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
