@@ -191,3 +191,5 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func slogTo(w *syncBuf) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
