@@ -315,7 +315,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	sort.Strings(accts)
 	for _, a := range accts {
 		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
-			Message: fmt.Sprintf("%s wait: account %s is disabled", plural(heldAccount[a], "task"), a)})
+			Message: fmt.Sprintf("%s: account %s is disabled", wait(heldAccount[a]), a)})
 	}
 	if k == spool.KindWeb {
 		pid, host := s.runner()
@@ -331,7 +331,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 			ln.Held = append(ln.Held, h)
 		} else if pid != 0 && !ln.Paused && len(running) == 0 && len(pending) > deferred {
 			ln.Held = append(ln.Held, Held{Kind: HeldRunner, PID: pid, Host: host, Count: len(pending) - deferred,
-				Message: fmt.Sprintf("%s wait: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", plural(len(pending)-deferred, "task"), pid, host)})
+				Message: fmt.Sprintf("%s: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", wait(len(pending)-deferred), pid, host)})
 		}
 	}
 	if deferred > 0 {
@@ -493,6 +493,13 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func wait(n int) string {
+	if n == 1 {
+		return "1 task waits"
+	}
+	return fmt.Sprintf("%d tasks wait", n)
 }
 
 func ptr[T any](v T) *T { return &v }

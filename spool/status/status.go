@@ -101,18 +101,21 @@ type Running struct {
 
 // ETA is a lane's or a batch's estimate.
 type ETA struct {
-	// Seconds until the runnable work is done; null when it cannot be
-	// estimated (the lane is paused, or tasks wait on a disabled account).
-	// 0 when nothing is left.
+	// Seconds until the runnable work is done; 0 when nothing is left. For a
+	// lane, tasks of a disabled account are left out (Note says so) and it
+	// is null when the lane is paused with work left. For a batch it is
+	// null when any of its remaining tasks is in a paused lane or waits on a
+	// disabled account.
 	Seconds *float64 `json:"seconds"`
 	// At is Now+Seconds; null with Seconds.
 	At *time.Time `json:"at"`
 	// TypicalSeconds is the per-task duration the estimate uses: the median
 	// of finishedAt-startedAt over the lane's last 50 successes, or the
-	// lane's default (api 15s, web 120s) when it has none.
+	// lane's default (api 15s, web 120s) when it has none. 0 in a batch's
+	// overall ETA, which spans lanes: see its lanes for theirs.
 	TypicalSeconds float64 `json:"typicalSeconds"`
 	// Samples is how many successes the median is taken over; 0 means the
-	// default was used.
+	// default was used (or, in a batch's overall ETA, not applicable).
 	Samples int `json:"samples"`
 	// Note says why Seconds is null, if it is.
 	Note string `json:"note,omitempty"`

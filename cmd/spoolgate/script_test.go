@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/spoolgate/spoolgate/lanes"
+)
+
+// TestMain lets the test binary act as `spoolgate` inside test scripts:
+// testscript copies it onto PATH under that name, and runs mainf when it
+// is invoked so.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"spoolgate": func() {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+			code := exitCode(run(ctx, os.Args[1:], env), os.Stderr)
+			stop()
+			os.Exit(code)
+		},
+	})
+}
+
+// TestScripts runs every testdata/script/*.txtar. Each script starts in
+// $WORK with HOME=$WORK, TZ=UTC and SPOOLGATE_NOW unset (scripts set it
+// with `env` when they need a fixed clock). Extra commands:
+//
+//	weblock DIR CONTENT   write CONTENT into the web runner lock file of
+//	                      the profiles folder DIR (the path hashes the user
+//	                      name, so scripts cannot name it themselves)
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir)
+			e.Setenv("TZ", "UTC")
+			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"weblock": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: weblock DIR CONTENT")
+				}
+				dir := ts.MkAbs(args[0])
+				ts.Check(os.MkdirAll(dir, 0o700))
+				ts.Check(os.WriteFile(lanes.WebLockPath(dir), []byte(args[1]+"\n"), 0o600))
+			},
+		},
+		RequireExplicitExec: false,
+	})
+}
