@@ -319,37 +319,47 @@ func TestExecutor_Canceled(t *testing.T) {
 }
 
 // Five attempts at once against a quota of three: the excess get 429 and
-// the stand-in never answers more than three at once.
+// the stand-in never answers more than three at once. The admitted three
+// hang until the test has seen the 429s, so the overlap does not depend on
+// how fast the machine is.
 func TestExecutor_Quota(t *testing.T) {
-	s := stand(t, apistand.Options{Quota: 3, Scale: 0.01})
+	s := stand(t, apistand.Options{Quota: 3})
 	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
 	e := executor(t, c)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
 	for i := range 5 {
 		wg.Go(func() {
-			// 50s at scale 0.01: long enough that all five overlap.
-			_, errs[i] = e.Execute(t.Context(), job(c, "m", "", "[[duration=50s]] x", nil))
+			_, errs[i] = e.Execute(ctx, job(c, "m", "", "[[hang]] x", nil))
 		})
 	}
+	waitFor(t, func() bool { return s.Total() == 5 && s.InFlight() == 3 })
+	cancel(lanes.ErrCanceled)
 	wg.Wait()
-	ok, limited := 0, 0
+	admitted, limited := 0, 0
 	for _, err := range errs {
 		var te *lanes.TaskError
 		switch {
-		case err == nil:
-			ok++
-		case errors.As(err, &te) && te.Class == spool.ClassTransient && te.RetryAfter > 0:
+		case errors.Is(err, lanes.ErrCanceled):
+			admitted++
+		case errors.As(err, &te) && te.Class == spool.ClassTransient && te.RetryAfter > 0 && strings.Contains(err.Error(), "HTTP 429"):
 			limited++
 		default:
 			t.Errorf("unexpected error %v", err)
 		}
 	}
-	if ok != 3 || limited != 2 || s.Rejected() != 2 {
-		t.Errorf("%d answered, %d rate-limited (stand-in served %d 429s); want 3 and 2", ok, limited, s.Rejected())
+	if admitted != 3 || limited != 2 || s.Rejected() != 2 {
+		t.Errorf("%d admitted, %d rate-limited (stand-in served %d 429s); want 3 and 2", admitted, limited, s.Rejected())
 	}
 	if m := s.MaxConcurrent(); m != 3 {
 		t.Errorf("stand-in saw %d at once; want 3", m)
+	}
+	// Once the slots are free, a retry gets through.
+	waitFor(t, func() bool { return s.InFlight() == 0 })
+	if res, err := e.Execute(t.Context(), job(c, "m", "", "again", nil)); err != nil || res.Text != "Answer: again" {
+		t.Errorf("after the quota freed: %q, %v", res.Text, err)
 	}
 }
 
