@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -199,10 +200,10 @@ WantedBy=multi-user.target
 // cmdService is `spoolgate service ACTION`.
 func cmdService(ctx context.Context, env *Env, args []string) error {
 	var c common
-	fs := newFlags("service", &c)
-	user := fs.String("user", "", "account that runs the service and owns the browser profile")
-	name := fs.String("name", defaultServiceName, "service name")
-	pos, err := parseInterspersed(fs, args)
+	flags := newFlags("service", &c)
+	user := flags.String("user", "", "account that runs the service and owns the browser profile")
+	name := flags.String("name", defaultServiceName, "service name")
+	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
 	}
@@ -259,8 +260,22 @@ func cmdService(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 
-	if err := service.Control(s, action); err != nil {
-		return fmt.Errorf("service %s: %w", action, err)
+	var do func() error
+	switch action {
+	case "install":
+		do = s.Install
+	case "uninstall":
+		do = s.Uninstall
+	case "start":
+		do = s.Start
+	case "stop":
+		do = s.Stop
+	}
+	if err := do(); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("service %s %s: %w (run it as root, or as Administrator on Windows)", action, sc.Name, err)
+		}
+		return fmt.Errorf("service %s %s (%s): %w", action, sc.Name, s.Platform(), err)
 	}
 	switch action {
 	case "install":

@@ -347,10 +347,13 @@ func TestServiceProgram_StopCancelsAndWaits(t *testing.T) {
 	<-started
 	stop() // as main's SIGTERM handler does
 	<-inShutdown
+	// A runService that does not wait for fn returns within microseconds of
+	// the cancel; give it ample time to show that, then let fn finish.
 	select {
 	case err := <-ch:
+		close(release)
 		t.Fatalf("runService returned (%v) while fn was still shutting down", err)
-	default:
+	case <-time.After(200 * time.Millisecond):
 	}
 	close(release)
 	if err := waitErr(t, ch); err != nil {

@@ -21,6 +21,10 @@ import (
 // period after the service manager asked it to stop.
 var errStopTimeout = errors.New("daemon did not stop in time")
 
+// defaultServiceGrace is the stop wait when runMaybeAsService gets none:
+// the default shutdownGrace (30s) and a little more.
+const defaultServiceGrace = 35 * time.Second
+
 // exitProcess ends the process; a variable so a test can see the call.
 var exitProcess = os.Exit
 
@@ -33,7 +37,8 @@ var exitProcess = os.Exit
 // Start launches fn in a goroutine with a context derived from ctx, and Stop
 // (the manager's stop request, or SIGTERM on systemd and launchd) cancels
 // that context and waits up to grace for fn to return; pass a little more
-// than the config's shutdownGrace, so the daemon's own grace ends first.
+// than the config's shutdownGrace, so the daemon's own grace ends first
+// (grace <= 0 means defaultServiceGrace).
 // When fn ends on its own (a fatal error), the process ends too, with fn's
 // error, so the manager's restart-on-failure applies. name must be the
 // installed service's name (the Windows service and event source).
@@ -47,6 +52,9 @@ var exitProcess = os.Exit
 func runMaybeAsService(ctx context.Context, name string, stderr io.Writer, grace time.Duration, fn func(ctx context.Context) error) error {
 	if service.Interactive() {
 		return fn(ctx)
+	}
+	if grace <= 0 {
+		grace = defaultServiceGrace
 	}
 	p := newServiceProgram(ctx, grace, fn)
 	s, err := service.New(p, &service.Config{
