@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/status"
+)
+
+// httpSpool builds a spool in a known state, with times relative to now:
+// api: 2 done (b1), 1 failed (b1), 1 running (b1), 3 pending, 1 rejected
+// drop; web: 1 done, 1 running (b2), 2 pending (b2), paused.
+func httpSpool(t *testing.T) *spool.Config {
+	t.Helper()
+	cfg, err := spool.ParseConfig([]byte(`
+host: testhost
+models:
+  - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1"}
+  - {name: thinker, kind: web, site: chat, account: ops1}
+sites:
+  chat: {url: "http://127.0.0.1:1/", input: textarea, send: button, answer: .a}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg.Spool = filepath.Join(dir, "spool")
+	cfg.Web.Profiles = filepath.Join(dir, "profiles")
+	cfg.HTTP = "127.0.0.1:0"
+	L := spool.NewLayout(cfg.Spool)
+	if err := L.Create(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	put := func(k spool.Kind, dir string, tk spool.Task) {
+		tk.ModelKind, tk.State, tk.Content = k, spool.FolderState[dir], "x"
+		tk.SubmittedAt = now.Add(-time.Hour)
+		data, err := tk.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(L.TaskPath(k, dir, tk.TaskID), data, spool.FilePerm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fin := func(id, model, batch string, d time.Duration) spool.Task {
+		return spool.Task{TaskID: id, Model: model, Batch: batch, Attempt: 1, StartedAt: now.Add(-30 * time.Minute), FinishedAt: now.Add(-30*time.Minute + d)}
+	}
+	put(spool.KindAPI, "done", fin("a1", "writer", "b1", 10*time.Second))
+	put(spool.KindAPI, "done", fin("a2", "writer", "b1", 20*time.Second))
+	put(spool.KindAPI, "failed", fin("a3", "writer", "b1", time.Second))
+	put(spool.KindAPI, "running", spool.Task{TaskID: "a4", Model: "writer", Batch: "b1", Attempt: 1, StartedAt: now.Add(-7 * time.Second), HeartbeatAt: now.Add(-3 * time.Second), Owner: "testhost:1"})
+	for _, id := range []string{"a5", "a6", "a7"} {
+		put(spool.KindAPI, "pending", spool.Task{TaskID: id, Model: "writer"})
+	}
+	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "drop.yaml"), []byte("nope: 1\n"), spool.FilePerm)
+	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "drop.error"), []byte("nope: unknown field\n"), spool.FilePerm)
+	put(spool.KindWeb, "done", fin("w1", "thinker", "", 3*time.Minute))
+	put(spool.KindWeb, "running", spool.Task{TaskID: "w2", Model: "thinker", Batch: "b2", Attempt: 2, StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-20 * time.Second), Owner: "testhost:1"})
+	put(spool.KindWeb, "pending", spool.Task{TaskID: "w3", Model: "thinker", Batch: "b2"})
+	put(spool.KindWeb, "pending", spool.Task{TaskID: "w4", Model: "thinker", Batch: "b2"})
+	os.WriteFile(L.Paused(spool.KindWeb), nil, spool.FilePerm)
+	return cfg
+}
+
+func webInfo(standby bool) func() []lanes.LaneInfo {
+	return func() []lanes.LaneInfo {
+		return []lanes.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: spool.KindAPI, Concurrency: 3}}
+	}
+}
+
+func startTestHTTP(t *testing.T, cfg *spool.Config, info func() []lanes.LaneInfo) *httpServer {
+	t.Helper()
+	h, err := startHTTP(context.Background(), cfg, info, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Addr() == nil {
+		t.Fatal("not listening")
+	}
+	return h
+}
+
+var testClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+
+func get(t *testing.T, h *httpServer, path string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := testClient.Get("http://" + h.Addr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestHTTPServer_Metrics(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := httpSpool(t)
+	h := startTestHTTP(t, cfg, webInfo(false))
+	defer h.Stop()
+	hooks := h.Hooks()
+	hooks.OnAttemptEnd(spool.KindAPI, &spool.Task{State: spool.StateSuccess}, 12*time.Second)
+	hooks.OnAttemptEnd(spool.KindAPI, &spool.Task{State: spool.StatePending}, 3*time.Second)
+	hooks.OnAttemptEnd(spool.KindWeb, &spool.Task{State: spool.StateFailed}, 200*time.Second)
+	hooks.OnReject(spool.KindAPI, "bad")
+	hooks.OnReclaim(spool.KindWeb, &spool.Task{})
+
+	resp, body := get(t, h, "/metrics")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	val := func(name string, labels map[string]string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue next
+				}
+			}
+			switch f.GetType() {
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue(), true
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue(), true
+			case dto.MetricType_HISTOGRAM:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+		}
+		return 0, false
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"spoolgate_tasks", map[string]string{"lane": "api", "state": "pending"}, 3},
+		{"spoolgate_tasks", map[string]string{"lane": "api", "state": "running"}, 1},
+		{"spoolgate_tasks", map[string]string{"lane": "api", "state": "success"}, 2},
+		{"spoolgate_tasks", map[string]string{"lane": "api", "state": "failed"}, 1},
+		{"spoolgate_tasks", map[string]string{"lane": "api", "state": "canceled"}, 0},
+		{"spoolgate_tasks", map[string]string{"lane": "web", "state": "pending"}, 2},
+		{"spoolgate_tasks", map[string]string{"lane": "web", "state": "success"}, 1},
+		{"spoolgate_rejected_drops", map[string]string{"lane": "api"}, 1},
+		{"spoolgate_rejected_drops", map[string]string{"lane": "web"}, 0},
+		{"spoolgate_rejected_drops_total", map[string]string{"lane": "api"}, 1},
+		{"spoolgate_lane_paused", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_lane_paused", map[string]string{"lane": "api"}, 0},
+		{"spoolgate_lane_concurrency", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_lane_concurrency", map[string]string{"lane": "api"}, 3},
+		{"spoolgate_lane_held_tasks", map[string]string{"lane": "web", "reason": "paused"}, 2},
+		{"spoolgate_task_attempts_total", map[string]string{"lane": "api", "outcome": "success"}, 1},
+		{"spoolgate_task_attempts_total", map[string]string{"lane": "api", "outcome": "retry"}, 1},
+		{"spoolgate_task_attempts_total", map[string]string{"lane": "web", "outcome": "failed"}, 1},
+		{"spoolgate_task_retries_total", map[string]string{"lane": "api"}, 1},
+		{"spoolgate_task_retries_total", map[string]string{"lane": "web"}, 0},
+		{"spoolgate_tasks_reclaimed_total", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_task_duration_seconds", map[string]string{"lane": "api"}, 2},
+		{"spoolgate_task_duration_seconds", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_web_runner", map[string]string{"state": "held"}, 1},
+		{"spoolgate_web_runner", map[string]string{"state": "standby"}, 0},
+	} {
+		got, ok := val(c.name, c.labels)
+		if !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	// The api histogram's sum is 12+3 seconds.
+	for _, m := range fams["spoolgate_task_duration_seconds"].GetMetric() {
+		if m.GetLabel()[0].GetValue() == "api" && m.GetHistogram().GetSampleSum() != 15 {
+			t.Errorf("api duration sum = %v", m.GetHistogram().GetSampleSum())
+		}
+	}
+	// Heartbeat ages: a4 beat 3s ago, w2 20s ago (plus test time).
+	for id, want := range map[string]float64{"a4": 3, "w2": 20} {
+		lane := map[string]string{"a4": "api", "w2": "web"}[id]
+		got, ok := val("spoolgate_running_heartbeat_age_seconds", map[string]string{"lane": lane, "task": id})
+		if !ok || got < want || got > want+30 {
+			t.Errorf("heartbeat age of %s = %v (present %v), want about %v", id, got, ok, want)
+		}
+	}
+	// The api lane's ETA is known; the paused web lane's is not.
+	if _, ok := val("spoolgate_lane_eta_seconds", map[string]string{"lane": "api"}); !ok {
+		t.Error("no api ETA")
+	}
+	if _, ok := val("spoolgate_lane_eta_seconds", map[string]string{"lane": "web"}); ok {
+		t.Error("web ETA reported while paused")
+	}
+}
+
+func TestHTTPServer_MetricsStandby(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	h := startTestHTTP(t, httpSpool(t), webInfo(true))
+	defer h.Stop()
+	_, body := get(t, h, "/metrics")
+	for _, want := range []string{`spoolgate_web_runner{state="held"} 0`, `spoolgate_web_runner{state="standby"} 1`, `spoolgate_lane_held_tasks{lane="web",reason="standby"} 0`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestHTTPServer_APIStatus(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := httpSpool(t)
+	h := startTestHTTP(t, cfg, webInfo(true))
+	defer h.Stop()
+	resp, body := get(t, h, "/api/status")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var st status.Status
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatal(err)
+	}
+	web, api := st.Lanes[0], st.Lanes[1]
+	if want := (status.Counts{Pending: 3, Running: 1, Success: 2, Failed: 1, Total: 7}); api.Counts != want || api.Rejected != 1 {
+		t.Errorf("api counts %+v rejected %d", api.Counts, api.Rejected)
+	}
+	if want := (status.Counts{Pending: 2, Running: 1, Success: 1, Total: 4}); web.Counts != want || !web.Paused {
+		t.Errorf("web counts %+v paused %v", web.Counts, web.Paused)
+	}
+	var kinds []string
+	for _, hd := range web.Held {
+		kinds = append(kinds, hd.Kind)
+	}
+	if strings.Join(kinds, ",") != "paused,standby" {
+		t.Errorf("web held %v", kinds)
+	}
+	if len(st.Batches) != 2 || st.Batches[0].Batch != "b1" || st.Batches[0].Progress.Finished != 3 || st.Batches[0].Progress.Total != 4 {
+		t.Errorf("batches %+v", st.Batches)
+	}
+	if st.Spool != spool.NewLayout(cfg.Spool).Root {
+		t.Errorf("spool %q", st.Spool)
+	}
+}
+
+func TestHTTPServer_ReadOnly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	h := startTestHTTP(t, httpSpool(t), nil)
+	defer h.Stop()
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
+		for _, p := range []string{"/", "/api/status", "/metrics"} {
+			req, _ := http.NewRequest(m, "http://"+h.Addr().String()+p, strings.NewReader("x"))
+			resp, err := testClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s %s = %d", m, p, resp.StatusCode)
+			}
+		}
+	}
+	if resp, _ := get(t, h, "/nothing"); resp.StatusCode != 404 {
+		t.Errorf("/nothing = %d", resp.StatusCode)
+	}
+	resp, body := get(t, h, "/")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `http-equiv="refresh"`) {
+		t.Errorf("/ = %d %.200s", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), "http://") || strings.Contains(string(body), "<script") {
+		t.Error("page refers to outside assets or runs scripts")
+	}
+}
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := httpSpool(t)
+	cfg.HTTP = ln.Addr().String()
+	var logs syncBuf
+	h, err := startHTTP(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatalf("port in use is an error: %v", err)
+	}
+	if h.Addr() != nil || !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "cannot listen") {
+		t.Errorf("addr %v, log %q", h.Addr(), logs.String())
+	}
+	h.Hooks().OnReject(spool.KindAPI, "x") // hooks still work
+	h.Stop()
+	h.Stop()
+
+	cfg.HTTP = "off"
+	h, err = startHTTP(context.Background(), cfg, nil, nil)
+	if err != nil || h.Addr() != nil {
+		t.Fatalf("off: %v %v", h.Addr(), err)
+	}
+	h.Stop()
+
+	cfg.HTTP = "localhost"
+	if _, err := startHTTP(context.Background(), cfg, nil, nil); err == nil {
+		t.Error("malformed address accepted")
+	}
+}
+
+func TestHTTPServer_StopTwiceAndClosed(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	h, err := startHTTP(context.Background(), httpSpool(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := h.Addr().String()
+	h.Stop()
+	h.Stop()
+	if _, err := testClient.Get("http://" + addr + "/"); err == nil || errors.Is(err, context.Canceled) {
+		t.Errorf("server still answers after Stop: %v", err)
+	}
+}

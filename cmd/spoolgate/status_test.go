@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/spool/status"
+)
+
+func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := httpSpool(t)
+	var out syncBuf
+	env := &Env{Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"status", "--spool", cfg.Spool, "--watch", "--interval", "20ms"}, env)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(out.String(), "\x1b[H\x1b[2J") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 3 redraws: %q", out.String())
+		}
+		time.Sleep(5 * time.Millisecond) // polling for a condition, with a deadline
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("watch ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not end with its context")
+	}
+	frames := strings.Split(out.String(), "\x1b[H\x1b[2J")
+	if !strings.Contains(frames[1], "api lane  concurrency 3") || !strings.Contains(frames[1], "batches") {
+		t.Errorf("frame: %q", frames[1])
+	}
+}
+
+func TestBar(t *testing.T) {
+	for _, c := range []struct {
+		p    status.Progress
+		want string
+	}{
+		{status.Progress{}, "[....................] 0/0   0%"},
+		{status.Progress{Finished: 12, Total: 40, Percent: 30}, "[######..............] 12/40  30%"},
+		{status.Progress{Finished: 40, Total: 40, Percent: 100}, "[####################] 40/40 100%"},
+	} {
+		if got := bar(c.p); got != c.want {
+			t.Errorf("bar(%+v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+func TestDur(t *testing.T) {
+	for sec, want := range map[float64]string{0: "0.0s", 2.04: "2.0s", 12: "12s", 59.4: "59s", 59.6: "1m00s", 125: "2m05s", 3725: "1h02m"} {
+		if got := dur(sec); got != want {
+			t.Errorf("dur(%v) = %q, want %q", sec, got, want)
+		}
+	}
+}
