@@ -21,7 +21,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-func writeFile(t *testing.T, path, body string) {
+func writeServiceTestFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func writeFile(t *testing.T, path, body string) {
 func TestServiceConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "etc", "spoolgate.yaml")
-	writeFile(t, cfgPath, "shutdownGrace: 45s\npoll: true\n")
+	writeServiceTestFile(t, cfgPath, "shutdownGrace: 45s\npoll: true\n")
 	// A relative --config must come out absolute.
 	t.Chdir(filepath.Join(dir, "etc"))
 
@@ -146,7 +146,7 @@ func TestServiceConfig(t *testing.T) {
 
 func TestServiceConfig_Defaults(t *testing.T) {
 	cfgPath := filepath.Join(t.TempDir(), "spoolgate.yaml")
-	writeFile(t, cfgPath, "")
+	writeServiceTestFile(t, cfgPath, "")
 	c, err := serviceConfig(serviceOptions{Config: cfgPath})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestServiceConfig_Defaults(t *testing.T) {
 func TestServiceConfig_Refuses(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	writeFile(t, bad, "nosuchkey: 1\n")
+	writeServiceTestFile(t, bad, "nosuchkey: 1\n")
 	t.Chdir(dir) // no spoolgate.yaml here
 	tests := []struct {
 		name string
@@ -229,7 +229,7 @@ func TestCmdService_NoSystemd(t *testing.T) {
 	t.Cleanup(func() { systemdRunDir = old })
 
 	cfgPath := filepath.Join(t.TempDir(), "spoolgate.yaml")
-	writeFile(t, cfgPath, "")
+	writeServiceTestFile(t, cfgPath, "")
 	for _, action := range []string{"install", "uninstall", "start", "stop", "status"} {
 		t.Run(action, func(t *testing.T) {
 			var out, errb bytes.Buffer
