@@ -23,6 +23,9 @@ func init() {
 // defaultServiceName is the unit, Windows service and launchd label.
 const defaultServiceName = "spoolgate"
 
+// serviceNameEnv carries the installed service's name to `spoolgate run`.
+const serviceNameEnv = "SPOOLGATE_SERVICE_NAME"
+
 // systemdRunDir exists exactly when Linux was booted with systemd (this is
 // what sd_booted(3) checks). A variable so tests can point it elsewhere.
 var systemdRunDir = "/run/systemd/system"
@@ -116,6 +119,9 @@ func serviceConfig(opts serviceOptions) (*service.Config, error) {
 		// changes directory there instead, so it is never System32.
 		WorkingDirectory: filepath.Dir(abs),
 		Option:           service.KeyValue{},
+		// runMaybeAsService learns the installed name from here (the
+		// event log source on Windows), so `run` needs no flag for it.
+		EnvVars: map[string]string{serviceNameEnv: opts.Name},
 	}
 	if opts.Name != defaultServiceName {
 		c.DisplayName = "spoolgate (" + opts.Name + ")"

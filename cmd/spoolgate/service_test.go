@@ -106,6 +106,9 @@ func TestServiceConfig(t *testing.T) {
 			if c.DisplayName == "" || c.Description == "" {
 				t.Errorf("DisplayName %q, Description %q: want both", c.DisplayName, c.Description)
 			}
+			if c.EnvVars[serviceNameEnv] != tt.wantName {
+				t.Errorf("EnvVars = %v, want %s=%s", c.EnvVars, serviceNameEnv, tt.wantName)
+			}
 			if c.Executable != exe {
 				t.Errorf("Executable = %q, want %q", c.Executable, exe)
 			}

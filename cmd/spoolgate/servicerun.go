@@ -40,8 +40,10 @@ var exitProcess = os.Exit
 // than the config's shutdownGrace, so the daemon's own grace ends first
 // (grace <= 0 means defaultServiceGrace).
 // When fn ends on its own (a fatal error), the process ends too, with fn's
-// error, so the manager's restart-on-failure applies. name must be the
-// installed service's name (the Windows service and event source).
+// error, so the manager's restart-on-failure applies. name is the
+// service's name (the Windows event source); SPOOLGATE_SERVICE_NAME, which
+// `spoolgate service install` sets in the service's environment, overrides
+// it, so a service installed with --name finds its own.
 //
 // As a Windows service it also changes to the --config file's folder (a
 // service starts in System32) and sends slog.Default to the event log, so
@@ -55,6 +57,9 @@ func runMaybeAsService(ctx context.Context, name string, stderr io.Writer, grace
 	}
 	if grace <= 0 {
 		grace = defaultServiceGrace
+	}
+	if n := os.Getenv(serviceNameEnv); n != "" {
+		name = n // installed with --name
 	}
 	p := newServiceProgram(ctx, grace, fn)
 	s, err := service.New(p, &service.Config{
