@@ -84,6 +84,8 @@ var (
 		"Task files in the spool, by lane and state (the folder they sit in).", []string{"lane", "state"}, nil)
 	descRejected = prometheus.NewDesc("spoolgate_rejected_drops",
 		"Rejected drops sitting in the lane's failed/ folder.", []string{"lane"}, nil)
+	descIncoming = prometheus.NewDesc("spoolgate_incoming_drops",
+		"Drops waiting in the lane's incoming/ folder, not yet taken.", []string{"lane"}, nil)
 	descPaused = prometheus.NewDesc("spoolgate_lane_paused",
 		"1 when the lane's paused file exists.", []string{"lane"}, nil)
 	descConcurrency = prometheus.NewDesc("spoolgate_lane_concurrency",
@@ -102,7 +104,7 @@ var (
 type spoolCollector struct{ h *httpServer }
 
 func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descRejected, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner} {
+	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner} {
 		ch <- d
 	}
 }
@@ -138,6 +140,7 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 			g(descTasks, float64(s.n), ln.Lane, s.state)
 		}
 		g(descRejected, float64(ln.Rejected), ln.Lane)
+		g(descIncoming, float64(ln.Incoming), ln.Lane)
 		paused := 0.0
 		if ln.Paused {
 			paused = 1

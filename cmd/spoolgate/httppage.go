@@ -43,8 +43,8 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <h2>{{.Lane}} lane <span class="meta">concurrency {{.Concurrency}}{{if .Runner}} · runner {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">PAUSED</span>{{end}}</h2>
 <div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">ETA {{etab $.St .ETA}}</div>
-<table class="counts"><tr><th>pending</th><th>running</th><th>success</th><th>failed</th><th>canceled</th><th>rejected</th></tr>
-<tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td></tr></table>
+<table class="counts"><tr><th>pending</th><th>running</th><th>success</th><th>failed</th><th>canceled</th><th>rejected</th><th>incoming</th></tr>
+<tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 {{if .Running}}<table class="runs"><tr><th>running</th><th>model</th><th>attempt</th><th>elapsed</th><th>heartbeat</th><th>owner</th></tr>
 {{range .Running}}<tr class="run"><td>{{.TaskID}}</td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}} ago{{if .Stale}} (stale){{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}

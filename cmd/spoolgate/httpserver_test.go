@@ -79,6 +79,7 @@ sites:
 	put(spool.KindWeb, "pending", spool.Task{TaskID: "w3", Model: "thinker", Batch: "b2"})
 	put(spool.KindWeb, "pending", spool.Task{TaskID: "w4", Model: "thinker", Batch: "b2"})
 	os.WriteFile(L.Paused(spool.KindWeb), nil, spool.FilePerm)
+	os.WriteFile(filepath.Join(L.Lane(spool.KindWeb, "incoming"), "new.yaml"), []byte("model: thinker\ncontent: x\n"), spool.FilePerm)
 	return cfg
 }
 
@@ -178,6 +179,8 @@ func TestHTTPServer_Metrics(t *testing.T) {
 		{"spoolgate_tasks", map[string]string{"lane": "web", "state": "success"}, 1},
 		{"spoolgate_rejected_drops", map[string]string{"lane": "api"}, 1},
 		{"spoolgate_rejected_drops", map[string]string{"lane": "web"}, 0},
+		{"spoolgate_incoming_drops", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_incoming_drops", map[string]string{"lane": "api"}, 0},
 		{"spoolgate_rejected_drops_total", map[string]string{"lane": "api"}, 1},
 		{"spoolgate_lane_paused", map[string]string{"lane": "web"}, 1},
 		{"spoolgate_lane_paused", map[string]string{"lane": "api"}, 0},

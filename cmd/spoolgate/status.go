@@ -96,6 +96,9 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 // writeStatusText renders st for people.
 func writeStatusText(w io.Writer, st *status.Status) {
 	fmt.Fprintf(w, "spool %s  at %s\n", st.Spool, st.Now.Local().Format("2006-01-02 15:04:05 MST"))
+	if st.Incoming > 0 {
+		fmt.Fprintf(w, "incoming %d (lane-less drops not taken yet)\n", st.Incoming)
+	}
 	for _, ln := range st.Lanes {
 		fmt.Fprintln(w)
 		head := fmt.Sprintf("%s lane  concurrency %d", ln.Lane, ln.Concurrency)
@@ -108,8 +111,12 @@ func writeStatusText(w io.Writer, st *status.Status) {
 		fmt.Fprintln(w, head)
 		fmt.Fprintf(w, "  %s  ETA %s\n", bar(ln.Progress), etaText(st.Now, ln.ETA, true))
 		c := ln.Counts
-		fmt.Fprintf(w, "  pending %d  running %d  success %d  failed %d  canceled %d  rejected %d\n",
+		fmt.Fprintf(w, "  pending %d  running %d  success %d  failed %d  canceled %d  rejected %d",
 			c.Pending, c.Running, c.Success, c.Failed, c.Canceled, ln.Rejected)
+		if ln.Incoming > 0 {
+			fmt.Fprintf(w, "  incoming %d (not taken yet)", ln.Incoming)
+		}
+		fmt.Fprintln(w)
 		for _, r := range ln.Running {
 			line := fmt.Sprintf("  running %s  model %s  attempt %d  elapsed %s  heartbeat %s ago",
 				r.TaskID, r.Model, r.Attempt, dur(r.ElapsedSeconds), dur(r.HeartbeatAgeSeconds))

@@ -105,6 +105,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	}
 	s.mu.Unlock()
 
+	st.Incoming = countDrops(s.store.L.Incoming())
 	batches := map[string]*Batch{}
 	batchLanes := map[string]map[spool.Kind]*BatchLane{}
 	disabled := map[string]bool{}
@@ -229,6 +230,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		ln.Concurrency = lanes.WebConcurrency
 	}
 	ln.Paused = s.store.Paused(k)
+	ln.Incoming = countDrops(s.store.L.Lane(k, spool.DirIncoming))
 
 	shares := map[string]*BatchLane{}
 	share := func(b string) *BatchLane {
@@ -486,6 +488,21 @@ func simulate(now time.Time, concurrency int, typical time.Duration, running, pe
 		out = append(out, slots[i])
 	}
 	return out
+}
+
+// countDrops counts the files in dir that intake would take.
+func countDrops(dir string) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if e.Type().IsRegular() && spool.IsTaskFileName(e.Name()) && !spool.IsOwnTemp(e.Name()) {
+			n++
+		}
+	}
+	return n
 }
 
 func plural(n int, word string) string {

@@ -20,6 +20,8 @@ type Status struct {
 	Spool string `json:"spool"`
 	// Now is the time the snapshot was taken (UTC); ages and ETAs count from it.
 	Now time.Time `json:"now"`
+	// Incoming counts drops waiting in the lane-less <spool>/incoming/.
+	Incoming int `json:"incoming"`
 	// Lanes are always both lanes, web first, then api.
 	Lanes []Lane `json:"lanes"`
 	// Batches are the named batches with at least one task, sorted by name.
@@ -61,6 +63,9 @@ type Lane struct {
 	Paused bool `json:"paused"`
 	// Counts are the lane's tasks by the folder they sit in.
 	Counts Counts `json:"counts"`
+	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
+	// (a daemon takes them within seconds; if they stay, none runs).
+	Incoming int `json:"incoming"`
 	// Rejected counts rejected drops in failed/ (NAME.yaml with NAME.error
 	// beside it). They are not tasks and are in no other count.
 	Rejected int `json:"rejected"`
