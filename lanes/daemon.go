@@ -210,7 +210,10 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		where := d.Store.L.Locate(k, id)
 		switch where {
 		case spool.DirPending:
-			if err := d.Store.Move(k, spool.DirPending, spool.DirCanceled, id); err != nil {
+			// Claim it as a runner would (the move only one process wins),
+			// then finish it as canceled: readers of canceled/ never see
+			// a half-written record.
+			if err := d.Store.Move(k, spool.DirPending, spool.DirRunning, id); err != nil {
 				if errors.Is(err, os.ErrNotExist) {
 					continue // claimed just now: look again
 				}
@@ -220,14 +223,14 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 			if l != nil {
 				l.index.Remove(id)
 			}
-			t, err := d.Store.Read(k, spool.DirCanceled, id)
+			t, err := d.Store.Read(k, spool.DirRunning, id)
 			if err == nil {
 				t.State, t.FinishedAt = spool.StateCanceled, time.Now()
 				t.Error, t.ErrorClass = "canceled by request before it started", spool.ClassCanceled
-				err = d.Store.Write(k, spool.DirCanceled, t)
+				err = d.Store.Finish(k, spool.DirRunning, t)
 			}
 			if err != nil {
-				log.Error("cancel pending: rewrite failed; recovery will repair the state", "err", err)
+				log.Error("cancel pending: finish failed; reclaim will repair it", "err", err)
 			}
 			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("canceled while pending")
 			consume()

@@ -41,6 +41,7 @@ type Lane struct {
 	held     string // last logged hold reason, to log once
 
 	lastReclaim time.Time
+	suspects    map[string]time.Time // running/ files seen without an owner, by the reclaim loop only
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -65,7 +66,7 @@ func NewLane(o LaneOptions) *Lane {
 	l := &Lane{
 		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, owner: o.Owner,
 		hooks: o.Hooks, index: o.Index, log: o.Log,
-		wake: make(chan struct{}, 1), running: map[string]*runner{},
+		wake: make(chan struct{}, 1), running: map[string]*runner{}, suspects: map[string]time.Time{},
 	}
 	if l.index == nil {
 		l.index = spool.NewIndex(nil)
@@ -236,7 +237,7 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		}
 		return !d
 	}
-	for free > 0 {
+	for free > 0 && !l.isDraining() {
 		entries, wake := l.index.Next(time.Now(), 1, eligible)
 		if len(entries) == 0 {
 			return wake
@@ -246,6 +247,12 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+func (l *Lane) isDraining() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.draining
 }
 
 func (l *Lane) holdOnce(reason string) {
@@ -329,9 +336,20 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	}
 	r := newRunner(l, t, model)
 	l.mu.Lock()
+	if l.draining {
+		// Shutdown began while we claimed: hand it back unspent.
+		l.mu.Unlock()
+		t.State, t.Attempt, t.Owner, t.StartedAt, t.HeartbeatAt = spool.StatePending, t.Attempt-1, "", time.Time{}, time.Time{}
+		if err := l.store.Finish(l.kind, spool.DirRunning, t); err == nil {
+			l.index.Put(e)
+		}
+		return false
+	}
 	l.running[t.TaskID] = r
-	l.mu.Unlock()
+	// Add under l.mu: Drain takes l.mu too, so no Add follows a Drain and
+	// WaitRunning's Wait never races an Add.
 	l.wg.Add(1)
+	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
 		r.run(ctx)

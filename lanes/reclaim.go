@@ -40,7 +40,21 @@ func pidAlive(pid int) bool {
 // must be reclaimed, or "" if it must be left alone: its owner is this host
 // and that process is dead (or is us, restarted with the same pid), or its
 // heartbeat is older than staleAfter.
-func (l *Lane) orphanReason(t *spool.Task, mtime time.Time, now time.Time) string {
+func (l *Lane) orphanReason(t *spool.Task, now time.Time) string {
+	if t.Owner == "" {
+		// Moved into running/ but not yet rewritten: a claim in progress
+		// (perhaps another daemon's), or one a crash cut short. Its times
+		// say nothing, so judge by how long we have watched it so.
+		first, ok := l.suspects[t.TaskID]
+		if !ok {
+			l.suspects[t.TaskID] = now
+			return ""
+		}
+		if now.Sub(first) > l.cfg.StaleAfter.D() {
+			return fmt.Sprintf("claimed but not marked running for over %s", l.cfg.StaleAfter.D())
+		}
+		return ""
+	}
 	host, pid := splitOwner(t.Owner)
 	if host == l.cfg.Host {
 		if pid == os.Getpid() {
@@ -53,9 +67,6 @@ func (l *Lane) orphanReason(t *spool.Task, mtime time.Time, now time.Time) strin
 	hb := t.HeartbeatAt
 	if hb.IsZero() {
 		hb = t.StartedAt
-	}
-	if hb.IsZero() {
-		hb = mtime
 	}
 	if age := now.Sub(hb); age > l.cfg.StaleAfter.D() {
 		return fmt.Sprintf("heartbeat %s old, over staleAfter %s (owner %s)", age.Round(time.Second), l.cfg.StaleAfter.D(), t.Owner)
@@ -74,12 +85,21 @@ func (l *Lane) reclaim(ctx context.Context) {
 		return
 	}
 	now := time.Now()
+	seen := map[string]bool{}
+	defer func() {
+		for id := range l.suspects {
+			if !seen[id] {
+				delete(l.suspects, id)
+			}
+		}
+	}()
 	for _, e := range ents {
 		name := e.Name()
 		if !spool.IsTaskFileName(name) {
 			continue
 		}
 		id := spool.TrimTaskExt(name)
+		seen[id] = true
 		l.mu.Lock()
 		_, mine := l.running[id]
 		l.mu.Unlock()
@@ -93,11 +113,7 @@ func (l *Lane) reclaim(ctx context.Context) {
 			}
 			continue
 		}
-		var mtime time.Time
-		if fi, err := e.Info(); err == nil {
-			mtime = fi.ModTime()
-		}
-		reason := l.orphanReason(t, mtime, now)
+		reason := l.orphanReason(t, now)
 		if reason == "" {
 			continue
 		}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func init() { register("run", "run the daemon in the foreground", cmdRun) }
+
+// newExecutors builds each lane's executor from the config. Tests replace it
+// with fakes that enforce the real limits.
+var newExecutors = defaultExecutors
+
+func cmdRun(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("run", &c)
+	poll := fs.Bool("poll", false, "no fsnotify: rescan only (network shares)")
+	verbose := fs.Bool("v", false, "debug logging")
+	if pos, err := parseInterspersed(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("run takes no arguments, got %q", pos[0])
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if *poll {
+		cfg.Poll = true
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
+	// Under a service manager runMaybeAsService points slog.Default at the
+	// system's log (the Windows event log), so take the logger inside.
+	return runMaybeAsService(ctx, "spoolgate", env.Stderr, cfg.ShutdownGrace.D()+5*time.Second, func(ctx context.Context) error {
+		return runDaemon(ctx, cfg, env, slog.Default())
+	})
+}
+
+// runDaemon runs until ctx ends, then shuts down in two stages: drain for
+// shutdownGrace, then cancel what still runs back to pending. A second
+// SIGINT/SIGTERM during the drain cancels at once.
+func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logger) error {
+	execs, err := newExecutors(cfg, env, log)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	store := spool.NewStore(cfg, log)
+	d := &lanes.Daemon{Store: store, Executors: execs, Log: log}
+	defer closeExecutors(execs)
+	// startHTTP handles "off" and a port in use itself (a warning).
+	hs, err := startHTTP(ctx, cfg, d.Info, log.With("component", "http"))
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	d.Hooks = hs.Hooks()
+	defer hs.Stop()
+	// The daemon's own goroutines must not end with ctx: shutdown is staged.
+	if err := d.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down: draining", "grace", cfg.ShutdownGrace.D())
+	grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace.D())
+	defer cancel()
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	go func() {
+		select {
+		case <-again:
+			log.Warn("second signal: canceling running tasks now")
+			cancel()
+		case <-grace.Done():
+		}
+	}()
+	d.Shutdown(grace)
+	return nil
+}
+
+func defaultExecutors(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.Kind]lanes.Executor, error) {
+	out := map[spool.Kind]lanes.Executor{}
+	for _, m := range cfg.Models {
+		if _, done := out[m.Kind]; done {
+			continue
+		}
+		switch m.Kind {
+		case spool.KindAPI:
+			ex, err := newAPIExecutor(cfg, env)
+			if err != nil {
+				return nil, err
+			}
+			out[m.Kind] = ex
+		case spool.KindWeb:
+			ex, err := newWebExecutor(cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			out[m.Kind] = ex
+		default:
+			return nil, fmt.Errorf("model %s: unknown kind %q", m.Name, m.Kind)
+		}
+	}
+	return out, nil
+}
+
+// closeExecutors releases what executors hold (idle connections).
+func closeExecutors(execs map[spool.Kind]lanes.Executor) {
+	for _, ex := range execs {
+		if c, ok := ex.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
+}

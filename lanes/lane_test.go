@@ -1,0 +1,293 @@
+package lanes_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/lanestest"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func TestDaemon_RunsBothLanes(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	for i := 0; i < 10; i++ {
+		drop(t, cfg, spool.KindAPI, fmt.Sprintf("a%d", i), "fast", fmt.Sprintf("api %d [[duration=5ms]]", i))
+	}
+	for i := 0; i < 3; i++ {
+		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%d", i), "chat", fmt.Sprintf("web %d", i))
+	}
+	drop(t, cfg, "", "routed", "chat", "routed by the model's kind")
+	for i := 0; i < 10; i++ {
+		id := fmt.Sprintf("a%d", i)
+		dir, task := waitFinal(t, r.store, spool.KindAPI, id, 10*time.Second)
+		if dir != spool.DirDone || task.State != spool.StateSuccess || task.Attempt != 1 {
+			t.Fatalf("%s: %s state=%s attempt=%d err=%s", id, dir, task.State, task.Attempt, task.Error)
+		}
+		if want := lanestest.Answer(fmt.Sprintf("api %d", i)); task.Result != want {
+			t.Errorf("%s: result %q, want %q", id, task.Result, want)
+		}
+		if task.Owner != "testhost:"+fmt.Sprint(os.Getpid()) || task.StartedAt.IsZero() || task.FinishedAt.IsZero() {
+			t.Errorf("%s: owner %q started %v finished %v", id, task.Owner, task.StartedAt, task.FinishedAt)
+		}
+	}
+	for _, id := range []string{"w0", "w1", "w2", "routed"} {
+		if dir, task := waitFinal(t, r.store, spool.KindWeb, id, 10*time.Second); dir != spool.DirDone {
+			t.Fatalf("%s ended in %s: %s", id, dir, task.Error)
+		}
+	}
+	if _, err := os.Stat(r.store.L.LogPath(spool.KindWeb, "w0")); err != nil {
+		t.Errorf("task log: %v", err)
+	}
+}
+
+// The web lane never runs two tasks at once: across 200 tasks and a
+// restart, the exclusive fake (a chat session) never sees an overlap.
+func TestLane_WebNeverOverlaps(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	const n = 200
+	for i := 0; i < n; i++ {
+		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%03d", i), "chat", "x")
+	}
+	waitFor(t, 20*time.Second, "half done", func() bool { return countFiles(t, r.store, spool.KindWeb, spool.DirDone) >= n/2 })
+	r.d.Stop()
+	r.startDaemon() // a restart: a new daemon, the same fake session
+	waitFor(t, 30*time.Second, "all done", func() bool { return countFiles(t, r.store, spool.KindWeb, spool.DirDone) == n })
+	if r.web.Max() != 1 || r.web.Collisions() != 0 {
+		t.Fatalf("web lane overlapped: max %d at once, %d collisions", r.web.Max(), r.web.Collisions())
+	}
+	for id, c := range r.web.CallCounts() {
+		if c != 1 {
+			t.Errorf("%s ran %d times", id, c)
+		}
+	}
+}
+
+// The API lane reaches exactly its configured concurrency, never more.
+func TestLane_APIConcurrency(t *testing.T) {
+	for _, conc := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint(conc), func(t *testing.T) {
+			cfg := testConfig(t, fmt.Sprintf("api: {concurrency: %d}\n", conc))
+			r := start(t, cfg)
+			for i := 0; i < 3*conc+2; i++ {
+				drop(t, cfg, spool.KindAPI, fmt.Sprintf("a%d", i), "fast", "[[duration=150ms]]")
+			}
+			for i := 0; i < 3*conc+2; i++ {
+				if dir, task := waitFinal(t, r.store, spool.KindAPI, fmt.Sprintf("a%d", i), 20*time.Second); dir != spool.DirDone {
+					t.Fatalf("a%d: %s %s", i, dir, task.Error)
+				}
+			}
+			if r.api.Max() != conc || r.api.Collisions() != 0 {
+				t.Fatalf("max at once %d (want exactly %d), quota refusals %d", r.api.Max(), conc, r.api.Collisions())
+			}
+		})
+	}
+}
+
+func TestLane_RetriesAndClasses(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	tests := []struct {
+		id, content string
+		dir         string
+		class       spool.ErrorClass
+		attempt     int
+	}{
+		{"once", "[[fail=1]]", spool.DirDone, "", 2},
+		{"twice", "[[fail=2]]", spool.DirDone, "", 3},
+		{"always", "[[fail=9]]", spool.DirFailed, spool.ClassTransient, 3},
+		{"bad", "[[status=400]]", spool.DirFailed, spool.ClassPermanent, 1},
+		{"empty", "[[empty]]", spool.DirFailed, spool.ClassPermanent, 1},
+	}
+	for _, tt := range tests {
+		drop(t, cfg, spool.KindAPI, tt.id, "fast", tt.id+" "+tt.content)
+	}
+	for _, tt := range tests {
+		dir, task := waitFinal(t, r.store, spool.KindAPI, tt.id, 10*time.Second)
+		if dir != tt.dir || task.ErrorClass != tt.class || task.Attempt != tt.attempt {
+			t.Errorf("%s: %s class=%q attempt=%d (want %s %q %d) error=%q", tt.id, dir, task.ErrorClass, task.Attempt, tt.dir, tt.class, tt.attempt, task.Error)
+		}
+		if countAll(t, r.store, spool.KindAPI, tt.id) != 1 {
+			t.Errorf("%s: not exactly one file", tt.id)
+		}
+	}
+}
+
+func countAll(t *testing.T, store *spool.Store, k spool.Kind, id string) int {
+	n := 0
+	for _, d := range spool.TaskDirs {
+		if _, err := os.Lstat(store.L.TaskPath(k, d, id)); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// A stalled executor stops beating, is reclaimed after staleAfter and
+// retried; after the last retry the task is failed as stale.
+func TestLane_StaleReclaim(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	drop(t, cfg, spool.KindWeb, "stuck", "chat", "[[stall]]")
+	dir, task := waitFinal(t, r.store, spool.KindWeb, "stuck", 20*time.Second)
+	if dir != spool.DirFailed || task.ErrorClass != spool.ClassStale || task.Attempt != cfg.MaxAttempts() {
+		t.Fatalf("got %s class=%s attempt=%d error=%q", dir, task.ErrorClass, task.Attempt, task.Error)
+	}
+}
+
+// A running file left by a dead owner on this host is reclaimed at once.
+func TestLane_ReclaimDeadOwner(t *testing.T) {
+	cfg := testConfig(t, "")
+	store := spool.NewStore(cfg, nil)
+	if err := store.L.Create(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	orphan := &spool.Task{TaskID: "orphan", ModelKind: spool.KindAPI, Model: "fast", Content: "left behind",
+		State: spool.StateRunning, Attempt: 1, SubmittedAt: now, StartedAt: now, HeartbeatAt: now,
+		Owner: "testhost:999999"}
+	if err := store.Write(spool.KindAPI, spool.DirRunning, orphan); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg)
+	dir, task := waitFinal(t, r.store, spool.KindAPI, "orphan", 5*time.Second)
+	if dir != spool.DirDone || task.Attempt != 2 {
+		t.Fatalf("got %s attempt=%d error=%q", dir, task.Attempt, task.Error)
+	}
+}
+
+func TestDaemon_Cancel(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	// Running: a task that would hang; cancel ends it with its stage.
+	drop(t, cfg, spool.KindWeb, "long", "chat", "[[hang]]")
+	waitFor(t, 5*time.Second, "long running", func() bool { return r.store.L.Locate(spool.KindWeb, "long") == spool.DirRunning })
+	// Pending: queued behind the running web task.
+	drop(t, cfg, spool.KindWeb, "queued", "chat", "never runs")
+	waitFor(t, 5*time.Second, "queued pending", func() bool { return r.store.L.Locate(spool.KindWeb, "queued") == spool.DirPending })
+	// Finished: an API task done before the cancel.
+	drop(t, cfg, spool.KindAPI, "quick", "fast", "quick")
+	waitFinal(t, r.store, spool.KindAPI, "quick", 5*time.Second)
+
+	for _, c := range []struct {
+		k  spool.Kind
+		id string
+	}{{spool.KindWeb, "queued"}, {spool.KindWeb, "long"}, {spool.KindAPI, "quick"}} {
+		if err := spool.WriteFileAtomic(r.store.L.CancelPath(c.k, c.id), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dir, task := waitFinal(t, r.store, spool.KindWeb, "queued", 5*time.Second); dir != spool.DirCanceled || task.State != spool.StateCanceled || task.Attempt != 0 {
+		t.Errorf("queued: %s %s attempt %d", dir, task.State, task.Attempt)
+	}
+	start := time.Now()
+	dir, task := waitFinal(t, r.store, spool.KindWeb, "long", 5*time.Second)
+	if dir != spool.DirCanceled || task.State != spool.StateCanceled || task.ErrorClass != spool.ClassCanceled {
+		t.Errorf("long: %s %s %s", dir, task.State, task.ErrorClass)
+	}
+	t.Logf("running task canceled within %s; error %q", time.Since(start), task.Error)
+	if dir, task := waitFinal(t, r.store, spool.KindAPI, "quick", time.Second); dir != spool.DirDone || task.State != spool.StateSuccess {
+		t.Errorf("quick: %s %s: a finished task must keep its real result", dir, task.State)
+	}
+	for _, c := range []struct {
+		k  spool.Kind
+		id string
+	}{{spool.KindWeb, "queued"}, {spool.KindWeb, "long"}, {spool.KindAPI, "quick"}} {
+		p := r.store.L.CancelPath(c.k, c.id)
+		waitFor(t, 5*time.Second, "request consumed "+p, func() bool { _, err := os.Stat(p); return os.IsNotExist(err) })
+	}
+}
+
+// Pause and an account's off switch hold tasks pending, without restart.
+func TestLane_PauseAndAccountSwitch(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	if err := os.WriteFile(r.store.L.Paused(spool.KindAPI), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.store.L.Accounts()+"/ops1.disabled", nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, cfg, spool.KindAPI, "held", "fast", "x")
+	drop(t, cfg, spool.KindWeb, "off", "chat", "x")
+	waitFor(t, 5*time.Second, "both pending", func() bool {
+		return r.store.L.Locate(spool.KindAPI, "held") == spool.DirPending && r.store.L.Locate(spool.KindWeb, "off") == spool.DirPending
+	})
+	// Several scheduling rounds pass; neither may start.
+	rounds := time.Now().Add(1500 * time.Millisecond)
+	waitFor(t, 5*time.Second, "rounds to pass", func() bool { return time.Now().After(rounds) })
+	if r.api.Total() != 0 || r.web.Total() != 0 {
+		t.Fatalf("held tasks ran: api %d web %d", r.api.Total(), r.web.Total())
+	}
+	os.Remove(r.store.L.Paused(spool.KindAPI))
+	os.Remove(r.store.L.Accounts() + "/ops1.disabled")
+	waitFinal(t, r.store, spool.KindAPI, "held", 5*time.Second)
+	waitFinal(t, r.store, spool.KindWeb, "off", 5*time.Second)
+}
+
+// Shutdown drains for the grace period, then puts what still runs back to
+// pending without spending its attempt.
+func TestDaemon_ShutdownReturnsToPending(t *testing.T) {
+	cfg := testConfig(t, "shutdownGrace: 100ms\n")
+	r := start(t, cfg)
+	drop(t, cfg, spool.KindAPI, "slow", "fast", "[[hang]]")
+	waitFor(t, 5*time.Second, "running", func() bool { return r.store.L.Locate(spool.KindAPI, "slow") == spool.DirRunning })
+	r.d.Stop()
+	task, err := r.store.Read(spool.KindAPI, spool.DirPending, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.State != spool.StatePending || task.Attempt != 0 || task.Owner != "" && task.StartedAt.IsZero() == false {
+		t.Fatalf("after shutdown: state %s attempt %d owner %q", task.State, task.Attempt, task.Owner)
+	}
+}
+
+// Two daemons (two hosts) on one spool run 500 API tasks: each once.
+func TestDaemon_TwoDaemonsOneSpool(t *testing.T) {
+	cfgA := testConfig(t, "api: {concurrency: 5}\n")
+	cfgB := *cfgA
+	cfgB.Host = "otherhost"
+	a := start(t, cfgA)
+	b := start(t, &cfgB)
+	const n = 500
+	for i := 0; i < n; i++ {
+		drop(t, cfgA, spool.KindAPI, fmt.Sprintf("t%03d", i), "fast", "[[duration=2ms]]")
+	}
+	waitFor(t, 60*time.Second, "all done", func() bool { return countFiles(t, a.store, spool.KindAPI, spool.DirDone) == n })
+	total := map[string]int{}
+	for _, f := range []*lanestest.Fake{a.api, b.api} {
+		for id, c := range f.CallCounts() {
+			total[id] += c
+		}
+	}
+	var dup []string
+	for id, c := range total {
+		if c != 1 {
+			dup = append(dup, id)
+		}
+	}
+	sort.Strings(dup)
+	if len(total) != n || len(dup) > 0 {
+		t.Fatalf("%d tasks ran, not exactly once: %v", len(total), dup)
+	}
+	t.Logf("host A ran %d, host B ran %d", a.api.Total(), b.api.Total())
+	// The second daemon in this process stands by for the web lane.
+	var standby bool
+	for _, li := range b.d.Info() {
+		if li.Kind == spool.KindWeb {
+			standby = li.Standby
+		}
+	}
+	if !standby {
+		t.Errorf("second daemon's web lane is not in standby")
+	}
+}
+
+var _ = context.Background
+var _ = lanes.WebConcurrency

@@ -1,0 +1,189 @@
+// Package lanestest has a fake executor for tests of the spool and the
+// lanes. It enforces the real limits that the stand-ins enforce: a web
+// session that fails when two generations overlap, an API quota that
+// answers "429". Tests shape each task through directives in its content:
+//
+//	[[duration=2s]]  the attempt takes this long (times Scale)
+//	[[hang]]         never finishes (until canceled)
+//	[[stall]]        never finishes and stops showing liveness
+//	[[fail=N]]       the first N attempts fail transiently
+//	[[status=400]]   fails permanently
+//	[[empty]]        answers an empty text (a permanent failure)
+package lanestest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Fake is a lanes.Executor for tests.
+type Fake struct {
+	// Exclusive makes overlapping calls fail, as one chat session does.
+	Exclusive bool
+	// Quota, if positive, refuses calls beyond it with a transient error.
+	Quota int
+	// Scale multiplies durations; 0 means 1.
+	Scale float64
+	// Trace, if set, gets "start ID unixnano" and "end ID unixnano" lines
+	// (appended, for tests that watch another process).
+	Trace string
+
+	mu         sync.Mutex
+	cur, max   int
+	calls      map[string]int
+	fails      map[string]int
+	collisions int
+	total      int
+	began      []time.Time
+}
+
+var directiveRe = regexp.MustCompile(`\[\[([a-z]+)(?:=([^\]]*))?\]\]`)
+
+// Directives parses [[key=value]] directives from content.
+func Directives(content string) map[string]string {
+	out := map[string]string{}
+	for _, m := range directiveRe.FindAllStringSubmatch(content, -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// Answer is the fake's deterministic answer to content.
+func Answer(content string) string {
+	return "Answer: " + strings.Join(strings.Fields(directiveRe.ReplaceAllString(content, " ")), " ")
+}
+
+func (f *Fake) enter(id string) (collided bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls == nil {
+		f.calls, f.fails = map[string]int{}, map[string]int{}
+	}
+	f.calls[id]++
+	f.total++
+	f.began = append(f.began, time.Now())
+	f.cur++
+	if f.cur > f.max {
+		f.max = f.cur
+	}
+	if f.Exclusive && f.cur > 1 {
+		f.collisions++
+		return true
+	}
+	if f.Quota > 0 && f.cur > f.Quota {
+		f.collisions++
+		return true
+	}
+	return false
+}
+
+func (f *Fake) leave() {
+	f.mu.Lock()
+	f.cur--
+	f.mu.Unlock()
+}
+
+func (f *Fake) trace(what, id string) {
+	if f.Trace == "" {
+		return
+	}
+	fh, err := os.OpenFile(f.Trace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(fh, "%s %s %d\n", what, id, time.Now().UnixNano())
+	fh.Close()
+}
+
+// Execute implements lanes.Executor.
+func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+	id := job.Task.TaskID
+	f.trace("start", id)
+	defer f.trace("end", id)
+	collided := f.enter(id)
+	defer f.leave()
+	if collided {
+		if f.Exclusive {
+			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake session: a second generation started while one runs")
+		}
+		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("fake quota: 429 too many requests"), RetryAfter: time.Millisecond}
+	}
+	d := Directives(job.Task.Content)
+	scale := f.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	job.SetStage("generating")
+	if _, ok := d["stall"]; ok {
+		job.SetProbe(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+		<-ctx.Done()
+		return lanes.Result{}, context.Cause(ctx)
+	}
+	if _, ok := d["hang"]; ok {
+		<-ctx.Done()
+		return lanes.Result{}, context.Cause(ctx)
+	}
+	if v, ok := d["duration"]; ok {
+		dur, err := time.ParseDuration(v)
+		if err != nil {
+			return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: bad duration %q", v)
+		}
+		t := time.NewTimer(time.Duration(float64(dur) * scale))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return lanes.Result{}, context.Cause(ctx)
+		}
+	}
+	if v, ok := d["fail"]; ok {
+		n, _ := strconv.Atoi(v)
+		f.mu.Lock()
+		f.fails[job.Task.Content]++
+		k := f.fails[job.Task.Content]
+		f.mu.Unlock()
+		if k <= n {
+			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake: failure %d of %d", k, n)
+		}
+	}
+	if v, ok := d["status"]; ok {
+		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: status %s", v)
+	}
+	if _, ok := d["empty"]; ok {
+		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: empty answer")
+	}
+	job.Beat()
+	return lanes.Result{Text: Answer(job.Task.Content)}, nil
+}
+
+// Max is the largest number of calls seen at once.
+func (f *Fake) Max() int { f.mu.Lock(); defer f.mu.Unlock(); return f.max }
+
+// Collisions counts calls refused for overlap or quota.
+func (f *Fake) Collisions() int { f.mu.Lock(); defer f.mu.Unlock(); return f.collisions }
+
+// Calls returns how many attempts id got.
+func (f *Fake) Calls(id string) int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls[id] }
+
+// Total is the number of calls.
+func (f *Fake) Total() int { f.mu.Lock(); defer f.mu.Unlock(); return f.total }
+
+// CallCounts returns a copy of the per-task call counts.
+func (f *Fake) CallCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.calls))
+	for k, v := range f.calls {
+		out[k] = v
+	}
+	return out
+}
