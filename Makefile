@@ -1,0 +1,51 @@
+# spoolgate: make demo (first run), make test (what CI runs), make bench.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+FUZZTIME ?= 20s
+
+.PHONY: all build test vet race windows cross demo bench fuzz reliability clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/spoolgate ./cmd/spoolgate
+
+# The test command of the README and of CI: vet, the race-enabled suite
+# (fuzz seed corpora included), and a Windows build.
+test: vet race windows
+
+vet:
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+windows:
+	GOOS=windows $(GO) build ./...
+
+cross:
+	GOOS=linux   $(GO) build -o /dev/null ./cmd/spoolgate
+	GOOS=windows $(GO) build -o /dev/null ./cmd/spoolgate
+	GOOS=darwin  $(GO) build -o /dev/null ./cmd/spoolgate
+
+# The field report's 40-task batch, for real: both lanes, a real browser,
+# live progress, a summary. Installs Chromium through apt when run as root.
+demo: build
+	$(GO) run ./examples/cmd/demo $(DEMOFLAGS)
+
+# One program, one run: every scheduling strategy on the same workload, and
+# the spool-core figures, each as a ratio against a baseline of the same run.
+bench: build
+	$(GO) run ./examples/cmd/bench $(BENCHFLAGS)
+
+# Each fuzz target for a bounded time (CI runs only their seed corpora).
+fuzz:
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeTask$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
+
+reliability:
+	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 30m -run 'Reliability' -v ./cmd/spoolgate | grep -E '^(=== RUN|--- |    reliability|ok|FAIL|PASS)'
+
+clean:
+	rm -rf bin demo

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/lanestest"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// In the test binary, SPOOLGATE_FAKE=1 makes `spoolgate run` use the fake
+// executors of lanestest (registered only in tests): an exclusive fake chat
+// session for the web lane and a quota-enforcing fake for the API lane.
+// SPOOLGATE_FAKE_TRACE=DIR appends each call's start and end to
+// DIR/web.trace and DIR/api.trace, so a test can check from outside that
+// the web lane never overlapped, across kills and restarts.
+// SPOOLGATE_FAKE_SCALE multiplies [[duration=...]] directives.
+func init() {
+	if os.Getenv("SPOOLGATE_FAKE") == "" {
+		return
+	}
+	newExecutors = func(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.Kind]lanes.Executor, error) {
+		scale, _ := strconv.ParseFloat(os.Getenv("SPOOLGATE_FAKE_SCALE"), 64)
+		trace := os.Getenv("SPOOLGATE_FAKE_TRACE")
+		web := &lanestest.Fake{Exclusive: true, Scale: scale}
+		api := &lanestest.Fake{Quota: cfg.API.Concurrency, Scale: scale}
+		if trace != "" {
+			web.Trace, api.Trace = filepath.Join(trace, "web.trace"), filepath.Join(trace, "api.trace")
+		}
+		return map[spool.Kind]lanes.Executor{spool.KindWeb: web, spool.KindAPI: api}, nil
+	}
+}
