@@ -135,22 +135,47 @@ func Launch(ctx context.Context, cfg *spool.Config, profile string, headless boo
 	started := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- chromedp.Do(tabCtx) }() // starts the browser and its tab
+	gotDo := false
 	select {
 	case err = <-errc:
+		gotDo = true
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	case <-time.After(launchTimeout):
 		err = fmt.Errorf("browser did not start within %s", launchTimeout)
 	}
+	if err != nil {
+		b.abort(gotDo, errc)
+		return nil, lanes.Errorf(spool.ClassEnvironment, "launch %s: %w", path, err)
+	}
 	if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		b.pid = c.Browser.Process().Pid
 	}
-	if err != nil {
-		b.Close()
-		return nil, lanes.Errorf(spool.ClassEnvironment, "launch %s: %w", path, err)
-	}
 	log.Info("browser: launched", "pid", b.pid, "path", path, "headless", headless, "profile", profile, "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
+}
+
+// abort ends a launch that failed. chromedp's own cancel waits forever
+// for a browser that was never allocated (no display, a start that was
+// cut short), so the allocator is canceled first: that kills a half-started
+// process and lets the start return; then the normal close runs if a
+// browser exists, else only the sweep for leftovers.
+func (b *Browser) abort(gotDo bool, errc <-chan error) {
+	b.allocCancel()
+	if !gotDo {
+		<-errc
+	}
+	c := chromedp.FromContext(b.ctx)
+	if c != nil && c.Browser != nil {
+		if p := c.Browser.Process(); p != nil {
+			b.pid = p.Pid
+		}
+		b.Close()
+		return
+	}
+	b.closeOnce.Do(func() {
+		b.sweep(time.Now(), "start failed")
+	})
 }
 
 // Probe is the CDP round-trip the lane calls each heartbeat period:
@@ -207,7 +232,12 @@ func (b *Browser) close() {
 	b.cancel()
 	<-done
 	b.allocCancel() // waits for the allocator to reap the process
+	b.sweep(start, how)
+}
 
+// sweep verifies that no process on our profile remains after a close,
+// kills any that does, and logs the outcome.
+func (b *Browser) sweep(start time.Time, how string) {
 	// Chromium's helpers leave just after the main process; give them a
 	// moment, then anything still on our profile is a leftover.
 	left := b.remaining(settleGone)

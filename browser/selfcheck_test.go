@@ -1,3 +1,5 @@
+//go:build linux
+
 package browser
 
 import (
@@ -133,5 +135,23 @@ func TestNamesProfile(t *testing.T) {
 		if got := namesProfile(c.args, "/p/default"); got != c.want {
 			t.Errorf("namesProfile(%q) = %v", c.args, got)
 		}
+	}
+}
+
+// Without a display, Login fails at once (it never falls back to a
+// headless browser nobody can sign in with) and leaves nothing running.
+func TestLogin_NoDisplay(t *testing.T) {
+	e := newEnv(t, envOpts{noLogin: true})
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := Login(ctx, e.cfg, "standin", nil)
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("Login: %v after %s, want a prompt error", err, time.Since(start))
+	}
+	if err := Login(ctx, e.cfg, "nosuch", nil); err == nil {
+		t.Fatal("Login of an unknown site succeeded")
 	}
 }

@@ -37,7 +37,7 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	lock := lanes.NewWebLock(cfg.Web.Profiles)
 	if err := lock.TryLock(cfg.Host); err != nil {
 		if errors.Is(err, lanes.ErrLockHeld) {
-			return fmt.Errorf("login: the web lane is busy (%s is held by %s): stop the daemon or pause the web lane and wait for its task, then retry", lock.Path(), lock.Holder())
+			return fmt.Errorf("login: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); stop that daemon, then retry", lock.Path(), lock.Holder())
 		}
 		return fmt.Errorf("login: %w", err)
 	}
