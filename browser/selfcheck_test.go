@@ -52,6 +52,7 @@ func TestExecutor_Execute_LeftoverBrowser(t *testing.T) {
 	if s := log.String(); !strings.Contains(s, "self-check: found leftover browser") || !strings.Contains(s, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
 		t.Fatalf("job log does not report the leftover pid %d:\n%s", cmd.Process.Pid, s)
 	}
+	t.Logf("job log:\n%s", log)
 }
 
 // A foreign process holding the profile's SingletonLock fails the attempt
