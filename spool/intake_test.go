@@ -1,0 +1,254 @@
+package spool
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+const testConfigYAML = `
+models:
+  - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
+  - {name: chat, kind: web, site: s}
+sites:
+  s: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .a}
+`
+
+func newTestStore(t *testing.T) *Store {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(testConfigYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spool = filepath.Join(t.TempDir(), "spool")
+	s := NewStore(cfg, nil)
+	if err := s.L.Create(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Every rejection keeps the drop's bytes in failed/ and writes one line
+// naming the cause beside it.
+func TestStore_IntakeRejects(t *testing.T) {
+	big := "model: fast\ncontent: " + strings.Repeat("a", MaxTaskSize) + "\n"
+	tests := []struct {
+		name   string
+		lane   Kind // folder dropped in ("" = lane-less)
+		file   string
+		body   string
+		make   func(t *testing.T, path string) // instead of body
+		reason string
+	}{
+		{name: "syntax", lane: KindAPI, file: "s.yaml", body: "model: fast\ncontent: [oops\n", reason: "yaml: line"},
+		{name: "unknown field", lane: KindAPI, file: "u.yaml", body: "model: fast\ncontent: x\nprio: 1\n", reason: "field prio not found"},
+		{name: "no content", lane: KindAPI, file: "c.yaml", body: "model: fast\n", reason: "content: missing"},
+		{name: "no model", lane: KindAPI, file: "m.yaml", body: "content: x\n", reason: "model: missing"},
+		{name: "unknown model", lane: KindAPI, file: "um.yaml", body: "model: gpt9\ncontent: x\n", reason: `model: "gpt9" is not in the config`},
+		{name: "other lane's model", lane: KindAPI, file: "ol.yaml", body: "model: chat\ncontent: x\n", reason: "is a web model, not for the api lane"},
+		{name: "modelKind mismatch", lane: KindWeb, file: "mk.yaml", body: "modelKind: api\nmodel: chat\ncontent: x\n", reason: `modelKind: "api" does not match the web lane`},
+		{name: "taskId with slash", lane: KindAPI, file: "t1.yaml", body: "taskId: a/b\nmodel: fast\ncontent: x\n", reason: "taskId:"},
+		{name: "taskId dotdot", lane: KindAPI, file: "t2.yaml", body: "taskId: ../../x\nmodel: fast\ncontent: x\n", reason: "taskId:"},
+		{name: "taskId too long", lane: KindAPI, file: "t3.yaml", body: "taskId: " + strings.Repeat("x", 129) + "\nmodel: fast\ncontent: x\n", reason: "taskId:"},
+		{name: "taskId blank", lane: KindAPI, file: "t4.yaml", body: "taskId: ' '\nmodel: fast\ncontent: x\n", reason: "taskId:"},
+		{name: "output absolute", lane: KindAPI, file: "o1.yaml", body: "model: fast\ncontent: x\noutput: /etc/x\n", reason: "output:"},
+		{name: "output escapes", lane: KindAPI, file: "o2.yaml", body: "model: fast\ncontent: x\noutput: ../../../etc/cron.d/x\n", reason: "escapes"},
+		{name: "too large", lane: KindAPI, file: "big.yaml", body: big, reason: "over the 1048576 byte limit"},
+		{name: "not utf8", lane: KindAPI, file: "u8.yaml", body: "model: fast\ncontent: \xff\n", reason: "not valid UTF-8"},
+		{name: "alias bomb", lane: KindAPI, file: "ab.yaml", body: "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ncontent: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n", reason: "yaml:"},
+		{name: "directory", lane: KindAPI, file: "d.yaml", make: func(t *testing.T, p string) {
+			if err := os.Mkdir(p, 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}, reason: "not a regular file (directory)"},
+		{name: "symlink", lane: KindAPI, file: "l.yaml", make: func(t *testing.T, p string) {
+			if err := os.Symlink("/etc/passwd", p); err != nil {
+				t.Fatal(err)
+			}
+		}, reason: "not a regular file (symlink)"},
+		{name: "fifo", lane: KindAPI, file: "f.yaml", make: func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o640); err != nil {
+				t.Fatal(err)
+			}
+		}, reason: "not a regular file (fifo)"},
+		{name: "hard link", lane: KindAPI, file: "h.yaml", make: func(t *testing.T, p string) {
+			outside := filepath.Join(t.TempDir(), "secret")
+			if err := os.WriteFile(outside, []byte("model: fast\ncontent: x\n"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(outside, p); err != nil {
+				t.Fatal(err)
+			}
+		}, reason: "hard links"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			dir := s.L.Incoming()
+			if tt.lane != "" {
+				dir = s.L.Lane(tt.lane, DirIncoming)
+			}
+			p := filepath.Join(dir, tt.file)
+			if tt.make != nil {
+				tt.make(t, p)
+			} else if err := os.WriteFile(p, []byte(tt.body), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Intake(dir, tt.file, tt.lane)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != Rejected {
+				t.Fatalf("outcome %v, want rejected", res.Outcome)
+			}
+			failed := s.L.Lane(res.Lane, DirFailed)
+			if tt.make == nil {
+				got, err := os.ReadFile(filepath.Join(failed, tt.file))
+				if err != nil || !bytes.Equal(got, []byte(tt.body)) {
+					t.Fatalf("bytes in failed/ not intact (err %v)", err)
+				}
+			} else if _, err := os.Lstat(filepath.Join(failed, tt.file)); err != nil {
+				t.Fatalf("drop not in failed/: %v", err)
+			}
+			reason, err := os.ReadFile(filepath.Join(failed, TrimTaskExt(tt.file)+".error"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(reason), tt.reason) || strings.Count(string(reason), "\n") != 1 {
+				t.Fatalf("reason %q, want one line containing %q", reason, tt.reason)
+			}
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				t.Errorf("drop still in incoming/")
+			}
+		})
+	}
+}
+
+func TestStore_IntakeDuplicate(t *testing.T) {
+	s := newTestStore(t)
+	in := s.L.Lane(KindAPI, DirIncoming)
+	write := func(name string) {
+		if err := os.WriteFile(filepath.Join(in, name), []byte("taskId: dup\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one.yaml")
+	if res, err := s.Intake(in, "one.yaml", KindAPI); err != nil || res.Outcome != Accepted {
+		t.Fatalf("first: %v %v", res, err)
+	}
+	// Move it to failed/ as a failed task, then drop the same id again.
+	if err := s.Move(KindAPI, DirPending, DirFailed, "dup"); err != nil {
+		t.Fatal(err)
+	}
+	write("two.yaml")
+	res, err := s.Intake(in, "two.yaml", KindAPI)
+	if err != nil || res.Outcome != Rejected {
+		t.Fatalf("second: %+v %v", res, err)
+	}
+	if !strings.Contains(res.Reason, "api/failed/") || !strings.Contains(res.Reason, "spoolgate retry dup") {
+		t.Errorf("reason %q should say where and how to retry", res.Reason)
+	}
+}
+
+func TestStore_IntakeAccepts(t *testing.T) {
+	s := newTestStore(t)
+	in := s.L.Incoming()
+	body := "\xEF\xBB\xBFmodel: chat\r\ncontent: hello\r\nstate: success\r\nattempt: 7\r\nresult: old\r\n"
+	if err := os.WriteFile(filepath.Join(in, "routed.yml"), []byte(body), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Intake(in, "routed.yml", "")
+	if err != nil || res.Outcome != Accepted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	got, err := s.Read(KindWeb, DirPending, "routed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != StatePending || got.Attempt != 0 || got.Result != "" || got.ModelKind != KindWeb || got.SubmittedAt.IsZero() {
+		t.Errorf("not normalized: %+v", got)
+	}
+	fi, err := os.Stat(s.L.TaskPath(KindWeb, DirPending, "routed"))
+	if err != nil || fi.Mode().Perm() != FilePerm {
+		t.Errorf("mode %v (%v), want %v", fi.Mode().Perm(), err, FilePerm)
+	}
+}
+
+func TestRenameNoReplace(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("a"), 0o640)
+	os.WriteFile(b, []byte("b"), 0o640)
+	if err := RenameNoReplace(a, b); !os.IsExist(err) && !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("rename over an existing file: %v", err)
+	}
+	if got, _ := os.ReadFile(b); string(got) != "b" {
+		t.Fatal("destination overwritten")
+	}
+	if err := RenameNoReplace(filepath.Join(dir, "missing"), filepath.Join(dir, "c")); !os.IsNotExist(unwrapLink(err)) {
+		t.Fatalf("missing source: %v", err)
+	}
+	if err := RenameNoReplace(a, filepath.Join(dir, "c")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStore_WriteFenced(t *testing.T) {
+	s := newTestStore(t)
+	task := &Task{TaskID: "f", ModelKind: KindAPI, Model: "fast", Content: "x", State: StateRunning, Attempt: 1, Owner: "a:1"}
+	if err := s.Write(KindAPI, DirRunning, task); err != nil {
+		t.Fatal(err)
+	}
+	hb := task.Clone()
+	hb.Result = "beat"
+	if err := s.WriteFenced(KindAPI, DirRunning, hb, "a:1", 1); err != nil {
+		t.Fatalf("own file: %v", err)
+	}
+	// Another owner took it: the write is refused and the record kept.
+	other := task.Clone()
+	other.Owner, other.Attempt = "b:2", 2
+	if err := s.Write(KindAPI, DirRunning, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFenced(KindAPI, DirRunning, hb, "a:1", 1); err == nil {
+		t.Fatal("fenced write went through")
+	}
+	if got, _ := s.Read(KindAPI, DirRunning, "f"); got.Owner != "b:2" {
+		t.Fatalf("newer record overwritten: owner %q", got.Owner)
+	}
+	// The file left running/: the write must not recreate it.
+	if err := s.Move(KindAPI, DirRunning, DirPending, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFenced(KindAPI, DirRunning, hb, "b:2", 2); err == nil {
+		t.Fatal("write recreated a moved file")
+	}
+	if _, err := os.Lstat(s.L.TaskPath(KindAPI, DirRunning, "f")); !os.IsNotExist(err) {
+		t.Fatal("running file resurrected")
+	}
+}
+
+func TestIndex_Next(t *testing.T) {
+	now := mustTime("2026-01-01T00:00:10Z")
+	ix := NewIndex([]Entry{
+		{ID: "late", SubmittedAt: now.Add(-5e9), NotBefore: now.Add(5e9)},
+		{ID: "b", SubmittedAt: now.Add(-2e9)},
+		{ID: "a", SubmittedAt: now.Add(-3e9)},
+		{ID: "off", SubmittedAt: now.Add(-9e9), Account: "x"},
+	})
+	got, wake := ix.Next(now, 10, func(e Entry) bool { return e.Account != "x" })
+	if len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+		t.Fatalf("order: %+v", got)
+	}
+	if !wake.Equal(now.Add(5e9)) {
+		t.Errorf("wake %v", wake)
+	}
+	ix.Remove("a")
+	ix.Put(Entry{ID: "b", SubmittedAt: now.Add(-1e10)})
+	if got, _ := ix.Next(now, 1, nil); got[0].ID != "b" || ix.Len() != 3 {
+		t.Fatalf("after put/remove: %+v len %d", got, ix.Len())
+	}
+}

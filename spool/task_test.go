@@ -1,0 +1,160 @@
+package spool
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDecodeTask(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string // substring; "" means success
+		check   func(*testing.T, *Task)
+	}{
+		{"minimal", "model: m\ncontent: hi\n", "", func(t *testing.T, k *Task) {
+			if k.Model != "m" || k.Content != "hi" {
+				t.Errorf("got %+v", k)
+			}
+		}},
+		{"bom and crlf", "\xEF\xBB\xBFmodel: m\r\ncontent: hi\r\n", "", func(t *testing.T, k *Task) {
+			if k.Content != "hi" {
+				t.Errorf("content %q", k.Content)
+			}
+		}},
+		{"unknown field", "model: m\ncontent: hi\ncolour: red\n", "line 3: field colour not found", nil},
+		{"syntax", "model: [m\ncontent: hi\n", "yaml:", nil},
+		{"not utf8", "model: m\ncontent: \xff\xfe\n", "not valid UTF-8", nil},
+		{"nul", "model: m\ncontent: a\x00b\n", "NUL", nil},
+		{"empty", "  \n", "empty", nil},
+		{"two documents", "model: m\ncontent: a\n---\nmodel: n\n", "second document", nil},
+		{"not a mapping", "- a\n- b\n", "cannot unmarshal", nil},
+		{"too large", "content: " + strings.Repeat("a", MaxTaskSize) + "\n", "larger than 1 MiB", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeTask([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error is not one line: %q", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.check != nil {
+				tt.check(t, got)
+			}
+		})
+	}
+}
+
+func TestDecodeTask_AliasBomb(t *testing.T) {
+	bomb := `a: &a ["x","x","x","x","x","x","x","x","x"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+content: [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+`
+	if _, err := DecodeTask([]byte(bomb)); err == nil {
+		t.Fatal("alias bomb accepted")
+	}
+}
+
+// Encode then decode gives the same task, in a stable, readable order.
+func TestTask_Encode(t *testing.T) {
+	now := time.Date(2026, 11, 30, 8, 0, 0, 123456789, time.UTC)
+	in := &Task{TaskID: "t1", ModelKind: KindAPI, Model: "m", Batch: "b", Content: "line one\nline two",
+		State: StateRunning, Attempt: 2, SubmittedAt: now, StartedAt: now, HeartbeatAt: now, Owner: "h:1"}
+	data, err := in.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("taskId: t1\nmodelKind: api\nmodel: m\n")) {
+		t.Errorf("field order changed:\n%s", data)
+	}
+	if bytes.Contains(data, []byte("finishedAt")) || bytes.Contains(data, []byte("notBefore")) {
+		t.Errorf("zero times written:\n%s", data)
+	}
+	out, err := DecodeTask(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Content != in.Content || out.Attempt != 2 || !out.StartedAt.Equal(now.Truncate(time.Millisecond)) {
+		t.Errorf("round trip: %+v", out)
+	}
+}
+
+func TestValidTaskID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"a": true, "A-1_b.c": true, strings.Repeat("x", 128): true,
+		"": false, ".a": false, "-a": false, "a/b": false, `a\b`: false, "..": false, "a..b": false,
+		strings.Repeat("x", 129): false, "a b": false, "ä": false, "a\n": false,
+	} {
+		if got := ValidTaskID(id); got != want {
+			t.Errorf("ValidTaskID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestCheckOutputPath(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"a.txt": true, "dir/a.txt": true, "./a": true,
+		"/etc/x": false, "../x": false, "a/../../x": false, "..": false, ".": false, "a\nb": false,
+	} {
+		if err := CheckOutputPath(p); (err == nil) != ok {
+			t.Errorf("CheckOutputPath(%q) = %v, want ok=%v", p, err, ok)
+		}
+	}
+}
+
+func FuzzDecodeTask(f *testing.F) {
+	for _, s := range []string{
+		"model: m\ncontent: hi\n",
+		"taskId: x\nmodel: m\ncontent: |\n  a\n  b\nbatch: b\noutput: o/x.txt\n",
+		"\xEF\xBB\xBFmodel: m\r\ncontent: hi\r\n",
+		"a: &a [x]\nb: [*a, *a]\n",
+		"state: running\nattempt: 3\nheartbeatAt: 2026-01-01T00:00:00Z\n",
+		"- a\n", "{", "model: [", "\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		task, err := DecodeTask(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error: %q", err)
+			}
+			return
+		}
+		// Whatever decodes must encode and decode to the same fields.
+		enc, err := task.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeTask(enc)
+		if err != nil {
+			t.Fatalf("re-decode of %q: %v", enc, err)
+		}
+		if again.Content != task.Content || again.Model != task.Model || again.TaskID != task.TaskID {
+			t.Fatalf("round trip changed the task")
+		}
+	})
+}
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
