@@ -258,8 +258,11 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			}
 			o.seen, o.size, o.mtime, o.lastChange = true, fi.Size(), fi.ModTime(), now
 		default:
+			// Unchanged since we last looked. A create event with no write
+			// after it (a rename into place that a rescan happened to list
+			// first) is complete too.
 			ready = now.Sub(o.lastChange) >= w.Settle ||
-				!o.sawWrite && !fi.ModTime().After(now.Add(-w.Settle))
+				!o.sawWrite && (o.createOnly && fi.Size() > 0 || !fi.ModTime().After(now.Add(-w.Settle)))
 		}
 		if ready {
 			delete(cands, p)
