@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -32,6 +33,8 @@ func TestMain(m *testing.M) {
 // $WORK with HOME=$WORK, TZ=UTC and SPOOLGATE_NOW unset (scripts set it
 // with `env` when they need a fixed clock). Extra commands:
 //
+//	waitfile [-t 20s] PATH...  wait until each PATH exists (! waitfile:
+//	                      until none does), polling with a deadline
 //	weblock DIR CONTENT   write CONTENT into the web runner lock file of
 //	                      the profiles folder DIR (the path hashes the user
 //	                      name, so scripts cannot name it themselves)
@@ -45,6 +48,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile": cmdWaitFile,
 			"weblock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {
 					ts.Fatalf("usage: weblock DIR CONTENT")
@@ -56,4 +60,33 @@ func TestScripts(t *testing.T) {
 		},
 		RequireExplicitExec: false,
 	})
+}
+
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	limit := 20 * time.Second
+	if len(args) > 1 && args[0] == "-t" {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		limit, args = d, args[2:]
+	}
+	if len(args) == 0 {
+		ts.Fatalf("usage: waitfile [-t DURATION] PATH...")
+	}
+	deadline := time.Now().Add(limit)
+	for _, a := range args {
+		p := ts.MkAbs(a)
+		for {
+			_, err := os.Lstat(p)
+			if (err == nil) != neg {
+				break
+			}
+			if time.Now().After(deadline) {
+				if neg {
+					ts.Fatalf("%s still exists after %s", a, limit)
+				}
+				ts.Fatalf("%s did not appear within %s", a, limit)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
