@@ -1,0 +1,492 @@
+// The reliability suite drives POSIX signals, mounts and fifos.
+
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes/lanestest"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// The reliability suite (issue 8) starts the real daemon, `spoolgate run`,
+// as a subprocess: the test binary itself, found on PATH under the name
+// spoolgate thanks to testscript.Main in TestMain, with SPOOLGATE_FAKE=1 so
+// both lanes run the lanestest fakes (an exclusive chat session, an API
+// quota). Each call of a fake is traced (start/end lines with a unix-nano
+// time), so the tests can check from outside, across kills, that the web
+// lane never overlapped and that each task ran as often as it should.
+//
+// Figures go to the test log on lines that start with "reliability:", which
+// `make reliability` keeps.
+
+// fullRun reports whether the long variants run: `make reliability` sets
+// SPOOLGATE_RELIABILITY=1; a plain `go test` (what CI runs) also runs them
+// unless -short is given.
+func fullRun() bool {
+	return os.Getenv("SPOOLGATE_RELIABILITY") != "" || !testing.Short()
+}
+
+// rigOpts shapes one test spool and its config.
+type rigOpts struct {
+	Spool      string // default <tmp>/spool
+	Settle     time.Duration
+	Rescan     time.Duration
+	Poll       bool
+	StaleAfter time.Duration
+	MaxRetries int
+	HTTP       string // default "off"
+	APIConc    int
+}
+
+// rig is one spool with its config file; daemons of a test share it.
+type rig struct {
+	t     *testing.T
+	dir   string
+	spool string
+	opts  rigOpts
+}
+
+func newRig(t *testing.T, o rigOpts) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	if o.Spool == "" {
+		o.Spool = filepath.Join(dir, "spool")
+	}
+	if o.Settle == 0 {
+		o.Settle = 100 * time.Millisecond
+	}
+	if o.Rescan == 0 {
+		o.Rescan = 200 * time.Millisecond
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 500 * time.Millisecond
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 2
+	}
+	if o.HTTP == "" {
+		o.HTTP = "off"
+	}
+	if o.APIConc == 0 {
+		o.APIConc = 3
+	}
+	return &rig{t: t, dir: dir, spool: o.Spool, opts: o}
+}
+
+// config writes a config for one daemon (its host and its own profiles
+// folder: two daemons that share a profiles folder share the web lock).
+func (r *rig) config(name, host, profiles string) string {
+	r.t.Helper()
+	o := r.opts
+	cfg := fmt.Sprintf(`spool: %q
+host: %s
+settle: %s
+rescan: %s
+poll: %t
+heartbeat: 50ms
+staleAfter: %s
+maxRetries: %d
+retryBackoff: 10ms
+shutdownGrace: 2s
+http: %q
+api: {concurrency: %d}
+web: {profiles: %q}
+models:
+  - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
+  - {name: chat, kind: web, site: chat}
+sites:
+  chat: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
+`, o.Spool, host, o.Settle, o.Rescan, o.Poll, o.StaleAfter, o.MaxRetries, o.HTTP, o.APIConc, profiles)
+	p := filepath.Join(r.dir, name+".yaml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	return p
+}
+
+// daemon is one `spoolgate run` subprocess.
+type daemon struct {
+	t     *testing.T
+	name  string
+	cmd   *exec.Cmd
+	log   string // its stderr
+	trace string // its trace folder
+	done  chan struct{}
+	err   error
+}
+
+type daemonOpts struct {
+	Name     string // distinct per daemon in a test; names config, log and trace
+	Host     string // default "h1"
+	Profiles string // default <rig>/profiles (shared: the web lock is shared)
+	Trace    string // default <rig>/trace-NAME
+	Scale    float64
+}
+
+// start runs a daemon on the rig. It is killed (SIGKILL) at cleanup if the
+// test has not stopped it.
+func (r *rig) start(o daemonOpts) *daemon {
+	r.t.Helper()
+	if o.Host == "" {
+		o.Host = "h1"
+	}
+	if o.Profiles == "" {
+		o.Profiles = filepath.Join(r.dir, "profiles")
+	}
+	if o.Trace == "" {
+		o.Trace = filepath.Join(r.dir, "trace-"+o.Name)
+	}
+	if err := os.MkdirAll(o.Trace, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	cfg := r.config(o.Name, o.Host, o.Profiles)
+	logPath := filepath.Join(r.dir, o.Name+".log")
+	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer lf.Close()
+	cmd := exec.Command("spoolgate", "run", "--config", cfg)
+	cmd.Dir = r.dir
+	cmd.Stdout, cmd.Stderr = lf, lf
+	env := append(os.Environ(), "SPOOLGATE_FAKE=1", "SPOOLGATE_FAKE_TRACE="+o.Trace)
+	if o.Scale != 0 {
+		env = append(env, "SPOOLGATE_FAKE_SCALE="+strconv.FormatFloat(o.Scale, 'f', -1, 64))
+	}
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		r.t.Fatalf("start daemon %s: %v", o.Name, err)
+	}
+	d := &daemon{t: r.t, name: o.Name, cmd: cmd, log: logPath, trace: o.Trace, done: make(chan struct{})}
+	go func() { d.err = cmd.Wait(); close(d.done) }()
+	r.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
+		_ = cmd.Process.Kill()
+		<-d.done
+		if r.t.Failed() {
+			r.t.Logf("daemon %s log (tail):\n%s", d.name, tail(d.logText(), 40))
+		}
+	})
+	return d
+}
+
+func (d *daemon) pid() int { return d.cmd.Process.Pid }
+
+// kill SIGKILLs the daemon and waits for it; it returns the moment it was
+// known dead (unix nano), which ends a traced call cut short.
+func (d *daemon) kill() int64 {
+	d.t.Helper()
+	_ = d.cmd.Process.Signal(syscall.SIGCONT)
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	return time.Now().UnixNano()
+}
+
+// stop asks for a graceful stop (SIGTERM) and waits, failing on a non-zero
+// exit.
+func (d *daemon) stop() {
+	d.t.Helper()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("daemon %s did not stop within 30s of SIGTERM", d.name)
+	}
+	if d.err != nil {
+		d.t.Fatalf("daemon %s exited: %v\n%s", d.name, d.err, tail(d.logText(), 30))
+	}
+}
+
+// alive reports whether the daemon process still runs.
+func (d *daemon) alive() bool {
+	select {
+	case <-d.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (d *daemon) mustBeAlive() {
+	d.t.Helper()
+	if !d.alive() {
+		d.t.Fatalf("daemon %s died: %v\n%s", d.name, d.err, tail(d.logText(), 40))
+	}
+}
+
+func (d *daemon) logText() string {
+	b, _ := os.ReadFile(d.log)
+	return string(b)
+}
+
+// waitLog waits until the daemon's log contains s.
+func (d *daemon) waitLog(s string, within time.Duration) {
+	d.t.Helper()
+	waitFor(d.t, within, "daemon "+d.name+" logs "+strconv.Quote(s), func() bool {
+		return strings.Contains(d.logText(), s)
+	})
+}
+
+// SIGSTOP freezes a daemon as a long GC pause, a suspended VM or a stalled
+// NFS client would; SIGCONT thaws it.
+var stopSignal, contSignal = syscall.SIGSTOP, syscall.SIGCONT
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for: %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not synchronization
+	}
+}
+
+// taskYAML renders a drop.
+func taskYAML(id, model, content string, extra ...string) []byte {
+	var b bytes.Buffer
+	if id != "" {
+		fmt.Fprintf(&b, "taskId: %s\n", id)
+	}
+	fmt.Fprintf(&b, "model: %s\ncontent: %q\n", model, content)
+	for _, e := range extra {
+		b.WriteString(e + "\n")
+	}
+	return b.Bytes()
+}
+
+// dropFile drops data as dir/name the way the contract asks: a dot-temp
+// file, then a rename.
+func dropFile(t *testing.T, dir, name string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".part")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// finalDirs are the folders a task ends in.
+var finalDirs = []string{spool.DirDone, spool.DirFailed, spool.DirCanceled}
+
+// audit is what a spool holds once the dust settled.
+type audit struct {
+	where     map[string][]string // taskId → "lane/folder" of each file
+	tasks     map[string]*spool.Task
+	states    map[string]int // final folder → count
+	temps     []string
+	leftovers []string // files in incoming/, pending/, running/
+	rejected  []string // NAME.error files
+	broken    []string // files that did not parse
+}
+
+// auditSpool reads every task folder of both lanes.
+func auditSpool(t *testing.T, root string) *audit {
+	t.Helper()
+	l := spool.NewLayout(root)
+	a := &audit{where: map[string][]string{}, tasks: map[string]*spool.Task{}, states: map[string]int{}}
+	scan := func(dir string, fn func(name, path string)) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("audit: %v", err)
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if spool.IsOwnTemp(e.Name()) {
+				a.temps = append(a.temps, p)
+				continue
+			}
+			fn(e.Name(), p)
+		}
+	}
+	scan(l.Incoming(), func(name, p string) { a.leftovers = append(a.leftovers, p) })
+	scan(l.Output(), func(string, string) {})
+	for _, k := range spool.Kinds {
+		for _, d := range []string{spool.DirIncoming, spool.DirPending, spool.DirRunning, spool.DirDone, spool.DirFailed, spool.DirCanceled, spool.DirCancel} {
+			scan(l.Lane(k, d), func(name, p string) {
+				switch {
+				case d == spool.DirIncoming || d == spool.DirPending || d == spool.DirRunning || d == spool.DirCancel:
+					a.leftovers = append(a.leftovers, p)
+				case strings.HasSuffix(name, ".error"):
+					a.rejected = append(a.rejected, p)
+				case strings.HasSuffix(name, ".yaml"):
+					id := spool.TrimTaskExt(name)
+					a.where[id] = append(a.where[id], string(k)+"/"+d)
+					tk, err := spool.ReadTaskFile(p)
+					if err != nil {
+						a.broken = append(a.broken, fmt.Sprintf("%s: %v", p, err))
+						return
+					}
+					if tk.State != spool.FolderState[d] || tk.TaskID != id {
+						a.broken = append(a.broken, fmt.Sprintf("%s: state %q taskId %q in %s/", p, tk.State, tk.TaskID, d))
+					}
+					a.tasks[id] = tk
+					a.states[d]++
+				default:
+					a.broken = append(a.broken, p+": unexpected file")
+				}
+			})
+		}
+	}
+	return a
+}
+
+// check fails the test unless each id in ids is exactly one parsed file in
+// a final folder, with attempt within bounds, and nothing else is left.
+// It returns the number of lost and duplicated tasks (both 0 on success).
+func (a *audit) check(t *testing.T, ids []string, maxAttempts int) (lost, dups int) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+		switch n := len(a.where[id]); {
+		case n == 0:
+			lost++
+			t.Errorf("task %s lost: in no final folder", id)
+		case n > 1:
+			dups++
+			t.Errorf("task %s duplicated: %v", id, a.where[id])
+		}
+		tk := a.tasks[id]
+		if tk == nil {
+			continue
+		}
+		if tk.Attempt > maxAttempts {
+			t.Errorf("task %s: attempt %d over maxRetries+1 = %d", id, tk.Attempt, maxAttempts)
+		}
+		if tk.State == spool.StateSuccess && tk.Result != lanestest.Answer(tk.Content) {
+			t.Errorf("task %s: result %q, want %q", id, tk.Result, lanestest.Answer(tk.Content))
+		}
+	}
+	for id := range a.where {
+		if !want[id] {
+			t.Errorf("unexpected task %s in %v", id, a.where[id])
+		}
+	}
+	for _, p := range a.broken {
+		t.Errorf("broken task file: %s", p)
+	}
+	for _, p := range a.temps {
+		t.Errorf("temp file left: %s", p)
+	}
+	for _, p := range a.leftovers {
+		t.Errorf("left outside the final folders: %s", p)
+	}
+	for _, p := range a.rejected {
+		b, _ := os.ReadFile(p)
+		t.Errorf("unexpected rejection %s: %s", p, b)
+	}
+	return lost, dups
+}
+
+// finalCount counts task files in the final folders of both lanes.
+func finalCount(root string) int {
+	l := spool.NewLayout(root)
+	n := 0
+	for _, k := range spool.Kinds {
+		for _, d := range finalDirs {
+			ents, _ := os.ReadDir(l.Lane(k, d))
+			for _, e := range ents {
+				if strings.HasSuffix(e.Name(), ".yaml") {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// call is one traced executor call.
+type call struct {
+	id         string
+	start, end int64 // unix nano; end is the kill time for a call cut short
+	cut        bool
+}
+
+// readTrace parses one trace file; calls still open at the end get end =
+// openEnd (the moment their process was killed), or are reported open if
+// openEnd is 0.
+func readTrace(t *testing.T, path string, openEnd int64) []call {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []call
+	open := map[string]int{} // id → index in out
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 3 {
+			continue // a line cut by a kill
+		}
+		ns, err := strconv.ParseInt(fs[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch fs[0] {
+		case "start":
+			open[fs[1]] = len(out)
+			out = append(out, call{id: fs[1], start: ns, end: -1})
+		case "end":
+			if i, ok := open[fs[1]]; ok {
+				out[i].end = ns
+				delete(open, fs[1])
+			}
+		}
+	}
+	for _, i := range open {
+		out[i].end, out[i].cut = openEnd, true
+		if openEnd == 0 {
+			t.Errorf("trace %s: call of %s never ended", path, out[i].id)
+		}
+	}
+	return out
+}
+
+// overlaps returns pairs of calls whose intervals intersect.
+func overlaps(calls []call) []string {
+	c := append([]call(nil), calls...)
+	sort.Slice(c, func(i, j int) bool { return c[i].start < c[j].start })
+	var out []string
+	last := 0 // the call that ends last among those before i
+	for i := 1; i < len(c); i++ {
+		if c[i].start < c[last].end {
+			out = append(out, fmt.Sprintf("%s [%d..%d] overlaps %s [%d..%d]", c[last].id, c[last].start, c[last].end, c[i].id, c[i].start, c[i].end))
+		}
+		if c[i].end > c[last].end {
+			last = i
+		}
+	}
+	return out
+}
