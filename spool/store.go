@@ -113,9 +113,14 @@ func (s *Store) AppendLog(k Kind, id, line string) error {
 	return err
 }
 
-// Paused reports whether lane k has its paused file.
+// Paused reports whether lane k is paused for this host: by <lane>/paused
+// (every host) or <lane>/paused.<host> (this host alone, so that on a shared
+// spool the web lane runs on the one machine that holds the login).
 func (s *Store) Paused(k Kind) bool {
-	_, err := os.Lstat(s.L.Paused(k))
+	if _, err := os.Lstat(s.L.Paused(k)); err == nil {
+		return true
+	}
+	_, err := os.Lstat(s.L.Paused(k) + "." + s.Cfg.Host)
 	return err == nil
 }
 

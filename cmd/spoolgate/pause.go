@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
@@ -15,49 +17,60 @@ func init() {
 	register("resume", "restart claiming in a lane (web|api)", cmdResume)
 }
 
-func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, error) {
+// pauseArgs parses `pause|resume [--host H] web|api` and returns the
+// switch file: <lane>/paused, or <lane>/paused.<H> for one host only.
+func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, string, error) {
 	var c common
 	fs := newFlags(name, &c)
+	host := fs.String("host", "", "this host only: the switch is <lane>/paused.HOST (shared spools)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if len(pos) != 1 || !spool.Kind(pos[0]).Valid() {
-		return nil, "", usagef("%s: give one lane: web or api", name)
+		return nil, "", "", usagef("%s: give one lane: web or api", name)
+	}
+	if *host != "" && (strings.ContainsAny(*host, `/\: `) || strings.HasPrefix(*host, ".")) {
+		return nil, "", "", usagef("%s: --host %q is not a host name", name, *host)
 	}
 	cfg, err := c.load()
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	st := spool.NewStore(cfg, nil)
 	if err := st.L.Create(); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return st, spool.Kind(pos[0]), nil
+	k := spool.Kind(pos[0])
+	file := st.L.Paused(k)
+	if *host != "" {
+		file += "." + *host
+	}
+	return st, k, file, nil
 }
 
 func cmdPause(ctx context.Context, env *Env, args []string) error {
-	st, k, err := pauseArgs("pause", args)
+	_, k, file, err := pauseArgs("pause", args)
 	if err != nil {
 		return err
 	}
 	host, _ := os.Hostname()
 	note := fmt.Sprintf("paused by %s at %s\n", host, time.Now().UTC().Format(time.RFC3339))
-	if err := spool.WriteFileAtomic(st.L.Paused(k), []byte(note)); err != nil {
+	if err := spool.WriteFileAtomic(file, []byte(note)); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "%s lane paused: it claims nothing new; running work finishes\n", k)
+	fmt.Fprintf(env.Stdout, "%s lane paused (%s): it claims nothing new; running work finishes\n", k, filepath.Base(file))
 	return nil
 }
 
 func cmdResume(ctx context.Context, env *Env, args []string) error {
-	st, k, err := pauseArgs("resume", args)
+	_, k, file, err := pauseArgs("resume", args)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(st.L.Paused(k)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "%s lane resumed\n", k)
+	fmt.Fprintf(env.Stdout, "%s lane resumed (%s removed)\n", k, filepath.Base(file))
 	return nil
 }
