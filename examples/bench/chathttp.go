@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// ErrCollision is a web call refused because the account's one session was
+// already generating: the chat stand-in's "one message at a time".
+var ErrCollision = errors.New("web session busy: a generation was already running (collision)")
+
+// ChatHTTP is a web-model executor that stands in for the browser in the
+// benchmark only: it calls the chat stand-in's HTTP form of the page
+// (POST /api/generate), which enforces the same one-generation-per-session
+// rule as the page. Every call uses one session, as every worker of a
+// shared pool would use the one logged-in account.
+type ChatHTTP struct {
+	// URL is the stand-in's page URL, ending in "/".
+	URL string
+	// Session is the account's user; default "demo".
+	Session string
+	// Client defaults to a client of its own.
+	Client *http.Client
+}
+
+// Execute sends the task's content and returns the answer. A collision is a
+// transient *lanes.TaskError wrapping ErrCollision.
+func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+	sess := c.Session
+	if sess == "" {
+		sess = "demo"
+	}
+	req := map[string]string{"session": sess, "content": job.Task.Content}
+	if job.Model == nil || !job.Model.NeedEmptyPrompt {
+		req["system"] = job.Task.Prompt
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.URL, "/")+"/api/generate", bytes.NewReader(body))
+	if err != nil {
+		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "chat: %w", err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	cl := c.Client
+	if cl == nil {
+		cl = http.DefaultClient
+	}
+	resp, err := cl.Do(hr)
+	if err != nil {
+		return lanes.Result{}, fmt.Errorf("chat: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Answer string `json:"answer"`
+		Error  string `json:"error"`
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return lanes.Result{}, fmt.Errorf("chat: read answer: %w", err)
+	}
+	_ = json.Unmarshal(data, &out)
+	switch {
+	case resp.StatusCode == http.StatusConflict:
+		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w: %s", ErrCollision, out.Error)}
+	case resp.StatusCode != http.StatusOK:
+		return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "chat: HTTP %d: %s", resp.StatusCode, out.Error)
+	}
+	job.Beat()
+	return lanes.Result{Text: out.Answer}, nil
+}

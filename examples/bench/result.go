@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Result is what one strategy did with one workload. Durations are as
+// measured (scaled time); Unscale turns them into field-report time.
+type Result struct {
+	Strategy string
+	// Note says what the strategy is, in one line.
+	Note string
+	// Scale is the stand-ins' time scale.
+	Scale float64
+	// Makespan runs from the first drop to the last final outcome.
+	Makespan time.Duration
+	// LowerBound is LowerBound(tasks, apiConcurrency) times Scale.
+	LowerBound time.Duration
+	// APIWaits and WebWaits are, per task that started, the first
+	// attempt's start minus its submission.
+	APIWaits, WebWaits []time.Duration
+	// WebAttempts counts calls to the web model; WebCollisions those the
+	// session refused because another generation was running.
+	WebAttempts, WebCollisions int
+	// APIAttempts counts calls to the API model; Throttled those answered
+	// 429 by the vendor's quota.
+	APIAttempts, Throttled int
+	// WebFailed and APIFailed count tasks that ended failed (retries
+	// spent); Lost counts tasks with no final outcome at all.
+	WebFailed, APIFailed, Lost int
+	// Retries counts attempts after a task's first.
+	Retries int
+}
+
+// Ratio is Makespan over LowerBound.
+func (r Result) Ratio() float64 {
+	if r.LowerBound <= 0 {
+		return 0
+	}
+	return float64(r.Makespan) / float64(r.LowerBound)
+}
+
+// WebFailureRate is the share of web attempts that failed by collision.
+func (r Result) WebFailureRate() float64 {
+	if r.WebAttempts == 0 {
+		return 0
+	}
+	return float64(r.WebCollisions) / float64(r.WebAttempts)
+}
+
+// tally records attempts and outcomes from many goroutines.
+type tally struct {
+	mu        sync.Mutex
+	kinds     map[string]spool.Kind
+	submitted map[string]time.Time
+	started   map[string]time.Time // first attempt
+	state     map[string]spool.State
+	last      time.Time // latest final outcome
+	res       Result
+}
+
+func newTally(tasks []Task) *tally {
+	t := &tally{kinds: map[string]spool.Kind{}, submitted: map[string]time.Time{},
+		started: map[string]time.Time{}, state: map[string]spool.State{}}
+	for _, k := range tasks {
+		t.kinds[k.ID] = k.Kind
+	}
+	return t
+}
+
+func (t *tally) submit(id string, at time.Time) {
+	t.mu.Lock()
+	t.submitted[id] = at
+	t.mu.Unlock()
+}
+
+// attempt records the start of a call to the model.
+func (t *tally) attempt(id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.started[id]; ok {
+		t.res.Retries++
+	} else {
+		t.started[id] = at
+	}
+	if t.kinds[id] == spool.KindWeb {
+		t.res.WebAttempts++
+	} else {
+		t.res.APIAttempts++
+	}
+}
+
+// outcome records how a call ended.
+func (t *tally) outcome(id string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if errors.Is(err, ErrCollision) {
+		t.res.WebCollisions++
+	}
+	if throttled(err) {
+		t.res.Throttled++
+	}
+}
+
+// throttle records a 429 that the caller retries itself, in the same
+// attempt (as an API client library does).
+func (t *tally) throttle() {
+	t.mu.Lock()
+	t.res.Throttled++
+	t.res.APIAttempts++
+	t.mu.Unlock()
+}
+
+// final records a task's final state; it reports how many tasks have one.
+func (t *tally) final(id string, s spool.State, at time.Time) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.state[id]; !ok {
+		t.state[id] = s
+		if at.After(t.last) {
+			t.last = at
+		}
+	}
+	return len(t.state)
+}
+
+func (t *tally) finals() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.state)
+}
+
+// result builds the Result; t0 is when the first task was submitted.
+func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale float64, apiConcurrency int) Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.res
+	r.Strategy, r.Note, r.Scale = name, note, scale
+	r.LowerBound = time.Duration(float64(LowerBound(tasks, apiConcurrency)) * scale)
+	if !t.last.IsZero() {
+		r.Makespan = t.last.Sub(t0)
+	}
+	for _, k := range tasks {
+		st, ok := t.started[k.ID]
+		if ok {
+			w := st.Sub(t.submitted[k.ID])
+			if k.Kind == spool.KindWeb {
+				r.WebWaits = append(r.WebWaits, w)
+			} else {
+				r.APIWaits = append(r.APIWaits, w)
+			}
+		}
+		switch s, ok := t.state[k.ID]; {
+		case !ok:
+			r.Lost++
+		case s != spool.StateSuccess && k.Kind == spool.KindWeb:
+			r.WebFailed++
+		case s != spool.StateSuccess:
+			r.APIFailed++
+		}
+	}
+	return r
+}
+
+// throttled reports a 429: a transient error carrying the server's wait.
+func throttled(err error) bool {
+	var te *lanes.TaskError
+	return errors.As(err, &te) && te.RetryAfter > 0
+}
