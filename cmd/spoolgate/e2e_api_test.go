@@ -1,0 +1,184 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// e2eKey is the API key planted in the daemon's environment; it must reach
+// the stand-in's Authorization header and nowhere else.
+const e2eKey = "sk-test-PLANTED-4f3a9"
+
+// e2eAPIStand starts an apistand on 127.0.0.1, closed at cleanup.
+func e2eAPIStand(t *testing.T, o apistand.Options) *apistand.Server {
+	t.Helper()
+	s, err := apistand.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// e2eAPIModels is the models: section for the stand-in at url.
+func e2eAPIModels(url string) string {
+	return fmt.Sprintf(`models:
+  - {name: api-plain, kind: api, baseURL: %[1]q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 10s}
+  - {name: api-reasoner, kind: api, baseURL: %[1]q, model: stand-in, apiKeyEnv: E2E_API_KEY, needEmptyPrompt: true, timeout: 10s}
+  - {name: api-quick, kind: api, baseURL: %[1]q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 300ms}
+`, url)
+}
+
+// Issue 4's acceptance through `spoolgate run`: 429 then success, 400,
+// timeout, the system message per needEmptyPrompt, the key in the
+// Authorization header and nowhere in the spool or the daemon's log.
+func TestE2E_API_Outcomes(t *testing.T) {
+	// Quota 1: a second request while one is answered gets 429 with
+	// Retry-After: 1.
+	stand := e2eAPIStand(t, apistand.Options{Quota: 1, RetryAfter: time.Second, RequireKey: e2eKey})
+	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+	d := r.start()
+
+	// 429 then success: a blocker holds the only slot while the target
+	// is sent. The blocker also carries a prompt to a plain model (system
+	// message sent) and the target one to a needEmptyPrompt model (none).
+	r.submit(e2eTask{ID: "blocker", Model: "api-plain", Prompt: "Be brief.", Content: "[[duration=1500ms]] hold the slot", Output: "e2e/blocker.txt"})
+	e2eWait(t, "the blocker in flight", 10*time.Second, func() bool { return stand.InFlight() == 1 })
+	r.submit(e2eTask{ID: "target", Model: "api-reasoner", Prompt: "Be brief.", Content: "think hard"})
+
+	blocker := r.final(spool.KindAPI, "blocker", 15*time.Second)
+	target := r.final(spool.KindAPI, "target", 15*time.Second)
+	if blocker.State != spool.StateSuccess || blocker.Attempt != 1 || blocker.Result != "Answer: hold the slot" {
+		t.Errorf("blocker: state %s attempt %d result %q error %q; want success, 1, %q", blocker.State, blocker.Attempt, blocker.Result, blocker.Error, "Answer: hold the slot")
+	}
+	if out, err := os.ReadFile(filepath.Join(r.L.Output(), "e2e", "blocker.txt")); err != nil || string(out) != blocker.Result {
+		t.Errorf("output file: %q, %v; want the result", out, err)
+	}
+	if target.State != spool.StateSuccess || target.Attempt != 2 || target.Result != "Answer: think hard" {
+		t.Errorf("target: state %s attempt %d result %q error %q; want success, attempt 2 after a 429", target.State, target.Attempt, target.Result, target.Error)
+	}
+	var statuses []int
+	for _, q := range stand.Requests() {
+		switch q.User {
+		case "think hard":
+			statuses = append(statuses, q.Status)
+			if q.HasSystem {
+				t.Errorf("needEmptyPrompt model sent a system message %q", q.System)
+			}
+		case "[[duration=1500ms]] hold the slot":
+			if !q.HasSystem || q.System != "Be brief." {
+				t.Errorf("plain model: system message %v %q, want \"Be brief.\"", q.HasSystem, q.System)
+			}
+		}
+	}
+	if fmt.Sprint(statuses) != "[429 200]" {
+		t.Errorf("target's requests answered %v, want [429 200]", statuses)
+	}
+	// Retry-After (1 s) set notBefore, not retryBackoff (50 ms).
+	if reqs := e2eRequestTimes(stand, "think hard"); len(reqs) == 2 && reqs[1].Sub(reqs[0]) < 900*time.Millisecond {
+		t.Errorf("retry after a 429 with Retry-After: 1 came %s later", reqs[1].Sub(reqs[0]))
+	}
+
+	// 400: permanent, one attempt, the server's message kept.
+	r.submit(e2eTask{ID: "bad", Model: "api-plain", Content: "[[status=400]] malformed"})
+	bad := r.final(spool.KindAPI, "bad", 10*time.Second)
+	if bad.State != spool.StateFailed || bad.ErrorClass != spool.ClassPermanent || bad.Attempt != 1 || !strings.Contains(bad.Error, "400") {
+		t.Errorf("400: state %s class %s attempt %d error %q; want failed, permanent, 1", bad.State, bad.ErrorClass, bad.Attempt, bad.Error)
+	}
+
+	// Timeout: the model's 300 ms timeout against a 10 s answer, retried
+	// until attempts run out (maxRetries 2: three attempts).
+	start := time.Now()
+	r.submit(e2eTask{ID: "slow", Model: "api-quick", Content: "[[duration=10s]] slow answer"})
+	slow := r.final(spool.KindAPI, "slow", 15*time.Second)
+	if slow.State != spool.StateFailed || slow.ErrorClass != spool.ClassTransient || slow.Attempt != 3 || !strings.Contains(slow.Error, "timeout") {
+		t.Errorf("timeout: state %s class %s attempt %d error %q; want failed transient after 3 attempts", slow.State, slow.ErrorClass, slow.Attempt, slow.Error)
+	}
+	if n := len(e2eRequestTimes(stand, "[[duration=10s]] slow answer")); n != 3 {
+		t.Errorf("stand-in saw %d requests of the slow task, want 3", n)
+	}
+	t.Logf("timeout task: 3 attempts of 300 ms with 50/100 ms backoff took %s through the daemon", time.Since(start).Round(time.Millisecond))
+
+	for _, q := range stand.Requests() {
+		if q.Authorization != "Bearer "+e2eKey {
+			t.Errorf("request %q carried Authorization %q", q.User, q.Authorization)
+		}
+	}
+	d.stop()
+
+	// The planted key: in no file under the spool (task files, logs,
+	// outputs), not in the daemon's stderr.
+	hits, n := e2eFilesContaining(t, r.L.Root, e2eKey)
+	if len(hits) > 0 {
+		t.Errorf("the API key appears in %v", hits)
+	}
+	if n < 8 {
+		t.Errorf("walked only %d files under the spool; the check proves little", n)
+	}
+	if strings.Contains(d.log(), e2eKey) {
+		t.Errorf("the API key appears in the daemon's stderr")
+	}
+	// Its variable name may be logged; a prefix of the key must not be.
+	if strings.Contains(d.log(), "PLANTED") {
+		t.Errorf("part of the API key appears in the daemon's stderr")
+	}
+	t.Logf("key check: %d files under the spool and the daemon's stderr (%d bytes) are clean", n, len(d.log()))
+}
+
+// e2eRequestTimes lists when the stand-in received requests with content.
+func e2eRequestTimes(s *apistand.Server, content string) []time.Time {
+	var at []time.Time
+	for _, q := range s.Requests() {
+		if q.User == content {
+			at = append(at, q.At)
+		}
+	}
+	return at
+}
+
+// The API lane's concurrency holds against the stand-in's own count: with
+// the default (3) and the cap (5), twelve slow tasks reach exactly that
+// many requests at once, and never more (the quota of 5 would say 429).
+func TestE2E_API_Concurrency(t *testing.T) {
+	for _, conc := range []int{0, 5} {
+		want := conc
+		if want == 0 {
+			want = 3 // the default: the key is left out of the config
+		}
+		t.Run(fmt.Sprintf("concurrency-%d", want), func(t *testing.T) {
+			stand := e2eAPIStand(t, apistand.Options{Quota: 5, RequireKey: e2eKey})
+			r := e2eNewRig(t, e2eOpts{APIConc: conc, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+			if r.cfg.API.Concurrency != want {
+				t.Fatalf("config concurrency %d, want %d", r.cfg.API.Concurrency, want)
+			}
+			d := r.start()
+			var tasks []e2eTask
+			for i := range 12 {
+				tasks = append(tasks, e2eTask{ID: fmt.Sprintf("c%02d", i), Model: "api-plain", Content: fmt.Sprintf("[[duration=600ms]] task %d", i)})
+			}
+			start := time.Now()
+			r.submit(tasks...)
+			for _, tk := range tasks {
+				got := r.final(spool.KindAPI, tk.ID, 30*time.Second)
+				if got.State != spool.StateSuccess || got.Attempt != 1 {
+					t.Errorf("%s: state %s attempt %d error %q; want success at attempt 1", tk.ID, got.State, got.Attempt, got.Error)
+				}
+			}
+			took := time.Since(start)
+			d.stop()
+			if m, rej, tot := stand.MaxConcurrent(), stand.Rejected(), stand.Total(); m != want || rej != 0 || tot != 12 {
+				t.Errorf("stand-in saw at most %d at once, %d rejected (429), %d requests; want %d, 0, 12", m, rej, tot, want)
+			}
+			t.Logf("12 tasks of 600 ms at concurrency %d: %s (ideal %s)", want, took.Round(time.Millisecond), time.Duration((12+want-1)/want)*600*time.Millisecond)
+		})
+	}
+}

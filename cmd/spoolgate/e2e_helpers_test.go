@@ -1,0 +1,354 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// The end-to-end acceptance tests (issues 4 and 5) run the real daemon,
+// `spoolgate run`, as a subprocess with its REAL executors: apimodel
+// against examples/apistand and a real headless Chromium against
+// examples/chatstand. The binary is this test binary, found on PATH as
+// `spoolgate` thanks to testscript.Main in TestMain; SPOOLGATE_FAKE is
+// removed from its environment so no fake is used. Every helper here is
+// named e2e* so it cannot clash with the other suites of this package.
+
+// e2eOpts shapes one test's config. Zero fields take the small periods the
+// suite runs with.
+type e2eOpts struct {
+	MaxRetries  int           // default 2; set Retries0 for none
+	Retries0    bool          // maxRetries: 0
+	TaskTimeout time.Duration // web.taskTimeout, default 30s
+	APIConc     int           // 0: the key is left out (the default, 3)
+	Tail        string        // models: and sites: sections (YAML)
+}
+
+// e2eRig is one test's spool, config file and the processes it started.
+type e2eRig struct {
+	t        *testing.T
+	dir      string // the test's own temp folder; the spool is dir/spool
+	cfgPath  string
+	cfg      *spool.Config
+	L        spool.Layout
+	profiles string
+	env      []string // extra environment for every spoolgate process
+}
+
+// e2eNewRig writes the config and parses it back as the daemon will.
+func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
+	t.Helper()
+	dir := t.TempDir()
+	if o.MaxRetries == 0 && !o.Retries0 {
+		o.MaxRetries = 2
+	}
+	if o.TaskTimeout == 0 {
+		o.TaskTimeout = 30 * time.Second
+	}
+	api := ""
+	if o.APIConc != 0 {
+		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
+	}
+	r := &e2eRig{t: t, dir: dir, profiles: filepath.Join(dir, "profiles"), env: env}
+	cfg := fmt.Sprintf(`spool: %q
+host: e2e
+settle: 100ms
+rescan: 200ms
+heartbeat: 200ms
+staleAfter: 1s
+maxRetries: %d
+retryBackoff: 50ms
+shutdownGrace: 5s
+http: "off"
+%sweb:
+  profiles: %q
+  instance: e2e
+  taskTimeout: %s
+%s`, filepath.Join(dir, "spool"), o.MaxRetries, api, r.profiles, o.TaskTimeout, o.Tail)
+	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
+	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := spool.LoadConfig(r.cfgPath)
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, cfg)
+	}
+	r.cfg = c
+	r.L = spool.NewLayout(c.Spool)
+	return r
+}
+
+// e2eEnviron is this process's environment without SPOOLGATE_FAKE*, so the
+// daemon runs its real executors, plus extra.
+func e2eEnviron(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SPOOLGATE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// cli runs one short spoolgate command on the rig's config and returns its
+// stdout; a non-zero exit fails the test.
+func (r *e2eRig) cli(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("spoolgate", append(args, "--config", r.cfgPath)...)
+	cmd.Dir = r.dir
+	cmd.Env = e2eEnviron(r.env)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		r.t.Fatalf("spoolgate %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// e2eTask is a task to submit.
+type e2eTask struct {
+	ID, Model, Prompt, Content, Output string
+}
+
+// submit writes the tasks as files in the rig's folder (outside the spool)
+// and drops them all with one `spoolgate submit`.
+func (r *e2eRig) submit(tasks ...e2eTask) {
+	r.t.Helper()
+	src := filepath.Join(r.dir, "drops")
+	if err := os.MkdirAll(src, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	args := []string{"submit"}
+	for _, tk := range tasks {
+		t := spool.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output}
+		data, err := t.Encode()
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		p := filepath.Join(src, tk.ID+".yaml")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			r.t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	out := r.cli(args...)
+	for _, tk := range tasks {
+		if !strings.Contains(out, tk.ID) {
+			r.t.Fatalf("submit did not print %s: %q", tk.ID, out)
+		}
+	}
+}
+
+// e2eDaemon is one `spoolgate run` subprocess; its stderr goes to a file
+// outside the spool.
+type e2eDaemon struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr string
+	done   chan struct{}
+	err    error
+}
+
+// start runs the daemon. At cleanup a daemon still running is stopped with
+// SIGTERM (then SIGKILL if it does not end), and its log is shown if the
+// test failed.
+func (r *e2eRig) start() *e2eDaemon {
+	r.t.Helper()
+	d := &e2eDaemon{t: r.t, stderr: filepath.Join(r.dir, "daemon.stderr"), done: make(chan struct{})}
+	f, err := os.Create(d.stderr)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer f.Close()
+	d.cmd = exec.Command("spoolgate", "run", "--config", r.cfgPath)
+	d.cmd.Dir = r.dir
+	d.cmd.Env = e2eEnviron(r.env)
+	d.cmd.Stdout, d.cmd.Stderr = f, f
+	if err := d.cmd.Start(); err != nil {
+		r.t.Fatalf("start spoolgate run: %v", err)
+	}
+	go func() { d.err = d.cmd.Wait(); close(d.done) }()
+	r.t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-d.done:
+			case <-time.After(20 * time.Second):
+				_ = d.cmd.Process.Kill()
+				<-d.done
+			}
+		}
+		if r.t.Failed() {
+			r.t.Logf("daemon stderr:\n%s", e2eTail(d.log(), 60))
+		}
+	})
+	return d
+}
+
+func (d *e2eDaemon) log() string {
+	b, _ := os.ReadFile(d.stderr)
+	return string(b)
+}
+
+// stop sends SIGTERM and waits for a clean exit (status 0).
+func (d *e2eDaemon) stop() {
+	d.t.Helper()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		d.t.Fatalf("daemon did not stop within 20s of SIGTERM\n%s", e2eTail(d.log(), 40))
+	}
+	if d.err != nil {
+		d.t.Fatalf("daemon exited with %v\n%s", d.err, e2eTail(d.log(), 40))
+	}
+}
+
+// e2eWait polls cond every 20ms until it holds or d passes.
+func e2eWait(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// read decodes the task file in lane k, folder dir, or returns nil.
+func (r *e2eRig) read(k spool.Kind, dir, id string) *spool.Task {
+	data, err := os.ReadFile(r.L.TaskPath(k, dir, id))
+	if err != nil {
+		return nil
+	}
+	t, err := spool.DecodeTask(data)
+	if err != nil {
+		r.t.Fatalf("task %s in %s/%s: %v\n%s", id, k, dir, err, data)
+	}
+	return t
+}
+
+// final waits until task id is in done/, failed/ or canceled/ of lane k
+// and returns it.
+func (r *e2eRig) final(k spool.Kind, id string, within time.Duration) *spool.Task {
+	r.t.Helper()
+	var t *spool.Task
+	e2eWait(r.t, "task "+id+" to finish", within, func() bool {
+		switch dir := r.L.Locate(k, id); dir {
+		case spool.DirDone, spool.DirFailed, spool.DirCanceled:
+			t = r.read(k, dir, id)
+			return t != nil
+		}
+		return false
+	})
+	return t
+}
+
+// running waits until task id is in running/ with cond true and returns it.
+func (r *e2eRig) running(k spool.Kind, id string, within time.Duration, cond func(*spool.Task) bool) *spool.Task {
+	r.t.Helper()
+	var t *spool.Task
+	e2eWait(r.t, "task "+id+" running", within, func() bool {
+		t = r.read(k, spool.DirRunning, id)
+		return t != nil && t.State == spool.StateRunning && cond(t)
+	})
+	return t
+}
+
+// taskLog is the task's own log file.
+func (r *e2eRig) taskLog(k spool.Kind, id string) string {
+	b, _ := os.ReadFile(r.L.LogPath(k, id))
+	return string(b)
+}
+
+// e2eTail is the last n lines of s.
+func e2eTail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// e2ePgrep lists the pids whose command line contains s, as an operator's
+// `pgrep -f` would, leaving out pgrep itself.
+func e2ePgrep(t *testing.T, s string) []string {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-f", s).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return nil
+		}
+		t.Fatalf("pgrep -f %s: %v", s, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// e2eNoProcs waits (up to 5 s: a process just killed takes a moment to be
+// reaped) until no process names profile, and fails naming the ones left.
+func e2eNoProcs(t *testing.T, profile string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := e2ePgrep(t, profile)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range pids {
+				cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
+				stat, _ := os.ReadFile("/proc/" + p + "/stat")
+				t.Errorf("process %s on the profile remains: %s (stat %s)", p, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), stat)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// e2eFilesContaining walks root and returns every regular file whose bytes
+// contain needle.
+func e2eFilesContaining(t *testing.T, root, needle string) (hits []string, n int) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		n++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(needle)) {
+			hits = append(hits, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk %s: %v", root, err)
+	}
+	slices.Sort(hits)
+	return hits, n
+}
