@@ -1,0 +1,420 @@
+// Command demo is `make demo`: the field report's 40-task batch, for real.
+// It starts the OpenAI-compatible stand-in and the chat-page stand-in on
+// 127.0.0.1, writes a fresh ./demo with a config made from
+// examples/demo.yaml, signs the demo account in on the web lane's own
+// browser profile through the stand-in's /login, runs `bin/spoolgate run`,
+// drops 12 web and 28 API tasks with `bin/spoolgate submit` (durations drawn
+// with a fixed seed from the field report's ranges, time-scaled), shows
+// each lane's progress and ETA from `bin/spoolgate status --json`, prints a
+// summary beside the lower bound, stops the daemon with SIGTERM and checks
+// that no browser of the demo profile is left. It exits 1 if any task is
+// lost or failed, or a process is left behind.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/examples/bench"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// marker marks a folder the demo made, so a rerun may remove it.
+const marker = ".spoolgate-demo"
+
+// batchName labels the demo's tasks.
+const batchName = "field-report"
+
+type options struct {
+	scale    float64
+	seed     uint64
+	dir      string
+	bin      string
+	template string
+	timeout  time.Duration
+	nWeb     int
+	nAPI     int
+}
+
+func main() {
+	var o options
+	flag.Float64Var(&o.scale, "scale", 1.0/60, "time scale of the stand-ins (1/60: a 6-minute answer takes 6 s)")
+	flag.Uint64Var(&o.seed, "seed", bench.DefaultSeed, "seed of the tasks' durations and order")
+	flag.StringVar(&o.dir, "dir", "demo", "the demo's folder (removed and made afresh)")
+	flag.StringVar(&o.bin, "bin", filepath.Join("bin", "spoolgate"), "the spoolgate binary (make builds it)")
+	flag.StringVar(&o.template, "config", filepath.Join("examples", "demo.yaml"), "the config template")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up if the batch has not finished by then")
+	flag.IntVar(&o.nWeb, "web", bench.FieldWeb, "web tasks")
+	flag.IntVar(&o.nAPI, "api", bench.FieldAPI, "API tasks")
+	flag.Parse()
+	if o.scale <= 0 || o.scale > 1 {
+		fmt.Fprintln(os.Stderr, "demo: -scale must be in (0, 1]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errNeedChromium) {
+			fmt.Fprintln(os.Stderr, "demo: FAILED:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	if _, err := ensureChromium(stdout, stderr); err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s is missing: build it with `make build` (make demo does)", o.bin)
+	}
+	dir, err := freshDir(o.dir)
+	if err != nil {
+		return err
+	}
+
+	// The two stand-ins, in this process, on 127.0.0.1.
+	key := randomHex(16)
+	api, err := apistand.Start(apistand.Options{Quota: 5, Scale: o.scale, RequireKey: key})
+	if err != nil {
+		return err
+	}
+	defer api.Close()
+	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale})
+	if err != nil {
+		return err
+	}
+	defer chat.Close()
+
+	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s; time scale 1/%.0f\n", api.URL(), chat.URL(), 1/o.scale)
+	fmt.Fprintf(stdout, "demo: config %s, spool %s, status page http://%s/\n", cfgPath, cfg.Spool, cfg.HTTP)
+
+	fmt.Fprintln(stdout, "demo: signing the demo account in on the web profile (headless Chromium, the stand-in's /login)")
+	if err := login(ctx, cfg, chat.URL(), "demo"); err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+
+	d, err := startDaemon(ctx, bin, cfgPath, filepath.Join(dir, "daemon.log"), key, cfg.HTTP)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = d.stop(cfg.ShutdownGrace.D() + 10*time.Second)
+		}
+	}()
+	fmt.Fprintf(stdout, "demo: daemon running: %s run --config %s (pid %d, log %s)\n", o.bin, cfgPath, d.cmd.Process.Pid, d.logPath)
+
+	tasks := bench.Workload(o.seed, o.nWeb, o.nAPI)
+	ids, err := submit(ctx, bin, cfgPath, dir, tasks)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: submitted %d web + %d API tasks (batch %s); watch it from another terminal too:\n",
+		bench.Count(tasks, spool.KindWeb), bench.Count(tasks, spool.KindAPI), batchName)
+	fmt.Fprintf(stdout, "      %s status --watch --config %s\n\n", o.bin, cfgPath)
+
+	watchErr := watch(ctx, o, bin, cfgPath, d, len(tasks), stdout)
+
+	sum, sumErr := summarize(ctx, bin, cfgPath, cfg.Spool, tasks, ids, cfg.API.Concurrency, o.scale)
+	stopped = true
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "demo: stopping the daemon (SIGTERM)")
+	stopErr := d.stop(cfg.ShutdownGrace.D() + 10*time.Second)
+	left := leftovers(browserProfile(cfg), 10*time.Second)
+
+	if sumErr == nil {
+		sum.print(stdout)
+	}
+	var problems []string
+	if watchErr != nil {
+		problems = append(problems, watchErr.Error())
+	}
+	if sumErr != nil {
+		problems = append(problems, "summary: "+sumErr.Error())
+	} else {
+		if sum.lost > 0 {
+			problems = append(problems, fmt.Sprintf("%d tasks lost (no final state)", sum.lost))
+		}
+		if sum.failed > 0 {
+			problems = append(problems, fmt.Sprintf("%d tasks failed", sum.failed))
+		}
+	}
+	if stopErr != nil {
+		problems = append(problems, "daemon stop: "+stopErr.Error())
+	} else {
+		fmt.Fprintln(stdout, "demo: daemon stopped cleanly (exit 0)")
+	}
+	if len(left) > 0 {
+		problems = append(problems, fmt.Sprintf("processes of the demo profile left behind: %s", strings.Join(left, "; ")))
+	} else {
+		fmt.Fprintf(stdout, "demo: no process of the demo profile remains (pgrep -f %s)\n", browserProfile(cfg))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	fmt.Fprintf(stdout, "demo: OK. Results: %s results --config %s\n", o.bin, cfgPath)
+	return nil
+}
+
+// freshDir removes a previous demo folder (only one the demo made) and
+// makes it anew; it returns the absolute path.
+func freshDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err == nil {
+		if _, err := os.Stat(filepath.Join(abs, marker)); err != nil {
+			return "", fmt.Errorf("%s exists and was not made by the demo (no %s in it): move it away or pass -dir", abs, marker)
+		}
+		if err := os.RemoveAll(abs); err != nil {
+			return "", fmt.Errorf("remove the previous demo: %w", err)
+		}
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", err
+	}
+	return abs, os.WriteFile(filepath.Join(abs, marker), []byte("made by make demo; removed by the next one\n"), 0o644)
+}
+
+// writeConfig fills the template's placeholders and writes
+// <dir>/spoolgate.yaml, then loads it as the daemon will.
+func writeConfig(template, dir, apiURL, chatURL string) (string, *spool.Config, error) {
+	tmpl, err := os.ReadFile(template)
+	if err != nil {
+		return "", nil, fmt.Errorf("config template: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	r := strings.NewReplacer(
+		"${SPOOL}", yamlQuote(filepath.Join(dir, "spool")),
+		"${PROFILES}", yamlQuote(filepath.Join(dir, "profiles")),
+		"${HTTP}", yamlQuote(fmt.Sprintf("127.0.0.1:%d", port)),
+		"${API_URL}", yamlQuote(apiURL),
+		"${CHAT_URL}", yamlQuote(chatURL),
+	)
+	out := r.Replace(string(tmpl))
+	if m := placeholder.FindString(out); m != "" {
+		return "", nil, fmt.Errorf("config template %s: unknown placeholder %s", template, m)
+	}
+	path := filepath.Join(dir, "spoolgate.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		return "", nil, err
+	}
+	cfg, err := spool.LoadConfig(path)
+	if err != nil {
+		return "", nil, err
+	}
+	return path, cfg, nil
+}
+
+var placeholder = regexp.MustCompile(`\$\{[A-Z_]+\}`)
+
+func yamlQuote(s string) string { return fmt.Sprintf("%q", s) }
+
+// freePort asks the system for a free port on 127.0.0.1. Another program
+// could take it before the daemon does; the daemon then warns and runs
+// without its status page, and the demo still works.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// daemon is the `spoolgate run` subprocess.
+type daemon struct {
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+	err     error // the exit status, once exited is closed
+}
+
+func startDaemon(ctx context.Context, bin, cfgPath, logPath, key, httpAddr string) (*daemon, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "run", "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "DEMO_API_KEY="+key)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start the daemon: %w", err)
+	}
+	d := &daemon{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		d.err = cmd.Wait()
+		logf.Close()
+		close(d.exited)
+	}()
+	// Ready when its status API answers.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case <-d.exited:
+			return nil, fmt.Errorf("the daemon exited at start (%v); its log:\n%s", d.err, tail(logPath, 20))
+		default:
+		}
+		resp, err := http.Get("http://" + httpAddr + "/api/status")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return d, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_ = d.stop(15 * time.Second)
+			return nil, fmt.Errorf("the daemon's status API at %s did not answer within 20s; its log:\n%s", httpAddr, tail(logPath, 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and waits up to grace for the daemon to exit; past
+// that it kills it and reports so.
+func (d *daemon) stop(grace time.Duration) error {
+	select {
+	case <-d.exited:
+		return d.exitErr()
+	default:
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("SIGTERM: %w", err)
+	}
+	select {
+	case <-d.exited:
+		return d.exitErr()
+	case <-time.After(grace):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+		return fmt.Errorf("the daemon did not exit within %s of SIGTERM: killed", grace)
+	}
+}
+
+func (d *daemon) exitErr() error {
+	if d.err != nil {
+		return fmt.Errorf("the daemon exited with %v; the end of its log:\n%s", d.err, tail(d.logPath, 15))
+	}
+	return nil
+}
+
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
+
+// submit writes each task as a file under <dir>/tasks and drops them all
+// with one `spoolgate submit`; it returns the taskIds it printed.
+func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task) ([]string, error) {
+	tdir := filepath.Join(dir, "tasks")
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return nil, err
+	}
+	args := []string{"submit", "--config", cfgPath}
+	for _, t := range tasks {
+		model := "writer"
+		if t.Kind == spool.KindWeb {
+			model = "thinker-web"
+		}
+		st := &spool.Task{TaskID: t.ID, Model: model, Content: t.Content(), Batch: batchName,
+			Output: batchName + "/" + t.ID + ".txt"}
+		data, err := st.Encode()
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(tdir, t.ID+".yaml")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, p)
+	}
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return nil, fmt.Errorf("spoolgate submit: %w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return nil, fmt.Errorf("spoolgate submit: %w", err)
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != len(tasks) {
+		return nil, fmt.Errorf("spoolgate submit printed %d taskIds for %d tasks: %q", len(ids), len(tasks), out)
+	}
+	return ids, nil
+}
+
+// watch shows progress until the batch is finished, the daemon exits, the
+// timeout passes or ctx ends.
+func watch(ctx context.Context, o options, bin, cfgPath string, d *daemon, total int, stdout io.Writer) error {
+	p := newProgress(stdout, time.Now())
+	deadline := time.After(o.timeout)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		st, err := snapshot(ctx, bin, cfgPath)
+		if err == nil {
+			finished := false
+			for _, b := range st.Batches {
+				if b.Batch == batchName && b.Counts.Finished() == total {
+					finished = true
+				}
+			}
+			p.show(st, finished)
+			if finished {
+				return nil
+			}
+		} else if ctx.Err() == nil {
+			fmt.Fprintln(stdout, "demo: status:", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted")
+		case <-d.exited:
+			return fmt.Errorf("the daemon exited while the batch ran (%v); its log:\n%s", d.err, tail(d.logPath, 20))
+		case <-deadline:
+			return fmt.Errorf("the batch did not finish within %s", o.timeout)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/bench"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// row is the part of a `spoolgate results` JSONL row the summary reads.
+type row struct {
+	TaskID      string     `json:"taskId"`
+	Lane        string     `json:"lane"`
+	State       string     `json:"state"`
+	Attempt     int        `json:"attempt"`
+	SubmittedAt *time.Time `json:"submittedAt"`
+	StartedAt   *time.Time `json:"startedAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
+	ErrorClass  string     `json:"errorClass"`
+	Error       string     `json:"error"`
+}
+
+type laneSum struct {
+	n, success, failed, retries int
+	waits                       []time.Duration
+	work                        time.Duration // Σ durations asked of the stand-ins, scaled
+}
+
+type summary struct {
+	scale      float64
+	apiConc    int
+	makespan   time.Duration
+	lowerBound time.Duration
+	lanes      map[spool.Kind]*laneSum
+	lost       int
+	failed     int
+	failures   []string
+	launch     []time.Duration
+	closing    []time.Duration
+}
+
+// summarize reads the batch's result table through `spoolgate results`.
+func summarize(ctx context.Context, bin, cfgPath, spoolDir string, tasks []bench.Task, ids []string, apiConc int, scale float64) (*summary, error) {
+	out, err := exec.CommandContext(ctx, bin, "results", "--config", cfgPath, "--batch", batchName, "--format", "jsonl").Output()
+	if err != nil {
+		return nil, fmt.Errorf("spoolgate results: %w", err)
+	}
+	rows := map[string]row{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r row
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("spoolgate results: %w", err)
+		}
+		rows[r.TaskID] = r
+	}
+	s := &summary{scale: scale, apiConc: apiConc, lanes: map[spool.Kind]*laneSum{spool.KindWeb: {}, spool.KindAPI: {}}}
+	s.lowerBound = time.Duration(float64(bench.LowerBound(tasks, apiConc)) * scale)
+	kind := map[string]spool.Kind{}
+	for _, t := range tasks {
+		kind[t.ID] = t.Kind
+		s.lanes[t.Kind].work += time.Duration(float64(t.Dur) * scale)
+	}
+	var first, last time.Time
+	for _, id := range ids {
+		r, ok := rows[id]
+		ls := s.lanes[kind[id]]
+		if ls == nil {
+			return nil, fmt.Errorf("submit printed an unknown taskId %q", id)
+		}
+		ls.n++
+		if !ok || (r.State != "success" && r.State != "failed" && r.State != "canceled") {
+			s.lost++
+			continue
+		}
+		if r.State == "success" {
+			ls.success++
+		} else {
+			ls.failed++
+			s.failed++
+			s.failures = append(s.failures, fmt.Sprintf("%s %s (%s): %s", id, r.State, r.ErrorClass, r.Error))
+		}
+		ls.retries += max(r.Attempt-1, 0)
+		if r.SubmittedAt != nil && (first.IsZero() || r.SubmittedAt.Before(first)) {
+			first = *r.SubmittedAt
+		}
+		if r.FinishedAt != nil && r.FinishedAt.After(last) {
+			last = *r.FinishedAt
+		}
+		if r.StartedAt != nil && r.SubmittedAt != nil {
+			ls.waits = append(ls.waits, r.StartedAt.Sub(*r.SubmittedAt))
+		}
+	}
+	if !first.IsZero() && !last.IsZero() {
+		s.makespan = last.Sub(first)
+	}
+	s.launch, s.closing = webStages(spoolDir)
+	return s, nil
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+func (s *summary) print(w io.Writer) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "summary (measured seconds; the field report's times are these × "+fmt.Sprintf("%.0f", 1/s.scale)+")")
+	fmt.Fprintf(w, "  makespan     %s   lower bound max(Σweb, Σapi/%d) = %s   ratio %.2f\n",
+		secs(s.makespan), s.apiConc, secs(s.lowerBound), float64(s.makespan)/float64(s.lowerBound))
+	for _, k := range spool.Kinds {
+		ls := s.lanes[k]
+		fmt.Fprintf(w, "  %-3s lane     %2d tasks  success %2d  failed %d  retries %d  wait p50 %s  p95 %s  (Σ answer time %s)\n",
+			k, ls.n, ls.success, ls.failed, ls.retries,
+			secs(bench.Percentile(ls.waits, 50)), secs(bench.Percentile(ls.waits, 95)), secs(ls.work))
+	}
+	web := s.lanes[spool.KindWeb]
+	if web.n > 0 && s.makespan > web.work {
+		per := (s.makespan - web.work) / time.Duration(web.n)
+		fmt.Fprintf(w, "  the web lane's cost beyond the answers: %s per web task, not time-scaled: browser launch %s, close %s (means),\n",
+			secs(per), secs(bench.Mean(s.launch)), secs(bench.Mean(s.closing)))
+		fmt.Fprintf(w, "    the rest is page load, the driver's 1s quiet period after the answer, and the lane's claim and writes\n")
+		field := float64(bench.Unscale(web.work, s.scale))
+		fmt.Fprintf(w, "  at real speed (scale 1) the same per-task cost would make the ratio about %.3f\n",
+			(field+float64(per)*float64(web.n))/float64(bench.Unscale(s.lowerBound, s.scale)))
+	}
+	fmt.Fprintln(w, "  wait = startedAt - submittedAt (a retried task's startedAt is its last attempt's)")
+	if s.lost > 0 {
+		fmt.Fprintf(w, "  LOST: %d tasks have no final state\n", s.lost)
+	}
+	for _, f := range s.failures {
+		fmt.Fprintln(w, "  FAILED:", strings.TrimSpace(f))
+	}
+}
+
+// webStages reads the web lane's task logs for how long the browser's
+// launch and close took (the "took=" of those lines), to say where the web
+// lane's cost beyond the answers goes.
+func webStages(spoolDir string) (launch, closing []time.Duration) {
+	files, _ := filepath.Glob(filepath.Join(spoolDir, "web", "logs", "*.log"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			m := tookRE.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			d, err := time.ParseDuration(m[1])
+			if err != nil {
+				continue
+			}
+			switch {
+			case strings.Contains(line, `msg="browser: launched"`):
+				launch = append(launch, d)
+			case strings.Contains(line, `msg="browser: closed`):
+				closing = append(closing, d)
+			}
+		}
+	}
+	return launch, closing
+}
+
+var tookRE = regexp.MustCompile(`\btook=([0-9.]+[a-zµ]+)`)
