@@ -124,7 +124,22 @@ func linkRename(src, dst string) error {
 // ReadRegular reads a file that must be a regular file of at most max
 // bytes, without following a symlink at its last component, and returns
 // its content and info. Errors are one-line reasons fit for a user.
+// A file with more than one hard link is refused: it is how a drop would
+// expose a file from outside the spool.
 func ReadRegular(path string, max int64) ([]byte, os.FileInfo, error) {
+	return readRegular(path, max, true)
+}
+
+// readOwn is ReadRegular for files in spoolgate's own folders, without the
+// link-count check. Where RENAME_NOREPLACE is missing (FUSE, NFS, SMB) a
+// move is link-then-unlink, and the client's attribute cache goes on
+// reporting two links for a while after the unlink: a claimed task would
+// read as "2 hard links" and never run. Drops are checked at intake.
+func readOwn(path string, max int64) ([]byte, os.FileInfo, error) {
+	return readRegular(path, max, false)
+}
+
+func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -143,7 +158,7 @@ func ReadRegular(path string, max int64) ([]byte, os.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
 	}
-	if n := linkCount(fi); n > 1 {
+	if n := linkCount(fi); checkLinks && n > 1 {
 		return nil, fi, fmt.Errorf("file has %d hard links: a task file must have one (hard link from outside the spool?)", n)
 	}
 	if fi.Size() > max {

@@ -40,10 +40,10 @@ func (s *Store) Read(k Kind, dir, id string) (*Task, error) {
 	return ReadTaskFile(s.L.TaskPath(k, dir, id))
 }
 
-// ReadTaskFile reads and decodes one task file, refusing symlinks and
-// special files.
+// ReadTaskFile reads and decodes one task file of spoolgate's own folders,
+// refusing symlinks and special files (not extra hard links: see readOwn).
 func ReadTaskFile(path string) (*Task, error) {
-	data, _, err := ReadRegular(path, MaxTaskSize)
+	data, _, err := readOwn(path, MaxTaskSize)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
