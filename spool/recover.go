@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -73,24 +74,54 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load pending: %w", err)
 	}
-	out := make([]Entry, 0, len(ents))
+	var ids []string
 	for _, e := range ents {
-		name := e.Name()
-		if !IsTaskFileName(name) || filepath.Ext(name) != ".yaml" {
-			continue
+		if name := e.Name(); IsTaskFileName(name) && filepath.Ext(name) == ".yaml" {
+			ids = append(ids, TrimTaskExt(name))
 		}
-		id := TrimTaskExt(name)
-		t, err := s.LoadPendingOne(k, id)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // claimed meanwhile by another daemon
+	}
+	// Reading is I/O-bound on a cold cache and parse-bound on a warm one:
+	// a few workers serve both.
+	const workers = 4
+	results := make([]*Entry, len(ids))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(ids); i += workers {
+				t, err := s.loadPendingFast(k, ids[i])
+				if err != nil {
+					if !errors.Is(err, os.ErrNotExist) { // else claimed meanwhile by another daemon
+						s.Log.Error("pending task unreadable", "lane", k, "taskId", ids[i], "err", err)
+					}
+					continue
+				}
+				e := EntryOf(s.Cfg, t)
+				results[i] = &e
 			}
-			s.Log.Error("pending task unreadable", "lane", k, "taskId", id, "err", err)
-			continue
+		}(w)
+	}
+	wg.Wait()
+	out := make([]Entry, 0, len(ids))
+	for _, e := range results {
+		if e != nil {
+			out = append(out, *e)
 		}
-		out = append(out, EntryOf(s.Cfg, t))
 	}
 	return out, nil
+}
+
+// loadPendingFast reads the index fields of pending/ID.yaml with the line
+// scanner when the file is in spoolgate's own form, else in full.
+func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
+	data, _, err := ReadRegular(s.L.TaskPath(k, DirPending, id), MaxTaskSize)
+	if err == nil {
+		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
+			return &t, nil
+		}
+	}
+	return s.LoadPendingOne(k, id)
 }
 
 // LoadPendingOne reads pending/ID.yaml, normalizing it if needed.
