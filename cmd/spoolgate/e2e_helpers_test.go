@@ -34,6 +34,8 @@ type e2eOpts struct {
 	Retries0    bool          // maxRetries: 0
 	TaskTimeout time.Duration // web.taskTimeout, default 30s
 	APIConc     int           // 0: the key is left out (the default, 3)
+	Heartbeat   time.Duration // default 200ms
+	StaleAfter  time.Duration // default 1s
 	Tail        string        // models: and sites: sections (YAML)
 }
 
@@ -58,6 +60,12 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	if o.TaskTimeout == 0 {
 		o.TaskTimeout = 30 * time.Second
 	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = 200 * time.Millisecond
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = time.Second
+	}
 	api := ""
 	if o.APIConc != 0 {
 		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
@@ -67,8 +75,8 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 host: e2e
 settle: 100ms
 rescan: 200ms
-heartbeat: 200ms
-staleAfter: 1s
+heartbeat: %s
+staleAfter: %s
 maxRetries: %d
 retryBackoff: 50ms
 shutdownGrace: 5s
@@ -77,7 +85,7 @@ http: "off"
   profiles: %q
   instance: e2e
   taskTimeout: %s
-%s`, filepath.Join(dir, "spool"), o.MaxRetries, api, r.profiles, o.TaskTimeout, o.Tail)
+%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, api, r.profiles, o.TaskTimeout, o.Tail)
 	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
 	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

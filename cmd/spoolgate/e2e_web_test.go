@@ -1,0 +1,346 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Issue 5's acceptance through `spoolgate run` with a real headless
+// Chromium on a profile signed in to examples/chatstand.
+
+// e2eWebModels is the models: and sites: sections for the stand-in at url,
+// the same selectors as examples/site-standin.yaml.
+func e2eWebModels(url string) string {
+	return fmt.Sprintf(`models:
+  - {name: chat-web, kind: web, site: standin, account: demo, needEmptyPrompt: true}
+  - {name: chat-web-prompt, kind: web, site: standin, account: demo}
+sites:
+  standin:
+    url: %q
+    input: "textarea.input"
+    send: "button[type=submit]"
+    answer: ".message.assistant"
+    busy: "button.stop"
+    loggedOut: "a.login"
+    newChat: "button.new-chat"
+    error: ".error"
+    promptInput: "textarea.system"
+accounts:
+  demo: {disabled: false}
+`, url)
+}
+
+// e2eWeb is a web test's rig, stand-in and signed-in profile.
+type e2eWeb struct {
+	*e2eRig
+	stand   *chatstand.Server
+	profile string
+}
+
+// e2eNewWeb starts a chat stand-in (durations × scale) whose page
+// pre-fills instructions, writes the config, and signs the profile in.
+// It needs Chromium: without one it skips, or fails under CI=true.
+func e2eNewWeb(t *testing.T, o e2eOpts, scale float64, instructions string) *e2eWeb {
+	t.Helper()
+	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no browser: %v", err)
+		}
+		t.Skipf("no Chromium on this machine (%v); install the chromium package to run the web end-to-end tests", err)
+	}
+	stand, err := chatstand.Start(chatstand.Options{Scale: scale, Instructions: instructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stand.Close() })
+	o.Tail = e2eWebModels(stand.URL())
+	// The web heartbeat is a CDP round-trip bounded by half the period:
+	// 500 ms gives it 250 ms, and staleAfter 2 s needs four misses in a
+	// row, so a healthy browser on a loaded machine is not taken for hung.
+	if o.Heartbeat == 0 {
+		o.Heartbeat = 500 * time.Millisecond
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 2 * time.Second
+	}
+	w := &e2eWeb{e2eRig: e2eNewRig(t, o), stand: stand}
+	w.profile = browser.ProfileDir(w.cfg)
+	// Registered before the daemon's cleanup, so it runs after the daemon
+	// is gone (cleanups run last-in first-out): then nothing may remain.
+	t.Cleanup(func() { e2eNoProcs(t, w.profile) })
+	w.login(t)
+	return w
+}
+
+// login signs the profile in as a person would once (`spoolgate login`):
+// a browser on the profile opens the stand-in's /login?user=demo, which
+// sets a persistent cookie; the browser is closed before the daemon runs.
+func (w *e2eWeb) login(t *testing.T) {
+	t.Helper()
+	if err := os.MkdirAll(w.profile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := browser.Launch(context.Background(), w.cfg, w.profile, true, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.Context(), 15*time.Second)
+	err = chromedp.Do(ctx, chromedp.Navigate(w.stand.URL()+"login?user=demo"))
+	cancel()
+	b.Close()
+	if err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	e2eNoProcs(t, w.profile)
+}
+
+// browserPID waits until the task runs with an answer streaming and its
+// running file names the browser, and returns that pid.
+func (w *e2eWeb) browserPID(id string) int {
+	w.t.Helper()
+	e2eWait(w.t, "the answer of "+id+" to stream", 20*time.Second, func() bool { return w.stand.Active() == 1 })
+	t := w.running(spool.KindWeb, id, 10*time.Second, func(t *spool.Task) bool { return t.BrowserPID != 0 })
+	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(t.BrowserPID) + "/cmdline")
+	if err != nil || !strings.Contains(string(cmd), w.profile) {
+		w.t.Fatalf("browserPid %d of the running file is not a browser on our profile (%v): %q", t.BrowserPID, err, cmd)
+	}
+	return t.BrowserPID
+}
+
+// Ten web tasks through the daemon: all succeed with the stand-in's
+// answers, one generation at a time, and needEmptyPrompt sends no system
+// prompt (not even the page's pre-filled instructions).
+func TestE2E_Web_TenTasks(t *testing.T) {
+	const scale = 0.01
+	w := e2eNewWeb(t, e2eOpts{}, scale, "Default instructions: always answer in verse.")
+	d := w.start()
+	var tasks []e2eTask
+	var answerTime time.Duration
+	for i := range 10 {
+		model := "chat-web"
+		if i%2 == 1 {
+			model = "chat-web-prompt"
+		}
+		dur := time.Duration(20+2*i) * time.Second
+		answerTime += time.Duration(float64(dur) * scale)
+		tasks = append(tasks, e2eTask{ID: fmt.Sprintf("w%02d", i), Model: model, Prompt: "Be brief.",
+			Content: fmt.Sprintf("[[duration=%s]] web task number %d", dur, i), Output: fmt.Sprintf("web/w%02d.txt", i)})
+	}
+	start := time.Now()
+	w.submit(tasks...)
+	var inTask time.Duration
+	pids := map[int]bool{}
+	for _, tk := range tasks {
+		got := w.final(spool.KindWeb, tk.ID, 60*time.Second)
+		want := chatstand.AnswerFor(tk.Content)
+		if got.State != spool.StateSuccess || got.Attempt != 1 || got.Result != want {
+			t.Errorf("%s: state %s attempt %d result %q error %q; want success at attempt 1 with %q", tk.ID, got.State, got.Attempt, got.Result, got.Error, want)
+		}
+		if got.BrowserPID == 0 || pids[got.BrowserPID] {
+			t.Errorf("%s: browserPid %d: want the pid of its own browser", tk.ID, got.BrowserPID)
+		}
+		pids[got.BrowserPID] = true
+		inTask += got.FinishedAt.Sub(got.StartedAt)
+	}
+	wall := time.Since(start)
+	d.stop()
+	e2eNoProcs(t, w.profile)
+
+	if g, m, c := w.stand.Generations(), w.stand.MaxConcurrent(), w.stand.Collisions(); g != 10 || m != 1 || c != 0 {
+		t.Errorf("stand-in saw %d generations, at most %d at once, %d collisions; want 10, 1, 0", g, m, c)
+	}
+	byContent := map[string]e2eTask{}
+	for _, tk := range tasks {
+		byContent[tk.Content] = tk
+	}
+	for _, m := range w.stand.Received() {
+		tk, ok := byContent[m.Content]
+		if !ok {
+			t.Errorf("stand-in received unexpected content %q", m.Content)
+			continue
+		}
+		want := "Be brief."
+		if tk.Model == "chat-web" {
+			want = "" // needEmptyPrompt: neither the task's prompt nor the page's default
+		}
+		if m.System != want || m.Refused != "" {
+			t.Errorf("%s (%s): stand-in received system %q (refused %q), want %q", tk.ID, tk.Model, m.System, m.Refused, want)
+		}
+	}
+	log := w.taskLog(spool.KindWeb, "w03")
+	if os.Getenv("E2E_DUMP") != "" {
+		t.Logf("w03 log:\n%s", log)
+	}
+	for _, s := range []string{"clean", "launched", "no process of ours remains"} {
+		if !strings.Contains(log, s) {
+			t.Errorf("task log of w03 lacks %q:\n%s", s, log)
+		}
+	}
+	t.Logf("10 web tasks through the daemon: wall %s from submit to last final, %s per task; in-attempt %s per task of which the answer streams %s: overhead %s per task (launch, page, quiet period, close)",
+		wall.Round(time.Millisecond), (wall / 10).Round(time.Millisecond), (inTask / 10).Round(time.Millisecond),
+		(answerTime / 10).Round(time.Millisecond), ((inTask - answerTime) / 10).Round(time.Millisecond))
+}
+
+// Chromium SIGKILLed mid-answer: that attempt fails transient, nothing is
+// left on the profile, and the retry succeeds.
+func TestE2E_Web_BrowserKilled(t *testing.T) {
+	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
+	d := w.start()
+	content := "[[duration=150s]] survive a crash"
+	w.submit(e2eTask{ID: "killed", Model: "chat-web", Content: content})
+	pid := w.browserPID("killed")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got := w.final(spool.KindWeb, "killed", 30*time.Second)
+	if got.State != spool.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
+		t.Errorf("state %s attempt %d result %q error %q; want success at attempt 2", got.State, got.Attempt, got.Result, got.Error)
+	}
+	if got.BrowserPID == pid {
+		t.Errorf("attempt 2 recorded the killed browser's pid %d", pid)
+	}
+	log := w.taskLog(spool.KindWeb, "killed")
+	if !strings.Contains(log, "errorClass=transient") || !strings.Contains(log, "browser exited") {
+		t.Errorf("task log does not show attempt 1 failing transient with the browser gone:\n%s", log)
+	}
+	d.stop()
+	e2eNoProcs(t, w.profile)
+}
+
+// A page that never finishes: every attempt ends at web.taskTimeout as
+// transient, is retried, and after the last retry the task is failed.
+func TestE2E_Web_Hang(t *testing.T) {
+	// Long enough that the launch (about 1 s, several on a loaded
+	// machine) fits well inside it: the page must be what hangs.
+	const timeout = 4 * time.Second
+	w := e2eNewWeb(t, e2eOpts{TaskTimeout: timeout, MaxRetries: 1}, 0.01, "")
+	d := w.start()
+	start := time.Now()
+	w.submit(e2eTask{ID: "hang", Model: "chat-web", Content: "[[hang]] never ends"})
+	got := w.final(spool.KindWeb, "hang", 30*time.Second)
+	took := time.Since(start)
+	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassTransient || got.Attempt != 2 || !strings.Contains(got.Error, "timed out") {
+		t.Errorf("state %s class %s attempt %d error %q; want failed transient at attempt 2, timed out", got.State, got.ErrorClass, got.Attempt, got.Error)
+	}
+	if took < 2*timeout {
+		t.Errorf("two attempts took %s, less than two taskTimeouts", took)
+	}
+	log := w.taskLog(spool.KindWeb, "hang")
+	if n := strings.Count(log, "attempt failed: retry scheduled"); n != 1 || !strings.Contains(log, "errorClass=transient") {
+		t.Errorf("task log shows %d scheduled retries, want 1 (transient):\n%s", n, log)
+	}
+	if n := w.stand.Generations(); n != 2 {
+		t.Errorf("stand-in saw %d generations, want 2", n)
+	}
+	e2eNoProcs(t, w.profile)
+	d.stop()
+	t.Logf("hang: 2 attempts at taskTimeout %s ended failed after %s", timeout, took.Round(time.Millisecond))
+}
+
+// A browser that stops answering (SIGSTOP): the heartbeat probe fails, the
+// stale rule ends the attempt after staleAfter, the stopped browser's tree
+// is killed, and the retry succeeds.
+func TestE2E_Web_StoppedBrowser(t *testing.T) {
+	w := e2eNewWeb(t, e2eOpts{MaxRetries: 1}, 0.01, "")
+	d := w.start()
+	content := "[[duration=150s]] outlive a frozen browser"
+	w.submit(e2eTask{ID: "frozen", Model: "chat-web", Content: content})
+	pid := w.browserPID("frozen")
+	t.Cleanup(func() {
+		// Only if the daemon failed to: a stopped process of this test's
+		// daemon, still on our profile, is woken and ended.
+		if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(cmd), w.profile) {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	stopped := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The heartbeat stops: attempt 1's heartbeatAt no longer moves once
+	// the browser is stopped, until the stale rule ends the attempt.
+	var lastHB time.Time
+	e2eWait(t, "attempt 1 to end", 20*time.Second, func() bool {
+		rt := w.read(spool.KindWeb, spool.DirRunning, "frozen")
+		if rt == nil || rt.Attempt != 1 {
+			return rt != nil || w.L.Locate(spool.KindWeb, "frozen") != spool.DirRunning
+		}
+		if rt.HeartbeatAt.After(lastHB) {
+			lastHB = rt.HeartbeatAt
+		}
+		return false
+	})
+	staleAt := time.Now()
+	got := w.final(spool.KindWeb, "frozen", 30*time.Second)
+	if got.State != spool.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
+		t.Errorf("state %s attempt %d result %q error %q; want success at attempt 2", got.State, got.Attempt, got.Result, got.Error)
+	}
+	log := w.taskLog(spool.KindWeb, "frozen")
+	for _, s := range []string{"liveness probe failed", "errorClass=stale", "killing its tree"} {
+		if !strings.Contains(log, s) {
+			t.Errorf("task log lacks %q:\n%s", s, log)
+		}
+	}
+	// One beat may already have been under way when the stop landed (a
+	// period, 500 ms); the attempt then lasts 5 s more without one.
+	if lastHB.After(stopped.Add(time.Second)) {
+		t.Errorf("heartbeatAt %s moved on after the browser was stopped at %s", lastHB.Format(time.RFC3339Nano), stopped.Format(time.RFC3339Nano))
+	}
+	// staleAfter is 2 s; the close of a stopped browser waits its 3 s
+	// grace before the kill.
+	if took := staleAt.Sub(stopped); took < 2*time.Second || took > 10*time.Second {
+		t.Errorf("attempt 1 ended %s after the stop; want staleAfter (2 s) plus the close grace", took)
+	}
+	t.Logf("stopped browser: attempt 1 ended %s after SIGSTOP (staleAfter 2s + close grace 3s)", staleAt.Sub(stopped).Round(time.Millisecond))
+	e2eNoProcs(t, w.profile)
+	d.stop()
+}
+
+// Cancel mid-answer ends canceled with no process left; then, with the
+// session signed out, a task ends failed with errorClass account.
+func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
+	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
+	d := w.start()
+	w.submit(e2eTask{ID: "cancel-me", Model: "chat-web", Content: "[[duration=1000s]] long answer"})
+	w.browserPID("cancel-me")
+	asked := time.Now()
+	if out := w.cli("cancel", "cancel-me"); !strings.Contains(out, "cancel requested") {
+		t.Fatalf("cancel printed %q", out)
+	}
+	got := w.final(spool.KindWeb, "cancel-me", 20*time.Second)
+	if got.State != spool.StateCanceled || got.ErrorClass != spool.ClassCanceled || got.Attempt != 1 || got.Result != "" {
+		t.Errorf("state %s class %s attempt %d result %q error %q; want canceled at attempt 1, no result", got.State, got.ErrorClass, got.Attempt, got.Result, got.Error)
+	}
+	t.Logf("cancel to canceled file: %s", time.Since(asked).Round(time.Millisecond))
+	e2eNoProcs(t, w.profile)
+	e2eWait(t, "the stand-in to see the generation end", 5*time.Second, func() bool { return w.stand.Active() == 0 })
+
+	w.stand.LogoutAll()
+	gens := w.stand.Generations()
+	w.submit(e2eTask{ID: "signed-out", Model: "chat-web", Content: "hello"})
+	got = w.final(spool.KindWeb, "signed-out", 20*time.Second)
+	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassAccount || got.Attempt != 1 || !strings.Contains(got.Error, "spoolgate login standin") {
+		t.Errorf("state %s class %s attempt %d error %q; want failed, account, attempt 1, naming `spoolgate login standin`", got.State, got.ErrorClass, got.Attempt, got.Error)
+	}
+	if w.stand.Generations() != gens {
+		t.Errorf("a generation started on the signed-out page")
+	}
+	d.stop()
+	e2eNoProcs(t, w.profile)
+}
