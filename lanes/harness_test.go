@@ -156,3 +156,10 @@ func countFiles(t *testing.T, store *spool.Store, k spool.Kind, dir string) int 
 	}
 	return n
 }
+
+func removeFile(p string) error {
+	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
