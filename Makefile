@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet race windows cross demo bench fuzz reliability clean
+.PHONY: all build test vet race windows darwin cross demo bench fuzz reliability clean
 
 all: build
 
@@ -12,8 +12,8 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/spoolgate ./cmd/spoolgate
 
 # The test command of the README and of CI: vet, the race-enabled suite
-# (fuzz seed corpora included), and a Windows build.
-test: vet race windows
+# (fuzz seed corpora included), and Windows and macOS builds.
+test: vet race windows darwin
 
 vet:
 	$(GO) vet ./...
@@ -23,6 +23,9 @@ race:
 
 windows:
 	GOOS=windows $(GO) build ./...
+
+darwin:
+	GOOS=darwin $(GO) build ./...
 
 cross:
 	GOOS=linux   $(GO) build -o /dev/null ./cmd/spoolgate
