@@ -202,7 +202,9 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 			t.State = spool.StateFailed
 		}
 	}
-	if t.State != spool.StatePending {
+	if t.State == spool.StatePending {
+		t.Owner, t.BrowserPID = "", 0 // nobody runs it until the next claim
+	} else {
 		t.FinishedAt = now
 	}
 	// Fenced final write: a late runner never overwrites a newer record.
