@@ -24,6 +24,8 @@ type runner struct {
 	cancelF context.CancelCauseFunc
 	mu      sync.Mutex
 	pending error // cause requested before the context existed
+	job     *Job
+	stageAt string // the job's stage when a cancel was requested
 }
 
 func newRunner(l *Lane, t *spool.Task, m *spool.ModelConfig) *runner {
@@ -39,6 +41,11 @@ func newRunner(l *Lane, t *spool.Task, m *spool.ModelConfig) *runner {
 func (r *runner) cancel(cause error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.job != nil && r.stageAt == "" {
+		// What the attempt was doing when asked to stop, before the
+		// executor moves on to closing things down.
+		r.stageAt = r.job.Stage()
+	}
 	if r.cancelF != nil {
 		r.cancelF(cause)
 	} else if r.pending == nil {
@@ -71,6 +78,9 @@ func (r *runner) run(parent context.Context) {
 	defer cancelT()
 
 	job := NewJob(r.task.Clone(), r.model, r.log)
+	r.mu.Lock()
+	r.job = job
+	r.mu.Unlock()
 	start := time.Now()
 	r.log.Info("attempt started", "model", r.task.Model, "owner", r.task.Owner)
 
@@ -174,7 +184,9 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		t.Error, t.ErrorClass = "interrupted by shutdown: "+errString(err), ""
 		t.HeartbeatAt, t.StartedAt = time.Time{}, time.Time{}
 	case errors.Is(cause, ErrCanceled):
-		stage := job.Stage()
+		r.mu.Lock()
+		stage := r.stageAt
+		r.mu.Unlock()
 		if stage == "" {
 			stage = "running"
 		}
