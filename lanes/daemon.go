@@ -27,6 +27,9 @@ type Daemon struct {
 	lanes   map[spool.Kind]*Lane
 	watcher *spool.Watcher
 	once    sync.Once
+	// fresh holds pending files seen not yet normalized, by "lane/id",
+	// with when mergePending first saw them (its goroutine only).
+	fresh map[string]time.Time
 }
 
 // Start creates the spool's folders, repairs what a crash left, rebuilds the
@@ -161,6 +164,18 @@ func (d *Daemon) handle(w spool.WatchDir, name string) {
 // mergePending adds tasks that reached pending/ without this daemon's
 // intake (another daemon on a share, recovery of another host) to the index.
 func (d *Daemon) mergePending() {
+	if d.fresh == nil {
+		d.fresh = map[string]time.Time{}
+	}
+	now := time.Now()
+	seen := map[string]bool{}
+	defer func() {
+		for key := range d.fresh {
+			if !seen[key] {
+				delete(d.fresh, key)
+			}
+		}
+	}()
 	for k, l := range d.lanes {
 		dir := d.Store.L.Lane(k, spool.DirPending)
 		ents, err := os.ReadDir(dir)
@@ -176,6 +191,11 @@ func (d *Daemon) mergePending() {
 			if l.index.Has(id) {
 				continue
 			}
+			key := string(k) + "/" + id
+			seen[key] = true
+			if !d.settledPending(k, id, key, now) {
+				continue
+			}
 			t, err := d.Store.LoadPendingOne(k, id)
 			if err != nil {
 				continue
@@ -183,6 +203,30 @@ func (d *Daemon) mergePending() {
 			l.Requeue(t)
 		}
 	}
+}
+
+// settledPending reports whether mergePending may load pending/ID now. A
+// file not yet in spoolgate's normalized form is, on a shared spool, most
+// likely another daemon's intake between its move and its rewrite;
+// normalizing it here races that rewrite, and once the other daemon has
+// claimed the task our rename recreates pending/ID, so the task runs twice
+// (seen on a two-host bindfs share). Such a file is left alone for
+// staleAfter; still not normalized then, its intake was cut short and it
+// is normalized here.
+func (d *Daemon) settledPending(k spool.Kind, id, key string, now time.Time) bool {
+	t, err := d.Store.Read(k, spool.DirPending, id)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) // unreadable: LoadPendingOne rejects it
+	}
+	if t.TaskID == id && t.State == spool.StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k {
+		return true // normalized: loading it writes nothing
+	}
+	first, ok := d.fresh[key]
+	if !ok {
+		d.fresh[key] = now
+		return false
+	}
+	return now.Sub(first) >= d.cfg.StaleAfter.D()
 }
 
 // cancelRequest handles <lane>/cancel/ID: pending → canceled at once;
