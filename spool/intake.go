@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,9 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	}
 	if rej == nil {
 		if where := s.L.Locate(lane, t.TaskID); where != "" {
+			if where == DirPending && s.inFlight(lane, t.TaskID, data) {
+				return IntakeResult{Outcome: Vanished}, nil
+			}
 			rej = duplicateReject(lane, where, t.TaskID)
 		}
 	}
@@ -79,6 +83,9 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		case errors.Is(err, os.ErrNotExist):
 			return IntakeResult{Outcome: Vanished}, nil
 		case errors.Is(err, os.ErrExist):
+			if s.inFlight(lane, t.TaskID, data) {
+				return IntakeResult{Outcome: Vanished}, nil
+			}
 			where := s.L.Locate(lane, t.TaskID)
 			return s.reject(src, name, lane, duplicateReject(lane, where, t.TaskID))
 		}
@@ -88,6 +95,19 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	return IntakeResult{Outcome: Accepted, Lane: lane, Task: t, Path: dst}, nil
+}
+
+// inFlight reports whether pending/ID holds exactly the drop's bytes, not
+// yet normalized: another daemon's intake of this very drop, mid-move.
+// Where RENAME_NOREPLACE is missing (FUSE, NFS) a move is link-then-unlink,
+// so for a moment the drop and pending/ID are two names of one file.
+// Rejecting it as a duplicate then moves the drop to failed/, and the other
+// daemon's move, finding its source gone, undoes itself: the only copy
+// would be a false "duplicate" in failed/. Leave it; if the other intake
+// fails, the next rescan sees the drop again.
+func (s *Store) inFlight(lane Kind, id string, drop []byte) bool {
+	data, _, err := readOwn(s.L.TaskPath(lane, DirPending, id), MaxTaskSize)
+	return err == nil && bytes.Equal(data, drop)
 }
 
 func duplicateReject(lane Kind, where, id string) *RejectError {
