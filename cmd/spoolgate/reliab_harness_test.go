@@ -179,7 +179,8 @@ func (r *rig) start(o daemonOpts) *daemon {
 		_ = cmd.Process.Kill()
 		<-d.done
 		if r.t.Failed() {
-			r.t.Logf("daemon %s log (tail):\n%s", d.name, tail(d.logText(), 40))
+			n, _ := strconv.Atoi(os.Getenv("SPOOLGATE_RELIABILITY_LOGTAIL"))
+			r.t.Logf("daemon %s log (tail):\n%s", d.name, tail(d.logText(), max(n, 40)))
 		}
 	})
 	return d
@@ -264,6 +265,17 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval, not synchronization
 	}
+}
+
+// waitSpool waits until a daemon has created every folder of the spool at
+// root (the API lane's logs/ is the last one Layout.Create makes).
+func waitSpool(t *testing.T, root string) {
+	t.Helper()
+	p := spool.NewLayout(root).Lane(spool.KindAPI, spool.DirLogs)
+	waitFor(t, 15*time.Second, "spool folders created at "+root, func() bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
 }
 
 // taskYAML renders a drop.

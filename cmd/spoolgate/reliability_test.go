@@ -196,10 +196,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a", Host: "a", Profiles: filepath.Join(r.dir, "prof-a")})
 	l := spool.NewLayout(r.spool)
-	waitFor(t, 10*time.Second, "spool created", func() bool {
-		_, err := os.Stat(l.Lane(spool.KindWeb, spool.DirIncoming))
-		return err == nil
-	})
+	waitSpool(t, r.spool)
 	dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
 	waitFor(t, 10*time.Second, "A's call starts", func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) > 0
