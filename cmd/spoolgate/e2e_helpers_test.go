@@ -36,6 +36,7 @@ type e2eOpts struct {
 	APIConc     int           // 0: the key is left out (the default, 3)
 	Heartbeat   time.Duration // default 200ms
 	StaleAfter  time.Duration // default 1s
+	Grace       time.Duration // shutdownGrace, default 5s
 	Tail        string        // models: and sites: sections (YAML)
 }
 
@@ -66,6 +67,9 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	if o.StaleAfter == 0 {
 		o.StaleAfter = time.Second
 	}
+	if o.Grace == 0 {
+		o.Grace = 5 * time.Second
+	}
 	api := ""
 	if o.APIConc != 0 {
 		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
@@ -79,13 +83,13 @@ heartbeat: %s
 staleAfter: %s
 maxRetries: %d
 retryBackoff: 50ms
-shutdownGrace: 5s
+shutdownGrace: %s
 http: "off"
 %sweb:
   profiles: %q
   instance: e2e
   taskTimeout: %s
-%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, api, r.profiles, o.TaskTimeout, o.Tail)
+%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, o.Grace, api, r.profiles, o.TaskTimeout, o.Tail)
 	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
 	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

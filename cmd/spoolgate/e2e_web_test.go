@@ -218,6 +218,7 @@ func TestE2E_Web_BrowserKilled(t *testing.T) {
 	if !strings.Contains(log, "errorClass=transient") || !strings.Contains(log, "browser exited") {
 		t.Errorf("task log does not show attempt 1 failing transient with the browser gone:\n%s", log)
 	}
+	e2eClosedEach(t, log, 2)
 	d.stop()
 	e2eNoProcs(t, w.profile)
 }
@@ -244,6 +245,7 @@ func TestE2E_Web_Hang(t *testing.T) {
 	if n := strings.Count(log, "attempt failed: retry scheduled"); n != 1 || !strings.Contains(log, "errorClass=transient") {
 		t.Errorf("task log shows %d scheduled retries, want 1 (transient):\n%s", n, log)
 	}
+	e2eClosedEach(t, log, 2)
 	if n := w.stand.Generations(); n != 2 {
 		t.Errorf("stand-in saw %d generations, want 2", n)
 	}
@@ -297,6 +299,7 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 			t.Errorf("task log lacks %q:\n%s", s, log)
 		}
 	}
+	e2eClosedEach(t, log, 2)
 	// One beat may already have been under way when the stop landed (a
 	// period, 500 ms); the attempt then lasts 5 s more without one.
 	if lastHB.After(stopped.Add(time.Second)) {
@@ -343,4 +346,40 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	}
 	d.stop()
 	e2eNoProcs(t, w.profile)
+}
+
+// e2eClosedEach checks that the task log shows the browser's close verified
+// (no process of ours left) once per attempt.
+func e2eClosedEach(t *testing.T, log string, attempts int) {
+	t.Helper()
+	if n := strings.Count(log, "no process of ours remains"); n != attempts {
+		t.Errorf("task log verifies the close %d times, want once per attempt (%d):\n%s", n, attempts, log)
+	}
+}
+
+// SIGTERM while a web task streams: the daemon drains for shutdownGrace,
+// then stops the attempt, closes the browser and puts the task back to
+// pending without spending the attempt; afterwards `pgrep -f <profile>`
+// finds nothing.
+func TestE2E_Web_StopMidAnswer(t *testing.T) {
+	w := e2eNewWeb(t, e2eOpts{Grace: time.Second}, 0.01, "")
+	d := w.start()
+	w.submit(e2eTask{ID: "interrupted", Model: "chat-web", Content: "[[duration=1000s]] long answer"})
+	w.browserPID("interrupted")
+	start := time.Now()
+	d.stop()
+	took := time.Since(start)
+	if pids := e2ePgrep(t, w.profile); len(pids) > 0 {
+		t.Errorf("after the daemon stopped, pgrep -f %s finds %v", w.profile, pids)
+	}
+	e2eNoProcs(t, w.profile)
+	got := w.read(spool.KindWeb, spool.DirPending, "interrupted")
+	if got == nil {
+		t.Fatalf("task is in %q, want pending", w.L.Locate(spool.KindWeb, "interrupted"))
+	}
+	if got.State != spool.StatePending || got.Attempt != 0 || !strings.Contains(got.Error, "shutdown") {
+		t.Errorf("state %s attempt %d error %q; want pending, attempt 0, interrupted by shutdown", got.State, got.Attempt, got.Error)
+	}
+	e2eClosedEach(t, w.taskLog(spool.KindWeb, "interrupted"), 1)
+	t.Logf("SIGTERM mid-answer to exit: %s (shutdownGrace 1s, then the close)", took.Round(time.Millisecond))
 }
