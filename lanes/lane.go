@@ -327,9 +327,12 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	t.Owner = l.owner
 	t.BrowserPID = 0
 	if err := l.store.Write(l.kind, spool.DirRunning, t); err != nil {
-		// Could not mark it (disk full?): put it back untouched.
+		// Could not mark it (disk full?): put it back untouched, and not
+		// due for a second: the round would otherwise take it again at
+		// once and spin, logging this line thousands of times a second.
 		l.log.Error("mark running failed: back to pending", "taskId", t.TaskID, "err", err)
 		if merr := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, t.TaskID); merr == nil {
+			e.NotBefore = time.Now().Add(time.Second)
 			l.index.Put(e)
 		}
 		return false
