@@ -3,7 +3,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,35 +50,31 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 
-	// 429 then success: a blocker holds the only slot while the target
-	// is sent. The blocker also carries a prompt to a plain model (system
-	// message sent) and the target one to a needEmptyPrompt model (none).
-	r.submit(e2eTask{ID: "blocker", Model: "api-plain", Prompt: "Be brief.", Content: "[[duration=1500ms]] hold the slot", Output: "e2e/blocker.txt"})
-	e2eWait(t, "the blocker in flight", 10*time.Second, func() bool { return stand.InFlight() == 1 })
+	// 429 then success: a request of the test's own holds the only slot
+	// until the target has had its 429, then lets go; the retry, after
+	// Retry-After (1 s), succeeds. The target carries a prompt to a
+	// needEmptyPrompt model: no system message may be sent.
+	release := e2eHoldSlot(t, stand)
 	r.submit(e2eTask{ID: "target", Model: "api-reasoner", Prompt: "Be brief.", Content: "think hard"})
-
-	blocker := r.final(spool.KindAPI, "blocker", 15*time.Second)
+	e2eWait(t, "the target's 429", 10*time.Second, func() bool {
+		for _, q := range stand.Requests() {
+			if q.User == "think hard" && q.Status == http.StatusTooManyRequests {
+				return true
+			}
+		}
+		return false
+	})
+	release()
 	target := r.final(spool.KindAPI, "target", 15*time.Second)
-	if blocker.State != spool.StateSuccess || blocker.Attempt != 1 || blocker.Result != "Answer: hold the slot" {
-		t.Errorf("blocker: state %s attempt %d result %q error %q; want success, 1, %q", blocker.State, blocker.Attempt, blocker.Result, blocker.Error, "Answer: hold the slot")
-	}
-	if out, err := os.ReadFile(filepath.Join(r.L.Output(), "e2e", "blocker.txt")); err != nil || string(out) != blocker.Result {
-		t.Errorf("output file: %q, %v; want the result", out, err)
-	}
 	if target.State != spool.StateSuccess || target.Attempt != 2 || target.Result != "Answer: think hard" {
 		t.Errorf("target: state %s attempt %d result %q error %q; want success, attempt 2 after a 429", target.State, target.Attempt, target.Result, target.Error)
 	}
 	var statuses []int
 	for _, q := range stand.Requests() {
-		switch q.User {
-		case "think hard":
+		if q.User == "think hard" {
 			statuses = append(statuses, q.Status)
 			if q.HasSystem {
 				t.Errorf("needEmptyPrompt model sent a system message %q", q.System)
-			}
-		case "[[duration=1500ms]] hold the slot":
-			if !q.HasSystem || q.System != "Be brief." {
-				t.Errorf("plain model: system message %v %q, want \"Be brief.\"", q.HasSystem, q.System)
 			}
 		}
 	}
@@ -84,8 +82,24 @@ func TestE2E_API_Outcomes(t *testing.T) {
 		t.Errorf("target's requests answered %v, want [429 200]", statuses)
 	}
 	// Retry-After (1 s) set notBefore, not retryBackoff (50 ms).
-	if reqs := e2eRequestTimes(stand, "think hard"); len(reqs) == 2 && reqs[1].Sub(reqs[0]) < 900*time.Millisecond {
-		t.Errorf("retry after a 429 with Retry-After: 1 came %s later", reqs[1].Sub(reqs[0]))
+	if at := e2eRequestTimes(stand, "think hard"); len(at) == 2 && at[1].Sub(at[0]) < 900*time.Millisecond {
+		t.Errorf("retry after a 429 with Retry-After: 1 came %s later", at[1].Sub(at[0]))
+	}
+
+	// A plain model sends the prompt as the system message; the answer
+	// also goes to the output file.
+	r.submit(e2eTask{ID: "plain", Model: "api-plain", Prompt: "Be brief.", Content: "[[duration=200ms]] say hello", Output: "e2e/plain.txt"})
+	plain := r.final(spool.KindAPI, "plain", 10*time.Second)
+	if plain.State != spool.StateSuccess || plain.Attempt != 1 || plain.Result != "Answer: say hello" {
+		t.Errorf("plain: state %s attempt %d result %q error %q; want success, 1, %q", plain.State, plain.Attempt, plain.Result, plain.Error, "Answer: say hello")
+	}
+	if out, err := os.ReadFile(filepath.Join(r.L.Output(), "e2e", "plain.txt")); err != nil || string(out) != plain.Result {
+		t.Errorf("output file: %q, %v; want the result", out, err)
+	}
+	for _, q := range stand.Requests() {
+		if q.User == "[[duration=200ms]] say hello" && (!q.HasSystem || q.System != "Be brief.") {
+			t.Errorf("plain model: system message %v %q, want \"Be brief.\"", q.HasSystem, q.System)
+		}
 	}
 
 	// 400: permanent, one attempt, the server's message kept.
@@ -109,7 +123,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	t.Logf("timeout task: 3 attempts of 300 ms with 50/100 ms backoff took %s through the daemon", time.Since(start).Round(time.Millisecond))
 
 	for _, q := range stand.Requests() {
-		if q.Authorization != "Bearer "+e2eKey {
+		if q.User != e2eHoldContent && q.Authorization != "Bearer "+e2eKey {
 			t.Errorf("request %q carried Authorization %q", q.User, q.Authorization)
 		}
 	}
@@ -132,6 +146,38 @@ func TestE2E_API_Outcomes(t *testing.T) {
 		t.Errorf("part of the API key appears in the daemon's stderr")
 	}
 	t.Logf("key check: %d files under the spool and the daemon's stderr (%d bytes) are clean", n, len(d.log()))
+}
+
+// e2eHoldContent is the content of the test's own slot-holding request.
+const e2eHoldContent = "[[hang]] hold the only slot"
+
+// e2eHoldSlot sends a request of the test's own that the stand-in holds
+// open (a hang), waits until the stand-in counts it in flight, and returns
+// the function that ends it.
+func e2eHoldSlot(t *testing.T, s *apistand.Server) (release func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	body := fmt.Sprintf(`{"model":"stand-in","messages":[{"role":"user","content":%q}]}`, e2eHoldContent)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e2eKey)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	release = func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(release)
+	e2eWait(t, "the held request in flight", 10*time.Second, func() bool { return s.InFlight() == 1 })
+	return release
 }
 
 // e2eRequestTimes lists when the stand-in received requests with content.
