@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,15 @@ type Result struct {
 	WebFailed, APIFailed, Lost int
 	// Retries counts attempts after a task's first.
 	Retries int
+	// WebGaps are the idle times of the web model between one web call's
+	// end and the next one's start (not time-scaled): the scheduler's own
+	// per-task cost when web calls run back to back.
+	WebGaps []time.Duration
+	// APIGaps are, while API tasks wait, the times from one API call's end
+	// to the start of the call that takes its slot (not time-scaled).
+	APIGaps []time.Duration
+	// FirstWebStart is from the first submission to the first web call.
+	FirstWebStart time.Duration
 }
 
 // Ratio is Makespan over LowerBound.
@@ -60,13 +70,17 @@ type tally struct {
 	submitted map[string]time.Time
 	started   map[string]time.Time // first attempt
 	state     map[string]spool.State
-	last      time.Time // latest final outcome
+	last      time.Time            // latest final outcome
+	open      map[string]time.Time // calls in progress
+	apiStarts []time.Time
+	apiEnds   []time.Time
+	spans     [][2]time.Time // web calls, start and end
 	res       Result
 }
 
 func newTally(tasks []Task) *tally {
 	t := &tally{kinds: map[string]spool.Kind{}, submitted: map[string]time.Time{},
-		started: map[string]time.Time{}, state: map[string]spool.State{}}
+		started: map[string]time.Time{}, state: map[string]spool.State{}, open: map[string]time.Time{}}
 	for _, k := range tasks {
 		t.kinds[k.ID] = k.Kind
 	}
@@ -90,15 +104,25 @@ func (t *tally) attempt(id string, at time.Time) {
 	}
 	if t.kinds[id] == spool.KindWeb {
 		t.res.WebAttempts++
+		t.open[id] = at
 	} else {
 		t.res.APIAttempts++
+		t.apiStarts = append(t.apiStarts, at)
 	}
 }
 
 // outcome records how a call ended.
 func (t *tally) outcome(id string, err error) {
+	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.kinds[id] == spool.KindAPI {
+		t.apiEnds = append(t.apiEnds, now)
+	}
+	if st, ok := t.open[id]; ok {
+		delete(t.open, id)
+		t.spans = append(t.spans, [2]time.Time{st, now})
+	}
 	if errors.Is(err, ErrCollision) {
 		t.res.WebCollisions++
 	}
@@ -163,6 +187,25 @@ func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale floa
 		case s != spool.StateSuccess:
 			r.APIFailed++
 		}
+	}
+	spans := slices.Clone(t.spans)
+	slices.SortFunc(spans, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	for i := 1; i < len(spans); i++ {
+		if g := spans[i][0].Sub(spans[i-1][1]); g >= 0 {
+			r.WebGaps = append(r.WebGaps, g)
+		}
+	}
+	// The i-th API call to end frees the slot of the (c+i)-th to start.
+	starts, ends := slices.Clone(t.apiStarts), slices.Clone(t.apiEnds)
+	slices.SortFunc(starts, time.Time.Compare)
+	slices.SortFunc(ends, time.Time.Compare)
+	for i := 0; apiConcurrency+i < len(starts) && i < len(ends); i++ {
+		if g := starts[apiConcurrency+i].Sub(ends[i]); g >= 0 {
+			r.APIGaps = append(r.APIGaps, g)
+		}
+	}
+	if len(spans) > 0 {
+		r.FirstWebStart = spans[0][0].Sub(t0)
 	}
 	return r
 }

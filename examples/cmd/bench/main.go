@@ -208,7 +208,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.asJSON {
 		return writeJSON(stdout, o, tasks, results, core)
 	}
-	writeTable(stdout, o, tasks, results)
+	if len(results) > 0 {
+		writeTable(stdout, o, tasks, results)
+	}
 	writeCore(stdout, core)
 	return nil
 }
@@ -245,14 +247,29 @@ func writeTable(w io.Writer, o options, tasks []bench.Task, rs []bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "strategy\tmakespan\t× bound\tAPI wait mean\tAPI wait p95\tweb collisions\tweb failed\tretries\t429s\tlost\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%d/%d (%.0f%%)\t%d/%d\t%d\t%d\t%d\t\n",
-			r.Strategy, field(r.Makespan, o.scale), r.Ratio(), field(bench.Mean(r.APIWaits), o.scale),
+		star := ""
+		if r.WebFailed+r.APIFailed+r.Lost > 0 {
+			star = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f%s\t%s\t%s\t%d/%d (%.0f%%)\t%d/%d\t%d\t%d\t%d\t\n",
+			r.Strategy, field(r.Makespan, o.scale), r.Ratio(), star, field(bench.Mean(r.APIWaits), o.scale),
 			field(bench.Percentile(r.APIWaits, 95), o.scale), r.WebCollisions, r.WebAttempts, 100*r.WebFailureRate(),
 			r.WebFailed, bench.Count(tasks, spool.KindWeb)*btoi(r.WebAttempts > 0), r.Retries, r.Throttled, r.Lost)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "web collisions: attempts the session refused (another generation was running) / web attempts; web failed: web tasks failed after all retries")
+	fmt.Fprintln(w, "* tasks failed: the makespan is short because their work was never done")
+	if r, ok := find(rs, "spoolgate two lanes"); ok && len(r.WebGaps) > 0 {
+		fmt.Fprintf(w, "two lanes, per-task cost (real time): web model idle between calls %.1f ms mean, %.1f ms max over %d hand-overs; first web call %.1f ms after the first drop\n",
+			ms(bench.Mean(r.WebGaps)), ms(bench.Percentile(r.WebGaps, 100)), len(r.WebGaps), ms(r.FirstWebStart))
+	}
+	for _, name := range []string{"spoolgate two lanes", "spoolgate, API-only batch"} {
+		if r, ok := find(rs, name); ok && len(r.APIGaps) > 0 {
+			fmt.Fprintf(w, "%s, per-task cost (real time): an API slot idle between calls %.1f ms mean, %.1f ms p95 (%s field time each at this scale)\n",
+				name, ms(bench.Mean(r.APIGaps)), ms(bench.Percentile(r.APIGaps, 95)), field(bench.Mean(r.APIGaps), r.Scale))
+		}
+	}
 	for _, r := range rs {
 		fmt.Fprintf(w, "  %-26s %s\n", r.Strategy, r.Note)
 	}
@@ -296,7 +313,11 @@ func checks(w io.Writer, rs []bench.Result) {
 		for _, name := range []string{"pool 8, no gate", "pool 8 + web semaphore 1"} {
 			if r, ok := find(rs, name); ok && bench.Mean(lanesR.APIWaits) > 0 {
 				x := float64(bench.Mean(r.APIWaits)) / float64(bench.Mean(lanesR.APIWaits))
-				fmt.Fprintf(w, "  %s %s inflates the API mean wait many times over: %.1f× the two lanes'\n", mark(x >= 3), name, x)
+				why := ""
+				if x < 3 && r.WebFailed > 0 {
+					why = fmt.Sprintf(" (its web calls collide and fail at once, freeing their workers: %d of its web tasks failed)", r.WebFailed)
+				}
+				fmt.Fprintf(w, "  %s %s inflates the API mean wait many times over: %.1f× the two lanes'%s\n", mark(x >= 3), name, x, why)
 			}
 		}
 	}
@@ -316,6 +337,7 @@ type jsonRow struct {
 	APIWaitMeanSeconds   float64 `json:"apiWaitMeanSeconds"`
 	APIWaitP95Seconds    float64 `json:"apiWaitP95Seconds"`
 	WebWaitMeanSeconds   float64 `json:"webWaitMeanSeconds"`
+	WebGapMeanMs         float64 `json:"webGapMeanMs"`
 	WebAttempts          int     `json:"webAttempts"`
 	WebCollisions        int     `json:"webCollisions"`
 	WebFailureRate       float64 `json:"webFailureRate"`
@@ -350,7 +372,7 @@ func writeJSON(w io.Writer, o options, tasks []bench.Task, rs []bench.Result, co
 		out.Strategies = append(out.Strategies, jsonRow{
 			Strategy: r.Strategy, Note: r.Note, MakespanSeconds: fs(r.Makespan), LowerBoundSeconds: fs(r.LowerBound),
 			Ratio: r.Ratio(), APIWaitMeanSeconds: fs(bench.Mean(r.APIWaits)), APIWaitP95Seconds: fs(bench.Percentile(r.APIWaits, 95)),
-			WebWaitMeanSeconds: fs(bench.Mean(r.WebWaits)), WebAttempts: r.WebAttempts, WebCollisions: r.WebCollisions,
+			WebWaitMeanSeconds: fs(bench.Mean(r.WebWaits)), WebGapMeanMs: ms(bench.Mean(r.WebGaps)), WebAttempts: r.WebAttempts, WebCollisions: r.WebCollisions,
 			WebFailureRate: r.WebFailureRate(), WebFailed: r.WebFailed, APIFailed: r.APIFailed, Retries: r.Retries,
 			Throttled: r.Throttled, Lost: r.Lost, MeasuredMakespanSecs: r.Makespan.Seconds(),
 		})
