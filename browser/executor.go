@@ -111,7 +111,11 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	stop := context.AfterFunc(ctx, func() { dcancel() })
 	defer stop()
 
-	d := &driver{site: site, siteName: model.Site, t: e.Timings, log: log, beat: job.Beat, stage: job.SetStage}
+	timings := e.Timings
+	if site.Quiet > 0 && timings.Quiet <= 0 {
+		timings.Quiet = site.Quiet.D()
+	}
+	d := &driver{site: site, siteName: model.Site, t: timings, log: log, beat: job.Beat, stage: job.SetStage}
 	text, err := d.chat(dctx, model, job.Task)
 	stage := job.Stage()
 	switch {

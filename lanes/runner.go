@@ -70,9 +70,11 @@ func (r *runner) run(parent context.Context) {
 		webMu.Lock()
 		defer webMu.Unlock()
 	}
+	// A safety net behind the executors' own limits (the model's timeout,
+	// web.taskTimeout), which fire first and say which limit passed.
 	limit := r.model.Timeout.D() + 30*time.Second
 	if l.kind == spool.KindWeb {
-		limit = l.cfg.Web.TaskTimeout.D()
+		limit = l.cfg.Web.TaskTimeout.D() + 10*time.Second
 	}
 	ctx, cancelT := context.WithTimeoutCause(ctx, limit, ErrTimeout)
 	defer cancelT()
@@ -120,7 +122,9 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 		} else if p := job.Probe(); p == nil {
 			alive = true
 		} else {
-			pctx, pcancel := context.WithTimeout(ctx, min(period/2, 10*time.Second))
+			// The probe may take a third of staleAfter: a slow but live
+			// browser must not go stale, a hung one must.
+			pctx, pcancel := context.WithTimeout(ctx, min(l.cfg.StaleAfter.D()/3, 10*time.Second))
 			perr := p(pctx)
 			pcancel()
 			alive = perr == nil

@@ -112,6 +112,10 @@ type SiteConfig struct {
 	// PromptInput, if set, is a separate field for the system prompt;
 	// otherwise the prompt is typed before the content in `input`.
 	PromptInput string `yaml:"promptInput"`
+	// Quiet is how long the answer must hold still, once busy is gone,
+	// before it counts as finished (default 1s). Pages that pause while
+	// they stream want more.
+	Quiet Duration `yaml:"quiet"`
 }
 
 // AccountConf is one entry of `accounts:`.
