@@ -250,7 +250,10 @@ func TestDaemon_ShutdownReturnsToPending(t *testing.T) {
 
 // Two daemons (two hosts) on one spool run 500 API tasks: each once.
 func TestDaemon_TwoDaemonsOneSpool(t *testing.T) {
+	// Generous liveness periods: a slow fsync under load must not make a
+	// live attempt look stale (that would be a legitimate second run).
 	cfgA := testConfig(t, "api: {concurrency: 5}\n")
+	cfgA.Heartbeat, cfgA.StaleAfter = spool.Duration(200*time.Millisecond), spool.Duration(5*time.Second)
 	cfgB := *cfgA
 	cfgB.Host = "otherhost"
 	a := start(t, cfgA)

@@ -224,9 +224,24 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		t.FinishedAt = now
 	}
 	// Fenced final write: a late runner never overwrites a newer record.
-	if werr := l.store.WriteFenced(l.kind, spool.DirRunning, t, r.task.Owner, r.task.Attempt); werr != nil {
-		r.log.Warn("final write refused: task is no longer ours", "err", werr)
-		return
+	// Other failures (a full disk) are retried for a while; if they last,
+	// the file stays in running/ with its last heartbeat, goes stale, and
+	// is reclaimed and run again: the result is lost, the task is not.
+	for try, wait := 1, 200*time.Millisecond; ; try, wait = try+1, wait*2 {
+		werr := l.store.WriteFenced(l.kind, spool.DirRunning, t, r.task.Owner, r.task.Attempt)
+		if werr == nil {
+			break
+		}
+		if errors.Is(werr, spool.ErrFenced) {
+			r.log.Warn("final write refused: task is no longer ours", "err", werr)
+			return
+		}
+		if try == 6 {
+			r.log.Error("final write failed: leaving the task to go stale and be reclaimed", "err", werr, "tries", try)
+			return
+		}
+		r.log.Error("final write failed: retrying", "err", werr, "in", wait)
+		time.Sleep(wait) // back-off between tries of a failing disk, not synchronization
 	}
 	if merr := l.store.Move(l.kind, spool.DirRunning, spool.StateFolder(t.State), t.TaskID); merr != nil {
 		r.log.Error("final move failed: recovery will complete it", "state", t.State, "err", merr)

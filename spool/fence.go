@@ -13,19 +13,31 @@ var ErrFenced = errors.New("task file is no longer ours")
 
 var errNoExchange = errors.New("rename exchange not supported")
 
-// WriteFenced rewrites task t in lane k, folder dir, only if the file there
-// still belongs to owner at attempt. On Linux the swap is atomic
-// (RENAME_EXCHANGE): a file moved away by a reclaimer is never recreated,
-// and a newer attempt's record that appeared in between is swapped back.
-// Elsewhere the check and the rename are two steps.
+// Rewrite rewrites task t in lane k, folder dir, only if its file is still
+// there. Every rewrite that follows a move uses it: a process frozen
+// between its move and its rewrite, whose task another process has since
+// moved on, gets ErrFenced instead of recreating the file (which would
+// leave one task in two folders). On Linux the swap is atomic
+// (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
+// the check and the rename are two steps.
+func (s *Store) Rewrite(k Kind, dir string, t *Task) error {
+	return s.swapIn(k, dir, t, nil)
+}
+
+// WriteFenced is Rewrite that also requires the file on disk to belong to
+// owner at attempt: a newer attempt's record that appeared in between is
+// swapped back, never overwritten.
 func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
-	path := s.L.TaskPath(k, dir, t.TaskID)
-	check := func(old *Task) error {
+	return s.swapIn(k, dir, t, func(old *Task) error {
 		if old.Owner != owner || old.Attempt != attempt {
 			return fmt.Errorf("%w: %s is now owner %q attempt %d", ErrFenced, t.TaskID, old.Owner, old.Attempt)
 		}
 		return nil
-	}
+	})
+}
+
+func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error) error {
+	path := s.L.TaskPath(k, dir, t.TaskID)
 	data, err := t.Encode()
 	if err != nil {
 		return err
@@ -45,10 +57,13 @@ func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt i
 			if errors.Is(rerr, os.ErrNotExist) {
 				return fmt.Errorf("%w: %s has left %s/", ErrFenced, t.TaskID, dir)
 			}
-			return rerr
-		}
-		if err := check(old); err != nil {
-			return err
+			if check != nil {
+				return rerr
+			}
+		} else if check != nil {
+			if err := check(old); err != nil {
+				return err
+			}
 		}
 		if err := os.Rename(tmp, path); err != nil {
 			return err
@@ -57,8 +72,8 @@ func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt i
 	case err != nil:
 		return err
 	}
-	if !swapped {
-		return nil
+	if !swapped || check == nil {
+		return SyncDir(filepath.Dir(path))
 	}
 	// tmp now holds what was there before our swap.
 	old, rerr := ReadTaskFile(tmp)

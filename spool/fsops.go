@@ -130,12 +130,12 @@ func ReadRegular(path string, max int64) ([]byte, os.FileInfo, error) {
 	return readRegular(path, max, true)
 }
 
-// readOwn is ReadRegular for files in spoolgate's own folders, without the
+// ReadOwn is ReadRegular for files in spoolgate's own folders, without the
 // link-count check. Where RENAME_NOREPLACE is missing (FUSE, NFS, SMB) a
 // move is link-then-unlink, and the client's attribute cache goes on
 // reporting two links for a while after the unlink: a claimed task would
 // read as "2 hard links" and never run. Drops are checked at intake.
-func readOwn(path string, max int64) ([]byte, os.FileInfo, error) {
+func ReadOwn(path string, max int64) ([]byte, os.FileInfo, error) {
 	return readRegular(path, max, false)
 }
 

@@ -91,7 +91,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		}
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
-	if err := s.Write(lane, DirPending, t); err != nil {
+	if err := s.Rewrite(lane, DirPending, t); err != nil {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	return IntakeResult{Outcome: Accepted, Lane: lane, Task: t, Path: dst}, nil
@@ -106,7 +106,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 // would be a false "duplicate" in failed/. Leave it; if the other intake
 // fails, the next rescan sees the drop again.
 func (s *Store) inFlight(lane Kind, id string, drop []byte) bool {
-	data, _, err := readOwn(s.L.TaskPath(lane, DirPending, id), MaxTaskSize)
+	data, _, err := ReadOwn(s.L.TaskPath(lane, DirPending, id), MaxTaskSize)
 	return err == nil && bytes.Equal(data, drop)
 }
 

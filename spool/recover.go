@@ -115,7 +115,7 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 // loadPendingFast reads the index fields of pending/ID.yaml with the line
 // scanner when the file is in spoolgate's own form, else in full.
 func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
-	data, _, err := ReadRegular(s.L.TaskPath(k, DirPending, id), MaxTaskSize)
+	data, _, err := ReadOwn(s.L.TaskPath(k, DirPending, id), MaxTaskSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
@@ -149,7 +149,7 @@ func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
 		if t.SubmittedAt.IsZero() {
 			t.SubmittedAt = now()
 		}
-		if err := s.Write(k, DirPending, t); err != nil {
+		if err := s.Rewrite(k, DirPending, t); err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +182,7 @@ func (s *Store) fixFinalStates(k Kind, dir string) error {
 		if t.ErrorClass == "" && want == StateCanceled {
 			t.ErrorClass = ClassCanceled
 		}
-		if err := s.Write(k, dir, t); err != nil {
+		if err := s.Rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
 			return err
 		}
 		s.Log.Info("repaired state after crash", "lane", k, "taskId", id, "state", want)

@@ -41,9 +41,9 @@ func (s *Store) Read(k Kind, dir, id string) (*Task, error) {
 }
 
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
-// refusing symlinks and special files (not extra hard links: see readOwn).
+// refusing symlinks and special files (not extra hard links: see ReadOwn).
 func ReadTaskFile(path string) (*Task, error) {
-	data, _, err := readOwn(path, MaxTaskSize)
+	data, _, err := ReadOwn(path, MaxTaskSize)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
@@ -74,7 +74,7 @@ func (s *Store) Move(k Kind, from, to, id string) error {
 // the folder of t.State. A crash between the two leaves a final state in
 // a non-final folder, which recovery completes.
 func (s *Store) Finish(k Kind, from string, t *Task) error {
-	if err := s.Write(k, from, t); err != nil {
+	if err := s.Rewrite(k, from, t); err != nil {
 		return err
 	}
 	to := StateFolder(t.State)

@@ -212,7 +212,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.sum, c.ok
 	}
-	data, _, err := spool.ReadRegular(p, spool.MaxTaskSize)
+	data, _, err := spool.ReadOwn(p, spool.MaxTaskSize)
 	if err != nil {
 		return summary{}, false // moved away meanwhile, or not a task file
 	}
