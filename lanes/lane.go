@@ -326,7 +326,7 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	t.FinishedAt = time.Time{}
 	t.Owner = l.owner
 	t.BrowserPID = 0
-	if err := l.store.Write(l.kind, spool.DirRunning, t); err != nil {
+	if err := l.store.Rewrite(l.kind, spool.DirRunning, t); err != nil {
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at
 		// once and spin, logging this line thousands of times a second.

@@ -157,7 +157,7 @@ func (l *Lane) reclaimOne(t *spool.Task, reason string) {
 	} else {
 		t.State, t.FinishedAt = spool.StateFailed, now
 	}
-	if err := l.store.Write(l.kind, to, t); err != nil {
+	if err := l.store.Rewrite(l.kind, to, t); err != nil {
 		log.Error("reclaim: rewrite failed; recovery will repair the state", "err", err)
 	}
 	log.Warn("reclaimed", "reason", reason, "attempt", t.Attempt, "now", t.State)
