@@ -177,6 +177,10 @@ func LoadConfig(path string) (*Config, error) {
 	if c.Spool != "" && !filepath.IsAbs(c.Spool) {
 		c.Spool = filepath.Join(filepath.Dir(path), c.Spool)
 	}
+	if p := c.Web.Profiles; p != "" && !filepath.IsAbs(p) {
+		// Relative to the config file, like spool (the default is absolute).
+		c.Web.Profiles = filepath.Join(filepath.Dir(path), p)
+	}
 	return c, nil
 }
 

@@ -270,6 +270,11 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			continue
 		}
 		o.due = o.lastChange.Add(w.Settle)
+		if m := fi.ModTime(); !o.sawWrite && !m.After(now) && m.Add(w.Settle).Before(o.due) {
+			// A poll sees a drop only at a rescan; its mtime says how long it
+			// has already held still, so look again when settle is up by it.
+			o.due = m.Add(w.Settle)
+		}
 		if o.due.Before(now) {
 			o.due = now.Add(w.Settle)
 		}

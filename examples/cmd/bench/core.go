@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -45,10 +51,13 @@ func (e *instant) Execute(_ context.Context, job *lanes.Job) (lanes.Result, erro
 }
 
 // coreDaemon starts a daemon with only an API lane on a fresh spool in dir.
-func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*spool.Task)) (*lanes.Daemon, *spool.Store, error) {
+func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*spool.Task), tune ...func(*spool.Config)) (*lanes.Daemon, *spool.Store, error) {
 	cfg, err := bench.Config(dir, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/", 5, 2, 10*time.Millisecond)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, f := range tune {
+		f(cfg)
 	}
 	store := spool.NewStore(cfg, nil)
 	d := &lanes.Daemon{Store: store, Executors: map[spool.Kind]lanes.Executor{spool.KindAPI: ex},
@@ -100,6 +109,11 @@ func measureCore(ctx context.Context, o options, stderr io.Writer) ([]coreFigure
 		return nil, err
 	}
 	out = append(out, f)
+	f, err = pickupPoll(ctx, filepath.Join(root, "pickup-poll"), 20)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, f)
 	if o.coreFiles > 0 {
 		fmt.Fprintf(stderr, "bench: writing %d pending files for the start-up figure ...\n", o.coreFiles)
 		f, err = startup(ctx, filepath.Join(root, "startup"), o.coreFiles)
@@ -107,8 +121,87 @@ func measureCore(ctx context.Context, o options, stderr io.Writer) ([]coreFigure
 			return nil, err
 		}
 		out = append(out, f)
+		if f, ok := startupRSS(ctx, filepath.Join(root, "startup"), filepath.Join(root, "empty"), o.coreFiles, stderr); ok {
+			out = append(out, f)
+		}
 	}
 	return out, nil
+}
+
+// startupRSS runs bin/spoolgate on the start-up spool (its api lane paused)
+// and on an empty one, and compares the peak resident memory (VmHWM) each
+// has when it reports itself started. Linux only; skipped without
+// bin/spoolgate (make bench builds it).
+func startupRSS(ctx context.Context, full, empty string, n int, stderr io.Writer) (coreFigure, bool) {
+	bin, err := filepath.Abs(filepath.Join("bin", "spoolgate"))
+	if err != nil {
+		return coreFigure{}, false
+	}
+	if _, err := os.Stat(bin); err != nil || runtime.GOOS != "linux" {
+		fmt.Fprintf(stderr, "bench: no %s on linux: peak RSS at start-up skipped\n", bin)
+		return coreFigure{}, false
+	}
+	measure := func(dir string) (kb int, took time.Duration, err error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return 0, 0, err
+		}
+		cfgPath := filepath.Join(dir, "rss.yaml")
+		y := fmt.Sprintf("spool: %q\nhttp: \"off\"\nweb: {profiles: %q}\nmodels:\n  - {name: %s, kind: api, baseURL: \"http://127.0.0.1:9/v1\"}\n",
+			filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), bench.APIModel)
+		if err := os.WriteFile(cfgPath, []byte(y), 0o644); err != nil {
+			return 0, 0, err
+		}
+		l := spool.NewLayout(filepath.Join(dir, "spool"))
+		if err := l.Create(); err != nil {
+			return 0, 0, err
+		}
+		if err := os.WriteFile(l.Paused(spool.KindAPI), nil, 0o644); err != nil {
+			return 0, 0, err
+		}
+		cmd := exec.CommandContext(ctx, bin, "run", "--config", cfgPath)
+		pr, err := cmd.StderrPipe()
+		if err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			return 0, 0, err
+		}
+		defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "msg=started") {
+				took = time.Since(start)
+				break
+			}
+		}
+		go func() { _, _ = io.Copy(io.Discard, pr) }()
+		if took == 0 {
+			return 0, 0, fmt.Errorf("%s did not report itself started", bin)
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+				kb, _ = strconv.Atoi(f[1])
+			}
+		}
+		return kb, took, nil
+	}
+	fullKB, fullTook, err := measure(full)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: peak RSS: %v\n", err)
+		return coreFigure{}, false
+	}
+	emptyKB, _, err := measure(empty)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: peak RSS: %v\n", err)
+		return coreFigure{}, false
+	}
+	return coreFigure{Name: "start-up peak RSS", Value: float64(fullKB) / 1024, Unit: "MB", Baseline: float64(emptyKB) / 1024, Ratio: float64(fullKB) / float64(emptyKB),
+		Note: fmt.Sprintf("bin/spoolgate run with %d pending files: VmHWM when it reports itself started (after %.2f s, process start included); target under 100 MB; baseline: the same on an empty spool", n, fullTook.Seconds())}, true
 }
 
 // rawWrites is the file system's raw limit: durable atomic writes of a
@@ -218,6 +311,21 @@ func handover(dir string, n int, raw float64) (coreFigure, error) {
 // time from the drop's rename to the executor's call; the baseline is the
 // same rename seen by a bare fsnotify watcher.
 func pickup(ctx context.Context, dir string, n int, raw float64) (coreFigure, error) {
+	return pickupMode(ctx, dir, n, raw, false)
+}
+
+// pollRescan and pollSettle are the poll-mode pickup's periods: the target
+// is a pickup within rescan + 50 ms.
+const pollRescan, pollSettle = time.Second, 500 * time.Millisecond
+
+// pickupPoll is pickup with `poll: true` (no fsnotify, as on a network
+// share): a drop is seen at the next rescan and taken once its mtime is
+// settle old. The baseline is the rescan period itself.
+func pickupPoll(ctx context.Context, dir string, n int) (coreFigure, error) {
+	return pickupMode(ctx, dir, n, 0, true)
+}
+
+func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) (coreFigure, error) {
 	var mu sync.Mutex
 	called := map[string]chan time.Time{}
 	ex := &instant{onRun: func(id string) {
@@ -228,7 +336,11 @@ func pickup(ctx context.Context, dir string, n int, raw float64) (coreFigure, er
 			ch <- time.Now()
 		}
 	}}
-	d, store, err := coreDaemon(ctx, dir, ex, nil)
+	d, store, err := coreDaemon(ctx, dir, ex, nil, func(c *spool.Config) {
+		if poll {
+			c.Poll, c.Rescan, c.Settle = true, spool.Duration(pollRescan), spool.Duration(pollSettle)
+		}
+	})
 	if err != nil {
 		return coreFigure{}, err
 	}
@@ -252,11 +364,17 @@ func pickup(ctx context.Context, dir string, n int, raw float64) (coreFigure, er
 			return coreFigure{}, fmt.Errorf("pickup: %s not picked up in 30s", id)
 		}
 	}
+	p50 := bench.Percentile(lat, 50)
+	if poll {
+		bound := ms(pollRescan)
+		return coreFigure{Name: "pickup, poll p50", Value: ms(p50), Unit: "ms", Baseline: bound, Ratio: ms(p50) / bound,
+			Note: fmt.Sprintf("poll: true (no fsnotify), rescan %s, settle %s, %d drops one at a time: p99 %.0f ms, max %.0f ms; target under rescan + 50 ms; baseline: the rescan period",
+				pollRescan, pollSettle, n, ms(bench.Percentile(lat, 99)), ms(bench.Percentile(lat, 100)))}, nil
+	}
 	base, err := rawPickup(filepath.Join(dir, "raw"), n)
 	if err != nil {
 		return coreFigure{}, err
 	}
-	p50 := bench.Percentile(lat, 50)
 	one := 1000 / raw // ms per durable write
 	return coreFigure{Name: "pickup latency p50", Value: ms(p50), Unit: "ms", Baseline: one, Ratio: ms(p50) / one,
 		Note: fmt.Sprintf("drop renamed into api/incoming/ → executor called, %d drops one at a time (p95 %.1f ms); baseline: one durable atomic write (intake and claim each rewrite the task durably); a bare fsnotify watcher sees the rename in %.2f ms p50",
