@@ -51,7 +51,7 @@ func TestParseConfig(t *testing.T) {
 func TestLoadConfig_RelativeSpool(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "spoolgate.yaml")
-	if err := os.WriteFile(p, []byte("spool: ./s\n"), 0o640); err != nil {
+	if err := os.WriteFile(p, []byte("spool: ./s\nweb: {profiles: p}\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	c, err := LoadConfig(p)
@@ -60,6 +60,9 @@ func TestLoadConfig_RelativeSpool(t *testing.T) {
 	}
 	if c.Spool != filepath.Join(dir, "s") {
 		t.Errorf("spool %q, want it relative to the config file", c.Spool)
+	}
+	if c.Web.Profiles != filepath.Join(dir, "p") {
+		t.Errorf("web.profiles %q, want it relative to the config file", c.Web.Profiles)
 	}
 	if _, err := LoadConfig(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("explicit missing config accepted")
