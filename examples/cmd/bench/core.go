@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,12 +348,19 @@ func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) 
 	defer stopDaemon(d)
 	in := store.L.Lane(spool.KindAPI, spool.DirIncoming)
 	var lat []time.Duration
+	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
 		id := fmt.Sprintf("pk-%04d", i)
 		ch := make(chan time.Time, 1)
 		mu.Lock()
 		called[id] = ch
 		mu.Unlock()
+		if poll {
+			// Real drops come at any moment of the rescan cycle; one right
+			// after the previous pickup would always land just after a
+			// rescan and wait a whole period. Spread them over the cycle.
+			time.Sleep(time.Duration(rng.Int64N(int64(pollRescan))))
+		}
 		if _, err := store.Submit(in, id, taskData(id)); err != nil {
 			return coreFigure{}, err
 		}
