@@ -2,8 +2,6 @@ package spool
 
 import (
 	"errors"
-	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,36 +13,6 @@ func renameNoReplace(src, dst string) error {
 		return linkRename(src, dst)
 	}
 	return err
-}
-
-// SyncDir fsyncs a folder so renames in it are durable.
-func SyncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
-}
-
-func openNoFollow(path string) (*os.File, error) {
-	// O_NONBLOCK so a fifo does not block the open; O_NOFOLLOW so a
-	// symlink is refused rather than followed out of the spool.
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
-func linkCount(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
 }
 
 // replaceExisting swaps tmp into path only if path exists (renameat2

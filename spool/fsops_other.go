@@ -1,41 +1,8 @@
-//go:build !linux && !windows
+//go:build unix && !linux
 
 package spool
 
-import (
-	"errors"
-	"os"
-	"syscall"
-)
-
+// Without renameat2, the no-replace move is link+unlink.
 func renameNoReplace(src, dst string) error { return linkRename(src, dst) }
-
-// SyncDir fsyncs a folder so renames in it are durable.
-func SyncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
-}
-
-func openNoFollow(path string) (*os.File, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
-func linkCount(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}
 
 func replaceExisting(tmp, path string) (bool, error) { return false, errNoExchange }

@@ -1,0 +1,40 @@
+//go:build unix
+
+package spool
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// SyncDir fsyncs a folder so renames in it are durable.
+func SyncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// openNoFollow opens path for reading without following a symlink at its
+// last component (O_NOFOLLOW: a symlink is refused, not followed out of the
+// spool) and without blocking on a fifo (O_NONBLOCK).
+func openNoFollow(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
