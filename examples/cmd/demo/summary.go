@@ -128,7 +128,7 @@ func (s *summary) print(w io.Writer) {
 		per := (s.makespan - web.work) / time.Duration(web.n)
 		fmt.Fprintf(w, "  the web lane's cost beyond the answers: %s per web task, not time-scaled: browser launch %s, close %s (means),\n",
 			secs(per), secs(bench.Mean(s.launch)), secs(bench.Mean(s.closing)))
-		fmt.Fprintf(w, "    the rest is page load, the driver's 1s quiet period after the answer, and the lane's claim and writes\n")
+		fmt.Fprintf(w, "    the rest is page load, the driver's quiet period after the answer (the site's quiet: 200ms in examples/demo.yaml), and the lane's claim and writes\n")
 		field := float64(bench.Unscale(web.work, s.scale))
 		fmt.Fprintf(w, "  at real speed (scale 1) the same per-task cost would make the ratio about %.3f\n",
 			(field+float64(per)*float64(web.n))/float64(bench.Unscale(s.lowerBound, s.scale)))
