@@ -305,10 +305,16 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		ln.Running = append(ln.Running, rt)
 	}
 
-	// Held reasons.
-	if ln.Paused {
+	// Held reasons. <lane>/paused holds the lane on every host;
+	// <lane>/paused.HOST on that host alone (shared spools), which this
+	// view names whichever host reads it.
+	if _, err := os.Lstat(s.store.L.Paused(k)); err == nil {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
 			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
+	}
+	for _, host := range pausedHosts(s.store.L.Lane(k, "")) {
+		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Host: host,
+			Message: fmt.Sprintf("lane paused on host %s (spoolgate resume %s --host %s)", host, k, host)})
 	}
 	accts := make([]string, 0, len(heldAccount))
 	for a := range heldAccount {
@@ -525,3 +531,18 @@ func ptr[T any](v T) *T { return &v }
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// pausedHosts lists the hosts that have a paused.HOST file in a lane folder.
+func pausedHosts(laneDir string) []string {
+	ents, err := os.ReadDir(laneDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if h, ok := strings.CutPrefix(e.Name(), spool.PausedFile+"."); ok && h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}

@@ -302,3 +302,21 @@ func BenchmarkSnapshot_10kDone(b *testing.B) {
 		}
 	})
 }
+
+// A per-host pause file (shared spools) is named whichever host reads it.
+func TestSnapshot_PausedOnOneHost(t *testing.T) {
+	cfg := newSpool(t)
+	l := spool.NewLayout(cfg.Spool)
+	if err := os.WriteFile(l.Paused(spool.KindWeb)+".render-02", nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Snapshot(cfg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := st.Lanes[0].Held
+	if len(h) != 1 || h[0].Kind != HeldPaused || h[0].Host != "render-02" ||
+		h[0].Message != "lane paused on host render-02 (spoolgate resume web --host render-02)" {
+		t.Errorf("held = %+v", h)
+	}
+}
