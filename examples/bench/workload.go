@@ -93,3 +93,18 @@ func Count(tasks []Task, k spool.Kind) int {
 func LowerBound(tasks []Task, apiConcurrency int) time.Duration {
 	return max(Sum(tasks, spool.KindWeb), Sum(tasks, spool.KindAPI)/time.Duration(apiConcurrency))
 }
+
+// WebFirst returns the tasks with every web task ahead of every API task,
+// each kind in its drawn order: the field report's queue, whose logs show
+// "many web tasks queued ahead of the API tasks, holding workers".
+func WebFirst(tasks []Task) []Task {
+	out := make([]Task, 0, len(tasks))
+	for _, k := range []spool.Kind{spool.KindWeb, spool.KindAPI} {
+		for _, t := range tasks {
+			if t.Kind == k {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}

@@ -57,6 +57,12 @@ type Options struct {
 	// Instructions pre-fills the page's "default instructions" field
 	// (textarea.system), as some vendors do. Empty by default.
 	Instructions string
+	// LateCollisions makes the HTTP form (/api/generate) refuse a second
+	// generation only after it has taken its whole time, as the field
+	// report's collisions did (two browsers that each got far before the
+	// session broke): the caller is held as long as a real answer would
+	// hold it, then gets 409. Off: refused at once.
+	LateCollisions bool
 }
 
 // Message is one generation request the stand-in received, refused or not.
@@ -367,6 +373,11 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	end, err := s.begin(req.Session, req)
 	if err != nil {
+		if errors.Is(err, errCollision) && s.opts.LateCollisions {
+			if !s.stream(r.Context(), req.Content, func(string) {}) {
+				return
+			}
+		}
 		writeJSON(w, refusalCode(err), map[string]string{"error": err.Error()})
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,13 +330,17 @@ func TestExecutor_Quota(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	var wg sync.WaitGroup
+	var returned atomic.Int32
 	errs := make([]error, 5)
 	for i := range 5 {
 		wg.Go(func() {
 			_, errs[i] = e.Execute(ctx, job(c, "m", "", "[[hang]] x", nil))
+			returned.Add(1)
 		})
 	}
-	waitFor(t, func() bool { return s.Total() == 5 && s.InFlight() == 3 })
+	// Cancel only once the two refused calls have returned their 429: a
+	// cancel before the client has read the answer would end them too.
+	waitFor(t, func() bool { return s.Total() == 5 && s.InFlight() == 3 && returned.Load() == 2 })
 	cancel(lanes.ErrCanceled)
 	wg.Wait()
 	admitted, limited := 0, 0

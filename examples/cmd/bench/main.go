@@ -54,12 +54,16 @@ type options struct {
 	core       bool
 	repeat     int
 	coreFiles  int
+	late       bool
+	order      string
 }
 
 func main() {
 	var o options
 	flag.Float64Var(&o.scale, "scale", 0.01, "time scale of the stand-ins (0.01: a 6-minute answer takes 3.6 s)")
 	flag.Uint64Var(&o.seed, "seed", bench.DefaultSeed, "seed of the workload's durations and order")
+	flag.StringVar(&o.order, "order", "web-first", "submission order: web-first (the field report's queue) or mixed (shuffled by the seed)")
+	flag.BoolVar(&o.late, "late-collisions", true, "a colliding web call fails only after its whole time, as in the field report (false: at once)")
 	flag.IntVar(&o.quota, "quota", 5, "the API vendor's quota: requests answered at once (more get 429)")
 	flag.IntVar(&o.apiConc, "api-concurrency", 3, "spoolgate's api.concurrency (the lower bound uses it)")
 	flag.IntVar(&o.maxRetries, "max-retries", 2, "retries after the first attempt, for every strategy")
@@ -114,7 +118,7 @@ func newStands(o options) (*stands, error) {
 	if s.api, err = apistand.Start(apistand.Options{Quota: o.quota, Scale: o.scale}); err != nil {
 		return nil, err
 	}
-	if s.chat, err = chatstand.Start(chatstand.Options{Scale: o.scale}); err != nil {
+	if s.chat, err = chatstand.Start(chatstand.Options{Scale: o.scale, LateCollisions: o.late}); err != nil {
 		_ = s.api.Close()
 		return nil, err
 	}
@@ -141,6 +145,14 @@ func newStands(o options) (*stands, error) {
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	tasks := bench.FieldReport(o.seed)
+	switch o.order {
+	case "web-first":
+		tasks = bench.WebFirst(tasks)
+	case "mixed":
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -order %q: want web-first or mixed\n", o.order)
+		os.Exit(2)
+	}
 	var apiOnly []bench.Task
 	for _, t := range tasks {
 		if t.Kind == spool.KindAPI {
