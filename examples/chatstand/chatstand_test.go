@@ -156,3 +156,26 @@ func TestServer_LoginPageAndLogout(t *testing.T) {
 		t.Fatal("after LogoutAll the page still shows the chat")
 	}
 }
+
+// With LateCollisions a refused generation holds its caller as long as its
+// answer would have, then fails: the field report's collisions cost time.
+func TestServer_LateCollision(t *testing.T) {
+	s := start(t, Options{Scale: 0.01, LateCollisions: true})
+	first := make(chan int, 1)
+	go func() {
+		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
+		first <- code
+	}()
+	waitFor(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
+	start := time.Now()
+	code, out := generate(t, s, "demo", "", "[[duration=20s]] second")
+	if code != http.StatusConflict || out["error"] != ErrOneAtATime {
+		t.Fatalf("second generation: %d %v, want 409 %q", code, out, ErrOneAtATime)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Fatalf("refused after %s: a late collision takes the answer's whole time (200ms)", took)
+	}
+	if c := <-first; c != 200 {
+		t.Fatalf("first generation: %d", c)
+	}
+}
