@@ -133,15 +133,20 @@ func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeRes
 			b = fmt.Sprintf("%s~%d", base, n)
 		}
 		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, b+".error")
-		if !exists(dst) && !exists(errPath) {
+		if exists(dst) || exists(errPath) {
+			continue
+		}
+		err := RenameNoReplace(src, dst)
+		if err == nil {
 			break
 		}
-	}
-	if err := RenameNoReplace(src, dst); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return IntakeResult{Outcome: Vanished}, nil
 		}
-		return IntakeResult{}, fmt.Errorf("reject %s: %w", src, err)
+		if !errors.Is(err, os.ErrExist) || n > 1000 {
+			return IntakeResult{}, fmt.Errorf("reject %s: %w", src, err)
+		}
+		// Another rejection took the name meanwhile: try the next.
 	}
 	line := rej.Msg + "\n"
 	if err := WriteFileAtomic(errPath, []byte(line)); err != nil {
