@@ -294,20 +294,58 @@ func (l *Lane) ensureLock() bool {
 func (l *Lane) lockHeld() bool { return l.lock.fl.Locked() }
 
 // claim takes one pending task: the move into running/ is what only one
-// daemon can win; then the file is rewritten as running before the work
-// starts. It reports whether a runner started.
+// daemon can win. The rest of the claim (read, rewrite as running, make it
+// durable) runs on the new runner's goroutine, before the work starts, so
+// that the lane's loop does no fsync and claims for several slots proceed
+// (and reach the disk) together. It reports whether a runner started.
 func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	l.index.Remove(e.ID)
-	if err := l.store.Move(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
+	// Not yet durable: the rewrite below syncs running/ and pending/. A
+	// crash before that leaves the task in pending/ (nothing started) or
+	// in running/ unmarked, which reclaim returns after staleAfter.
+	if err := l.store.MoveNoSync(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			l.log.Error("claim failed", "taskId", e.ID, "err", err)
 		}
 		return false // another daemon took it, or it was canceled
 	}
+	r := &runner{l: l}
+	l.mu.Lock()
+	if l.draining {
+		// Shutdown began while we claimed: hand it back unspent.
+		l.mu.Unlock()
+		if err := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, e.ID); err == nil {
+			l.index.Put(e)
+		}
+		return false
+	}
+	l.running[e.ID] = r
+	// Add under l.mu: Drain takes l.mu too, so no Add follows a Drain and
+	// WaitRunning's Wait never races an Add.
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.wg.Done()
+		if t, model, ok := l.markRunning(e); ok {
+			r.init(t, model)
+			r.run(ctx)
+		}
+		l.mu.Lock()
+		delete(l.running, e.ID)
+		l.mu.Unlock()
+		l.Wake()
+	}()
+	return true
+}
+
+// markRunning rewrites a just-claimed task as running (attempt+1,
+// startedAt, heartbeatAt, owner) and makes the claim durable. When it
+// cannot, it hands the task back and reports false.
+func (l *Lane) markRunning(e spool.Entry) (*spool.Task, *spool.ModelConfig, bool) {
 	t, err := l.store.Read(l.kind, spool.DirRunning, e.ID)
 	if err != nil {
 		l.log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
-		return false
+		return nil, nil, false
 	}
 	model, ok := l.cfg.Model(t.Model)
 	if !ok || model.Kind != l.kind {
@@ -316,7 +354,14 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		if err := l.store.Finish(l.kind, spool.DirRunning, t); err != nil {
 			l.log.Error("finish failed", "taskId", t.TaskID, "err", err)
 		}
-		return false
+		return nil, nil, false
+	}
+	if l.isDraining() {
+		// Shutdown began while we claimed: hand it back unspent.
+		if err := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, t.TaskID); err == nil {
+			l.index.Put(e)
+		}
+		return nil, nil, false
 	}
 	now := time.Now()
 	t.State = spool.StateRunning
@@ -326,7 +371,11 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	t.FinishedAt = time.Time{}
 	t.Owner = l.owner
 	t.BrowserPID = 0
-	if err := l.store.Rewrite(l.kind, spool.DirRunning, t); err != nil {
+	err = l.store.Rewrite(l.kind, spool.DirRunning, t)
+	if err == nil {
+		err = spool.SyncDir(l.store.L.Lane(l.kind, spool.DirPending))
+	}
+	if err != nil {
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at
 		// once and spin, logging this line thousands of times a second.
@@ -335,33 +384,9 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 			e.NotBefore = time.Now().Add(time.Second)
 			l.index.Put(e)
 		}
-		return false
+		return nil, nil, false
 	}
-	r := newRunner(l, t, model)
-	l.mu.Lock()
-	if l.draining {
-		// Shutdown began while we claimed: hand it back unspent.
-		l.mu.Unlock()
-		t.State, t.Attempt, t.Owner, t.StartedAt, t.HeartbeatAt = spool.StatePending, t.Attempt-1, "", time.Time{}, time.Time{}
-		if err := l.store.Finish(l.kind, spool.DirRunning, t); err == nil {
-			l.index.Put(e)
-		}
-		return false
-	}
-	l.running[t.TaskID] = r
-	// Add under l.mu: Drain takes l.mu too, so no Add follows a Drain and
-	// WaitRunning's Wait never races an Add.
-	l.wg.Add(1)
-	l.mu.Unlock()
-	go func() {
-		defer l.wg.Done()
-		r.run(ctx)
-		l.mu.Lock()
-		delete(l.running, t.TaskID)
-		l.mu.Unlock()
-		l.Wake()
-	}()
-	return true
+	return t, model, true
 }
 
 // Requeue adds a pending task (after intake or a retry) to the index.

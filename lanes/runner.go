@@ -28,13 +28,15 @@ type runner struct {
 	stageAt string // the job's stage when a cancel was requested
 }
 
-func newRunner(l *Lane, t *spool.Task, m *spool.ModelConfig) *runner {
-	r := &runner{l: l, task: t, model: m}
+// init gives a runner its claimed task; until then a cancel is only
+// remembered (and applied when the attempt starts).
+func (r *runner) init(t *spool.Task, m *spool.ModelConfig) {
+	l := r.l
+	r.task, r.model = t, m
 	r.log = slog.New(teeHandler{
 		a: l.log.With("taskId", t.TaskID).Handler(),
 		b: newTaskLogHandler(l.store, l.kind, t.TaskID),
 	}).With("attempt", t.Attempt)
-	return r
 }
 
 // cancel stops the attempt with cause (ErrCanceled, ErrShutdown, ...).

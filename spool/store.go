@@ -70,6 +70,17 @@ func (s *Store) Move(k Kind, from, to, id string) error {
 	return RenameNoReplace(s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id))
 }
 
+// MoveNoSync is Move without the folder fsyncs, for a move that a durable
+// rewrite in the destination follows at once (which syncs it) and whose
+// loss in a crash is a state recovery already handles.
+func (s *Store) MoveNoSync(k Kind, from, to, id string) error {
+	src, dst := s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id)
+	if err := renameNoReplace(src, dst); err != nil {
+		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
+	}
+	return nil
+}
+
 // Finish records t's final fields in its current folder, then moves it to
 // the folder of t.State. A crash between the two leaves a final state in
 // a non-final folder, which recovery completes.
