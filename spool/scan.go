@@ -2,24 +2,42 @@ package spool
 
 import (
 	"bytes"
+	"strconv"
 	"time"
 )
 
-// scanPending reads the index fields of a pending task file that spoolgate
-// itself wrote, without a YAML parser: top-level `key: value` lines in the
-// encoder's own plain style. It reports false whenever it is not sure (a
-// quoted or unusual value, a missing field, a state other than pending),
-// and the caller then decodes the file in full. Start-up with 100,000
-// pending files depends on this being fast.
-func scanPending(data []byte) (t Task, ok bool) {
+// Summary is what the index and the status view need of a task file.
+type Summary struct {
+	TaskID, Model, Batch, Owner                                string
+	ModelKind                                                  Kind
+	State                                                      State
+	Attempt                                                    int
+	SubmittedAt, NotBefore, StartedAt, HeartbeatAt, FinishedAt time.Time
+}
+
+// SummaryOf is the Summary of a decoded task.
+func SummaryOf(t *Task) Summary {
+	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, ModelKind: t.ModelKind,
+		State: t.State, Attempt: t.Attempt, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
+}
+
+// ScanSummary reads a Summary from a task file that spoolgate itself wrote,
+// without a YAML parser: top-level `key: value` lines in the encoder's own
+// plain style. It reports false whenever it is not sure (a quoted or
+// unusual value, a continued line, a line break other than \n, no taskId or
+// model), and the caller then decodes the file in full. Start-up with
+// 100,000 pending files, and status over a large spool, depend on it being
+// fast; FuzzScanSummary holds it to the decoder.
+func ScanSummary(data []byte) (s Summary, ok bool) {
 	// Line breaks other than \n (which the encoder never writes) would
 	// make the decoder see lines this scanner does not.
 	if bytes.IndexByte(data, '\r') >= 0 || bytes.Contains(data, []byte("\u0085")) ||
 		bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
-		return Task{}, false
+		return Summary{}, false
 	}
-	var haveID, haveModel, haveState, haveSub bool
-	indexLine := false // the previous line held an index field
+	var haveID, haveModel bool
+	indexLine := false // the previous line held a summary field
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -31,57 +49,86 @@ func scanPending(data []byte) (t Task, ok bool) {
 			continue // a blank line may sit inside a continued value
 		}
 		if (line[0] == ' ' || line[0] == '\t') && indexLine {
-			return Task{}, false // a value continued on the next line: not ours
+			return Summary{}, false // a value continued on the next line: not ours
 		}
 		indexLine = false
 		if line[0] == ' ' || line[0] == '#' || line[0] == '-' {
-			continue // nested lines never hold index fields
+			continue // nested lines never hold summary fields
 		}
 		colon := bytes.Index(line, []byte(": "))
 		if colon < 0 {
-			continue // e.g. "content: |-" has no ": " value after it... keep going
+			continue // e.g. "content: |-" opens a block; its lines are nested
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "state", "submittedAt", "notBefore":
+		case "taskId", "modelKind", "model", "batch", "owner", "state", "attempt",
+			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
 		}
 		if !plain(val) {
-			return Task{}, false
+			return Summary{}, false
 		}
 		indexLine = true
 		v := string(val)
 		switch string(key) {
 		case "taskId":
-			t.TaskID, haveID = v, true
+			s.TaskID, haveID = v, true
 		case "modelKind":
-			t.ModelKind = Kind(v)
+			s.ModelKind = Kind(v)
 		case "model":
-			t.Model, haveModel = v, true
+			s.Model, haveModel = v, true
 		case "batch":
-			t.Batch = v
+			s.Batch = v
+		case "owner":
+			s.Owner = v
 		case "state":
-			t.State, haveState = State(v), true
-		case "submittedAt", "notBefore":
+			s.State = State(v)
+		case "attempt":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || len(v) > 1 && v[0] == '0' || v[0] == '+' {
+				return Summary{}, false // YAML reads 0x10, 010, 1_0 otherwise
+			}
+			s.Attempt = n
+		default:
 			ts, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return Task{}, false
+				return Summary{}, false
 			}
-			if key[0] == 's' {
-				t.SubmittedAt, haveSub = ts, true
-			} else {
-				t.NotBefore = ts
+			switch key[0] {
+			case 's':
+				if key[1] == 'u' {
+					s.SubmittedAt = ts
+				} else {
+					s.StartedAt = ts
+				}
+			case 'n':
+				s.NotBefore = ts
+			case 'h':
+				s.HeartbeatAt = ts
+			case 'f':
+				s.FinishedAt = ts
 			}
 		}
 	}
-	return t, haveID && haveModel && haveState && haveSub && t.State == StatePending
+	return s, haveID && haveModel
+}
+
+// scanPending is ScanSummary for the index: a pending task in spoolgate's
+// own, normalized form.
+func scanPending(data []byte) (Task, bool) {
+	s, ok := ScanSummary(data)
+	if !ok || s.State != StatePending || s.SubmittedAt.IsZero() {
+		return Task{}, false
+	}
+	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch,
+		State: s.State, SubmittedAt: s.SubmittedAt, NotBefore: s.NotBefore}, true
 }
 
 // plain reports whether v is a YAML plain scalar that means itself: no
 // quotes, no flow or block indicators, no comment, no trailing space.
 func plain(v []byte) bool {
-	if len(v) == 0 || v[len(v)-1] == ' ' || v[len(v)-1] == '\r' || bytes.IndexByte(v, '\t') >= 0 {
+	if len(v) == 0 || v[len(v)-1] == ' ' || bytes.IndexByte(v, '\t') >= 0 {
 		return false
 	}
 	switch v[0] {
