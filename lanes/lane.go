@@ -329,6 +329,12 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		if t, model, ok := l.markRunning(e); ok {
 			r.init(t, model)
 			r.run(ctx)
+		} else if r.canceled() {
+			// The cancel request was consumed, but the claim handed the task
+			// back: ask again, so the next rescan cancels it where it is.
+			if err := spool.WriteFileAtomic(l.store.L.CancelPath(l.kind, e.ID), nil); err != nil {
+				l.log.Error("re-request cancel", "taskId", e.ID, "err", err)
+			}
 		}
 		l.mu.Lock()
 		delete(l.running, e.ID)

@@ -28,6 +28,14 @@ type runner struct {
 	stageAt string // the job's stage when a cancel was requested
 }
 
+// canceled reports whether a cancel by request reached the runner before
+// its attempt started.
+func (r *runner) canceled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Is(r.pending, ErrCanceled)
+}
+
 // init gives a runner its claimed task; until then a cancel is only
 // remembered (and applied when the attempt starts).
 func (r *runner) init(t *spool.Task, m *spool.ModelConfig) {
