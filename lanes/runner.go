@@ -238,7 +238,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	// the file stays in running/ with its last heartbeat, goes stale, and
 	// is reclaimed and run again: the result is lost, the task is not.
 	for try, wait := 1, 200*time.Millisecond; ; try, wait = try+1, wait*2 {
-		werr := l.store.WriteFenced(l.kind, spool.DirRunning, t, r.task.Owner, r.task.Attempt)
+		werr := l.store.WriteFencedBeforeMove(l.kind, spool.DirRunning, t, r.task.Owner, r.task.Attempt)
 		if werr == nil {
 			break
 		}

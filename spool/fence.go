@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // ErrFenced is returned by WriteFenced when the file on disk is no longer
@@ -21,13 +20,31 @@ var errNoExchange = errors.New("rename exchange not supported")
 // (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
 // the check and the rename are two steps.
 func (s *Store) Rewrite(k Kind, dir string, t *Task) error {
-	return s.swapIn(k, dir, t, nil)
+	if err := s.swapIn(k, dir, t, nil); err != nil {
+		return err
+	}
+	return SyncDir(s.L.Lane(k, dir))
 }
 
 // WriteFenced is Rewrite that also requires the file on disk to belong to
 // owner at attempt: a newer attempt's record that appeared in between is
 // swapped back, never overwritten.
 func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
+	if err := s.writeFenced(k, dir, t, owner, attempt); err != nil {
+		return err
+	}
+	return SyncDir(s.L.Lane(k, dir))
+}
+
+// WriteFencedBeforeMove is WriteFenced for a final record that a Move out
+// of dir follows at once: the move's folder syncs make both durable, so
+// this write skips its own. A crash in between can lose the rewrite, never
+// the task: the old record stays, goes stale and is reclaimed.
+func (s *Store) WriteFencedBeforeMove(k Kind, dir string, t *Task, owner string, attempt int) error {
+	return s.writeFenced(k, dir, t, owner, attempt)
+}
+
+func (s *Store) writeFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
 	return s.swapIn(k, dir, t, func(old *Task) error {
 		if old.Owner != owner || old.Attempt != attempt {
 			return fmt.Errorf("%w: %s is now owner %q attempt %d", ErrFenced, t.TaskID, old.Owner, old.Attempt)
@@ -36,6 +53,9 @@ func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt i
 	})
 }
 
+// swapIn puts t's encoding (fsynced) in place of the file in dir, only if
+// that file exists and check accepts its content. The caller syncs the
+// folder.
 func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error) error {
 	path := s.L.TaskPath(k, dir, t.TaskID)
 	data, err := t.Encode()
@@ -65,15 +85,12 @@ func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error)
 				return err
 			}
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			return err
-		}
-		return SyncDir(filepath.Dir(path))
+		return os.Rename(tmp, path)
 	case err != nil:
 		return err
 	}
 	if !swapped || check == nil {
-		return SyncDir(filepath.Dir(path))
+		return nil
 	}
 	// tmp now holds what was there before our swap.
 	old, rerr := ReadTaskFile(tmp)
@@ -90,5 +107,5 @@ func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error)
 		}
 		return fmt.Errorf("%w: %v", ErrFenced, rerr)
 	}
-	return SyncDir(filepath.Dir(path))
+	return nil
 }

@@ -77,8 +77,10 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	t.SubmittedAt = now()
 	// Move first, then rewrite: the move is what claims the taskId, and a
 	// crash between the two leaves a pending file that recovery normalizes.
+	// The rewrite's folder sync makes the move durable too; the drop box
+	// is synced after it.
 	dst := s.L.TaskPath(lane, DirPending, t.TaskID)
-	if err := RenameNoReplace(src, dst); err != nil {
+	if err := renameNoSync(src, dst); err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			return IntakeResult{Outcome: Vanished}, nil
@@ -92,6 +94,9 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	if err := s.Rewrite(lane, DirPending, t); err != nil {
+		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
+	}
+	if err := SyncDir(dir); err != nil {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	return IntakeResult{Outcome: Accepted, Lane: lane, Task: t, Path: dst}, nil

@@ -74,7 +74,11 @@ func (s *Store) Move(k Kind, from, to, id string) error {
 // rewrite in the destination follows at once (which syncs it) and whose
 // loss in a crash is a state recovery already handles.
 func (s *Store) MoveNoSync(k Kind, from, to, id string) error {
-	src, dst := s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id)
+	return renameNoSync(s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id))
+}
+
+// renameNoSync is RenameNoReplace without the folder fsyncs.
+func renameNoSync(src, dst string) error {
 	if err := renameNoReplace(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
