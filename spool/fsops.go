@@ -11,6 +11,13 @@ import (
 	"time"
 )
 
+// linkedError is a file refused for its extra hard links.
+type linkedError struct{ n uint64 }
+
+func (e *linkedError) Error() string {
+	return fmt.Sprintf("file has %d hard links: a task file must have one (hard link from outside the spool?)", e.n)
+}
+
 // ErrExists is returned by RenameNoReplace when the destination exists.
 var ErrExists = os.ErrExist
 
@@ -159,7 +166,7 @@ func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, 
 		return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
 	}
 	if n := linkCount(fi); checkLinks && n > 1 {
-		return nil, fi, fmt.Errorf("file has %d hard links: a task file must have one (hard link from outside the spool?)", n)
+		return nil, fi, &linkedError{n}
 	}
 	if fi.Size() > max {
 		return nil, fi, fmt.Errorf("file is %d bytes, over the %d byte limit", fi.Size(), max)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Outcome of one intake.
@@ -39,6 +40,13 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	src := filepath.Join(dir, name)
 	data, _, err := ReadRegular(src, MaxTaskSize)
 	if errors.Is(err, os.ErrNotExist) {
+		return IntakeResult{Outcome: Vanished}, nil
+	}
+	if le := (*linkedError)(nil); errors.As(err, &le) && !s.linkedLong(src) {
+		// Where moves are link-then-unlink (FUSE, NFS, SMB), another
+		// daemon's move of this very drop shows as a second link for a
+		// moment: look again at the next rescan, and reject only a link
+		// that stays.
 		return IntakeResult{Outcome: Vanished}, nil
 	}
 	lane := dropLane
@@ -163,4 +171,30 @@ func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeRes
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// linkedLong reports whether path has been seen with more than one hard
+// link for longer than settle (it remembers when it first saw it so).
+func (s *Store) linkedLong(path string) bool {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if s.linked == nil {
+		s.linked = map[string]time.Time{}
+	}
+	now := time.Now()
+	for p, t := range s.linked {
+		if now.Sub(t) > time.Hour {
+			delete(s.linked, p) // long gone: keep the map small
+		}
+	}
+	first, ok := s.linked[path]
+	if !ok {
+		s.linked[path] = now
+		return false
+	}
+	if now.Sub(first) < s.Cfg.Settle.D() {
+		return false
+	}
+	delete(s.linked, path)
+	return true
 }

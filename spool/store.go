@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,9 @@ type Store struct {
 	L   Layout
 	Cfg *Config
 	Log *slog.Logger
+
+	linkMu sync.Mutex
+	linked map[string]time.Time // drops seen hard-linked, and since when
 }
 
 // NewStore returns a Store over cfg.Spool.
