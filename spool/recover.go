@@ -18,7 +18,9 @@ const tempMaxAge = time.Minute
 // folders and returns each lane's pending entries for the index:
 //   - leftover temp files of ours are removed;
 //   - pending files not yet normalized (a crash between intake's move and
-//     its rewrite) are normalized;
+//     its rewrite, or another daemon's intake in flight) are left out of
+//     the index: the daemon's periodic merge normalizes them once they have
+//     stayed so for staleAfter;
 //   - files in failed/ and canceled/ whose state disagrees with their
 //     folder (a crash between a move and its rewrite) get the folder's
 //     state.
@@ -91,6 +93,9 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 			defer wg.Done()
 			for i := w; i < len(ids); i += workers {
 				t, err := s.loadPendingFast(k, ids[i])
+				if errors.Is(err, errNotNormalized) {
+					continue
+				}
 				if err != nil {
 					if !errors.Is(err, os.ErrNotExist) { // else claimed meanwhile by another daemon
 						s.Log.Error("pending task unreadable", "lane", k, "taskId", ids[i], "err", err)
@@ -114,15 +119,30 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 
 // loadPendingFast reads the index fields of pending/ID.yaml with the line
 // scanner when the file is in spoolgate's own form, else in full.
+//
+// A file not yet normalized is not touched here: on a shared spool it is
+// most likely another daemon's intake between its move and its rewrite,
+// and rewriting it could recreate it after that daemon claimed it. It is
+// left out of the index; the daemon's periodic merge normalizes it once it
+// has stayed so for staleAfter (a crash's leftover).
 func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
 	data, _, err := ReadOwn(s.L.TaskPath(k, DirPending, id), MaxTaskSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
 		}
+		if t, derr := DecodeTask(data); derr == nil {
+			if t.TaskID == id && t.State == StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k {
+				return t, nil // normalized, in a form the scanner declines
+			}
+			return nil, errNotNormalized
+		}
 	}
-	return s.LoadPendingOne(k, id)
+	return s.LoadPendingOne(k, id) // unreadable: it parks the file in failed/
 }
+
+// errNotNormalized marks a pending file left for the daemon's merge.
+var errNotNormalized = errors.New("pending file not yet normalized: left for the periodic merge")
 
 // LoadPendingOne reads pending/ID.yaml, normalizing it if needed.
 func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
