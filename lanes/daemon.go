@@ -248,13 +248,16 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		}
 	}
 	l := d.lanes[k]
-	// A claim in progress moves the file before it registers the runner:
-	// look for a little while before deciding it runs elsewhere.
-	deadline := time.Now().Add(time.Second)
+	ours := func() bool {
+		if l == nil || !l.cancelRunner(id) {
+			return false
+		}
+		TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("cancel requested: stopping at the next checkpoint")
+		consume()
+		return true
+	}
 	for {
-		if l != nil && l.cancelRunner(id) {
-			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("cancel requested: stopping at the next checkpoint")
-			consume()
+		if ours() {
 			return
 		}
 		where := d.Store.L.Locate(k, id)
@@ -286,12 +289,10 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 			consume()
 			return
 		case spool.DirRunning:
-			t, err := d.Store.Read(k, spool.DirRunning, id)
-			if err == nil && t.Owner == d.owner && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond) // our claim is registering its runner
-				continue
-			}
-			return // another daemon runs it: its own watcher consumes the request
+			// Our claims register their runner before they move the file,
+			// so one more look settles whether it is ours.
+			ours()
+			return // if not ours, another daemon runs it: its own watcher consumes the request
 		case "":
 			log.Info("cancel request for no such task: consumed")
 			consume()

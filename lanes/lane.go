@@ -300,23 +300,13 @@ func (l *Lane) lockHeld() bool { return l.lock.fl.Locked() }
 // (and reach the disk) together. It reports whether a runner started.
 func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	l.index.Remove(e.ID)
-	// Not yet durable: the rewrite below syncs running/ and pending/. A
-	// crash before that leaves the task in pending/ (nothing started) or
-	// in running/ unmarked, which reclaim returns after staleAfter.
-	if err := l.store.MoveNoSync(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			l.log.Error("claim failed", "taskId", e.ID, "err", err)
-		}
-		return false // another daemon took it, or it was canceled
-	}
+	// The runner is registered before the move, so that a cancel request
+	// finds it at every moment the task is in running/ on our behalf.
 	r := &runner{l: l}
 	l.mu.Lock()
 	if l.draining {
-		// Shutdown began while we claimed: hand it back unspent.
 		l.mu.Unlock()
-		if err := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, e.ID); err == nil {
-			l.index.Put(e)
-		}
+		l.index.Put(e) // shutdown began: leave it pending
 		return false
 	}
 	l.running[e.ID] = r
@@ -324,14 +314,11 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	// WaitRunning's Wait never races an Add.
 	l.wg.Add(1)
 	l.mu.Unlock()
-	go func() {
-		defer l.wg.Done()
-		if t, model, ok := l.markRunning(e); ok {
-			r.init(t, model)
-			r.run(ctx)
-		} else if r.canceled() {
-			// The cancel request was consumed, but the claim handed the task
-			// back: ask again, so the next rescan cancels it where it is.
+	release := func() {
+		if r.canceled() {
+			// A cancel request reached this claim and was consumed, but
+			// the task is not ours to run: ask again, so the next rescan
+			// cancels it wherever it is.
 			if err := spool.WriteFileAtomic(l.store.L.CancelPath(l.kind, e.ID), nil); err != nil {
 				l.log.Error("re-request cancel", "taskId", e.ID, "err", err)
 			}
@@ -339,7 +326,25 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		l.mu.Lock()
 		delete(l.running, e.ID)
 		l.mu.Unlock()
-		l.Wake()
+		l.wg.Done()
+	}
+	// Not yet durable: the rewrite below syncs running/ and pending/. A
+	// crash before that leaves the task in pending/ (nothing started) or
+	// in running/ unmarked, which reclaim returns after staleAfter.
+	if err := l.store.MoveNoSync(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			l.log.Error("claim failed", "taskId", e.ID, "err", err)
+		}
+		release()
+		return false // another daemon took it, or it was canceled
+	}
+	go func() {
+		defer l.Wake()
+		defer release()
+		if t, model, ok := l.markRunning(e); ok {
+			r.init(t, model)
+			r.run(ctx)
+		}
 	}()
 	return true
 }

@@ -29,7 +29,7 @@ type runner struct {
 }
 
 // canceled reports whether a cancel by request reached the runner before
-// its attempt started.
+// its attempt started (while it was still claiming).
 func (r *runner) canceled() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
