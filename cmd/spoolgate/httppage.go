@@ -22,10 +22,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"etab": func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, true) },
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 }).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>spoolgate status</title>
+<title>{{.L.Title}}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:70em}
 h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
@@ -37,25 +37,25 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 .held{color:#a40} .stale{color:#c00;font-weight:bold} .paused{color:#a40;font-weight:bold}
 </style></head><body>
 <h1>spoolgate</h1>
-<div class="meta">spool {{.St.Spool}} · {{when .St.Now}} · refreshes every {{.Refresh}}s</div>
+<div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
 {{range .St.Lanes}}
 <section class="lane" id="lane-{{.Lane}}">
-<h2>{{.Lane}} lane <span class="meta">concurrency {{.Concurrency}}{{if .Runner}} · runner {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">PAUSED</span>{{end}}</h2>
+<h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 <div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
-<div class="eta">ETA {{etab $.St .ETA}}</div>
-<table class="counts"><tr><th>pending</th><th>running</th><th>success</th><th>failed</th><th>canceled</th><th>rejected</th><th>incoming</th></tr>
+<div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
+<table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
-{{if .Running}}<table class="runs"><tr><th>running</th><th>model</th><th>attempt</th><th>elapsed</th><th>heartbeat</th><th>owner</th></tr>
-{{range .Running}}<tr class="run"><td>{{.TaskID}}</td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}} ago{{if .Stale}} (stale){{end}}</td><td>{{.Owner}}</td></tr>
+{{if .Running}}<table class="runs"><tr><th>{{$.L.Task}}</th><th>{{$.L.Model}}</th><th>{{$.L.Attempt}}</th><th>{{$.L.Elapsed}}</th><th>{{$.L.Heartbeat}}</th><th>{{$.L.Owner}}</th></tr>
+{{range .Running}}<tr class="run"><td>{{.TaskID}}</td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Held}}<div class="held">held: {{.Message}}</div>
+{{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
 {{end}}</section>
 {{end}}
-<h2>batches</h2>
-{{if not .St.Batches}}<div class="meta">no batches</div>{{end}}
+<h2>{{.L.Batches}}</h2>
+{{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
 <table class="batches">
 {{range .St.Batches}}<tr class="batch"><td>{{.Batch}}</td><td><span class="bar" data-kind="batch" data-name="{{.Batch}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
-<td>ETA {{eta $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · failed {{.Counts.Failed}}</td></tr>
+<td>{{$.L.ETA}} {{eta $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · {{$.L.Failed}} {{.Counts.Failed}}</td></tr>
 {{end}}</table>
 </body></html>
 `))
@@ -71,13 +71,15 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 	if err := pageTmpl.Execute(&buf, struct {
 		St      *status.Status
 		Refresh int
-	}{st, int(pageRefresh / time.Second)}); err != nil {
+		L       pageLabels
+	}{st, int(pageRefresh / time.Second), labelsFor(r)}); err != nil {
 		h.log.Error("status page", "err", err)
 		http.Error(w, "template error", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Vary", "Accept-Language")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	_, _ = w.Write(buf.Bytes())
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"net/http"
+
+	"golang.org/x/text/language"
+)
+
+// pageLabels are the fixed words of the status page. Only the labels are
+// translated: task ids, batch names, model names, ETA figures and the
+// held reasons (which name commands to run) stay as spoolgate wrote them.
+type pageLabels struct {
+	Lang                                        string // the page's lang attribute
+	Title, Spool, Refreshes, Lane, Concurrency  string
+	Runner, Paused, ETA                         string
+	Pending, Running, Success, Failed, Canceled string
+	Rejected, Incoming                          string
+	Task, Model, Attempt, Elapsed, Heartbeat    string
+	Owner, Ago, Stale, Held, Batches, NoBatches string
+}
+
+var (
+	labelsEN = pageLabels{
+		Lang: "en", Title: "spoolgate status", Spool: "spool", Refreshes: "refreshes every %ds",
+		Lane: "lane", Concurrency: "concurrency", Runner: "runner", Paused: "PAUSED", ETA: "ETA",
+		Pending: "pending", Running: "running", Success: "success", Failed: "failed", Canceled: "canceled",
+		Rejected: "rejected", Incoming: "incoming",
+		Task: "running", Model: "model", Attempt: "attempt", Elapsed: "elapsed", Heartbeat: "heartbeat",
+		Owner: "owner", Ago: " ago", Stale: "(stale)", Held: "held: ", Batches: "batches", NoBatches: "no batches",
+	}
+	labelsZH = pageLabels{
+		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
+		Lane: "通道", Concurrency: "并发", Runner: "占用者", Paused: "已暂停", ETA: "预计完成",
+		Pending: "等待中", Running: "运行中", Success: "成功", Failed: "失败", Canceled: "已取消",
+		Rejected: "被拒收", Incoming: "待接收",
+		Task: "运行中的任务", Model: "模型", Attempt: "第几次尝试", Elapsed: "已用时", Heartbeat: "心跳",
+		Owner: "执行者", Ago: "前", Stale: "（已失联）", Held: "受阻：", Batches: "批次", NoBatches: "暂无批次",
+	}
+)
+
+// pageLangs are the languages the page speaks, the default first.
+var pageLangs = language.NewMatcher([]language.Tag{language.English, language.Chinese})
+
+// labelsFor picks the page's language from the request's Accept-Language:
+// Chinese when the browser prefers any zh (zh, zh-CN, zh-TW, zh-Hans...)
+// over English, English otherwise, including for a missing or malformed
+// header.
+func labelsFor(r *http.Request) pageLabels {
+	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
+	if err != nil || len(tags) == 0 {
+		return labelsEN
+	}
+	_, i, conf := pageLangs.Match(tags...)
+	if i == 1 && conf != language.No {
+		return labelsZH
+	}
+	return labelsEN
+}
