@@ -91,10 +91,19 @@ type ModelConfig struct {
 	APIKeyEnv       string            `yaml:"apiKeyEnv"`
 	Temperature     *float64          `yaml:"temperature"`
 	MaxTokens       int               `yaml:"maxTokens"`
+	MaxTokensField  string            `yaml:"maxTokensField"` // MaxTokensDefault or MaxCompletionTokens
 	Headers         map[string]string `yaml:"headers"`
 	Site            string            `yaml:"site"`
 	Account         string            `yaml:"account"`
 }
+
+// The values of a model's maxTokensField: the request field that carries
+// maxTokens. max_tokens is read by every OpenAI-compatible server; OpenAI's
+// reasoning models refuse it and read max_completion_tokens.
+const (
+	MaxTokensDefault    = "max_tokens"
+	MaxCompletionTokens = "max_completion_tokens"
+)
 
 // SiteConfig describes a chat page by CSS selectors; nothing site-specific
 // lives in code.
@@ -287,6 +296,13 @@ func (c *Config) Check() error {
 			}
 			if m.Model == "" {
 				m.Model = m.Name
+			}
+			switch m.MaxTokensField {
+			case "":
+				m.MaxTokensField = MaxTokensDefault
+			case MaxTokensDefault, MaxCompletionTokens:
+			default:
+				return &ConfigError{Key: key + ".maxTokensField", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens)}
 			}
 		case KindWeb:
 			if m.Site == "" {
