@@ -17,6 +17,7 @@ type chatRequest struct {
 	Messages    []chatMessage `json:"messages"`
 	Stream      bool          `json:"stream"`
 	MaxTokens   int           `json:"max_tokens"`
+	MaxCompl    int           `json:"max_completion_tokens"`
 	Temperature *float64      `json:"temperature"`
 }
 
@@ -57,14 +58,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := Request{
-		At:            time.Now(),
-		Model:         req.Model,
-		Messages:      len(req.Messages),
-		Authorization: r.Header.Get("Authorization"),
-		Header:        r.Header.Clone(),
-		Stream:        req.Stream,
-		MaxTokens:     req.MaxTokens,
-		Temperature:   req.Temperature,
+		At:                  time.Now(),
+		Model:               req.Model,
+		Messages:            len(req.Messages),
+		Authorization:       r.Header.Get("Authorization"),
+		Header:              r.Header.Clone(),
+		Stream:              req.Stream,
+		MaxTokens:           req.MaxTokens,
+		MaxCompletionTokens: req.MaxCompl,
+		Temperature:         req.Temperature,
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -143,10 +145,24 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		setStatus(d.Status)
-		writeError(w, d.Status, errorType(d.Status), fmt.Sprintf("stand-in: status %d requested", d.Status))
+		writeShaped(w, d, d.Status, errorType(d.Status), d.message(fmt.Sprintf("stand-in: status %d requested", d.Status), rec.Authorization))
 		return
 	}
-	if !req.Stream {
+	switch {
+	case d.Junk:
+		setStatus(http.StatusOK)
+		writeJunk(w, d.message("We are upgrading our servers.", rec.Authorization))
+		return
+	case d.StreamError != "" && req.Stream:
+		setStatus(http.StatusOK)
+		def := "stand-in: error " + d.StreamError
+		if strings.HasPrefix(d.StreamError, "rate_limit") {
+			def = "Rate limit reached for requests. Please try again in 2s."
+		}
+		streamWithError(w, id, rec.Model, d.StreamError, d.message(def, rec.Authorization))
+		return
+	}
+	if !req.Stream || d.JSON {
 		if d.Hang {
 			s.hang(r)
 			setStatus(499)
@@ -175,17 +191,7 @@ func (s *Server) hang(r *http.Request) {
 // stream sends the answer as server-sent events, one word per chunk,
 // spread evenly over total. With hang it sends the role chunk, then nothing.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, answer string, total time.Duration, hang bool) {
-	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if fl != nil {
-			fl.Flush()
-		}
-	}
+	send := startEvents(w)
 	send(chunk(id, model, map[string]any{"role": "assistant", "content": ""}, nil))
 	if hang {
 		s.hang(r)
@@ -206,9 +212,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, a
 	}
 	stop := "stop"
 	send(chunk(id, model, map[string]any{}, &stop))
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if fl != nil {
-		fl.Flush()
+	send(nil)
+}
+
+// startEvents answers 200 as an event stream and returns the function that
+// sends one event, flushed; send(nil) sends the closing [DONE].
+func startEvents(w http.ResponseWriter) (send func(v any)) {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return func(v any) {
+		b := []byte("[DONE]")
+		if v != nil {
+			b, _ = json.Marshal(v)
+		}
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
 	}
 }
 

@@ -15,6 +15,17 @@ type Directives struct {
 	Status   int           // answer with this HTTP status; 0: 200
 	Fail     int           // fail the first Fail requests with this content (500)
 	Empty    bool          // answer with empty text
+
+	// The shapes of real gateways (see shapes.go).
+	Shape       string // body of an error status: openai (default), string, message, detail, array, html, text, empty
+	StreamError string // a 200 stream whose second event is an error with this code
+	JSON        bool   // answer a streamed request with one JSON completion
+	Junk        bool   // answer 200 with an HTML page: neither a stream nor a completion
+	// Echo: every message the stand-in writes is EchoLen filler
+	// characters with the request's Authorization header inserted at
+	// EchoAt (a server that echoes the key back).
+	Echo            bool
+	EchoAt, EchoLen int
 }
 
 var directiveRe = regexp.MustCompile(`\[\[\s*([a-zA-Z]+)\s*(?:=\s*([^\]]*?)\s*)?\]\]`)
@@ -44,6 +55,22 @@ func ParseDirectives(content string) (Directives, string) {
 			}
 		case "empty":
 			d.Empty = true
+		case "shape":
+			d.Shape = strings.ToLower(val)
+		case "streamerror":
+			d.StreamError = val
+		case "json":
+			d.JSON = true
+		case "junk":
+			d.Junk = true
+		case "echokey":
+			// echokey=AT/LEN
+			at, n, ok := strings.Cut(val, "/")
+			a, err1 := strconv.Atoi(at)
+			l, err2 := strconv.Atoi(n)
+			if ok && err1 == nil && err2 == nil && l >= 0 && a >= 0 && a <= l && l <= 1<<20 {
+				d.Echo, d.EchoAt, d.EchoLen = true, a, l
+			}
 		}
 	}
 	rest := directiveRe.ReplaceAllString(content, " ")

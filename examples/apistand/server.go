@@ -1,8 +1,9 @@
 // Package apistand is a stand-in for an OpenAI-compatible chat-completions
 // endpoint, for tests and the demo. It enforces a concurrency quota with
 // 429, checks the bearer key, obeys the shared [[...]] directives in the
-// user content (delay, hang, status, fail, empty), and records every
-// request it received so tests can check what was sent.
+// user content (delay, hang, status, fail, empty, and the shapes of real
+// gateways' answers in shapes.go), and records every request it received
+// so tests can check what was sent.
 package apistand
 
 import (
@@ -49,9 +50,12 @@ type Request struct {
 	Authorization string // the Authorization header as received
 	Header        http.Header
 	Stream        bool
-	MaxTokens     int
-	Temperature   *float64
-	Status        int // the status the stand-in answered with
+	MaxTokens     int // max_tokens
+	// MaxCompletionTokens is max_completion_tokens, the field OpenAI's
+	// reasoning models read instead of max_tokens.
+	MaxCompletionTokens int
+	Temperature         *float64
+	Status              int // the status the stand-in answered with
 }
 
 // Server is a running stand-in. Close it when done.

@@ -1,6 +1,14 @@
 // Package apimodel runs tasks on API models: any OpenAI-compatible
-// chat-completions endpoint, through the official openai-go client with its
-// own retries off, since the API lane owns retries, backoff and Retry-After.
+// chat-completions endpoint.
+//
+// The client is written here, on net/http, rather than taken from an SDK:
+// spoolgate talks to many servers that are only roughly OpenAI-compatible,
+// and the lane must read each of their answers for what it is (a JSON
+// completion to a streamed request, an express error body, an error event
+// inside a 200 stream, a proxy's HTML page) and class it. An SDK decodes
+// those before we see them, into an empty answer or a JSON type error; what
+// is left of the protocol (one POST, server-sent events) is small. Retries,
+// backoff and Retry-After belong to the lane, so the client has none.
 package apimodel
 
 import (
@@ -8,11 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
@@ -26,27 +32,36 @@ var ErrNoKey = errors.New("api key variable is unset or empty")
 // concurrent use: the API lane runs up to five attempts at once.
 type Executor struct {
 	transport *http.Transport
+	client    *http.Client
 	models    map[string]*model
 }
 
-// model is one api model's client, built once at start.
+// model is one api model, set up once at start.
 type model struct {
-	cfg spool.ModelConfig
-	key string // never logged, never in an error: see redact
-	svc openai.ChatCompletionService
+	cfg      spool.ModelConfig
+	endpoint string    // baseURL + /chat/completions, the base's query kept
+	key      string    // never logged, never in an error: see red
+	red      *redactor // hides key in everything a server sends that is kept
 }
 
 // New builds an Executor for every `kind: api` model in cfg. Each key is
 // read now, through getenv (os.Getenv in the daemon), from the variable
 // that the model's apiKeyEnv names; an unset or empty variable is an error
 // naming the variable and the model, so a missing key stops the start, not
-// the fortieth task. A model with no apiKeyEnv sends no key (a local server).
+// the fortieth task. A model with no apiKeyEnv sends no key (a local
+// server). Nothing else is read from the environment: the config alone
+// decides where a task goes and which key it carries.
 func New(cfg *spool.Config, getenv func(string) string) (*Executor, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Enough idle connections for the lane's cap of five per host.
 	t.MaxIdleConnsPerHost = 8
 	e := &Executor{transport: t, models: map[string]*model{}}
-	hc := &http.Client{Transport: t}
+	e.client = &http.Client{
+		Transport: t,
+		// A redirect would turn the POST into a GET and drop the key on
+		// the way to another host: report it instead (see failure).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	for i := range cfg.Models {
 		mc := cfg.Models[i]
 		if mc.Kind != spool.KindAPI {
@@ -59,21 +74,14 @@ func New(cfg *spool.Config, getenv func(string) string) (*Executor, error) {
 				return nil, fmt.Errorf("model %s: environment variable %s: %w", mc.Name, mc.APIKeyEnv, ErrNoKey)
 			}
 		}
-		// NewChatCompletionService, unlike openai.NewClient, reads nothing
-		// from the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ...): the
-		// config alone decides where a task goes and which key it carries.
-		opts := []option.RequestOption{
-			option.WithHTTPClient(hc),
-			option.WithBaseURL(mc.BaseURL),
-			option.WithMaxRetries(0),
+		m.red = newRedactor(m.key)
+		u, err := url.Parse(mc.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: baseURL: %w", mc.Name, err)
 		}
-		if m.key != "" {
-			opts = append(opts, option.WithAPIKey(m.key))
-		}
-		for k, v := range mc.Headers {
-			opts = append(opts, option.WithHeader(k, v))
-		}
-		m.svc = openai.NewChatCompletionService(opts...)
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/chat/completions"
+		u.RawPath = ""
+		m.endpoint = u.String()
 		e.models[mc.Name] = m
 	}
 	return e, nil
@@ -87,7 +95,8 @@ func (e *Executor) Close() { e.transport.CloseIdleConnections() }
 var errCallTimeout = errors.New("model timeout")
 
 // Execute sends one chat-completions request, streaming, and returns the
-// answer's text. Each chunk that arrives is a heartbeat (job.Beat).
+// answer's text. Each event that arrives is a heartbeat (job.Beat). A
+// server that answers with one JSON completion instead is read as well.
 func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
 	name := job.Task.Model
 	if job.Model != nil {
@@ -104,64 +113,33 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
 
-	params := m.params(job.Task)
+	body := m.request(job.Task)
 	job.SetStage("calling " + m.cfg.BaseURL)
 	job.Log.Info("api call", "model", m.cfg.Name, "vendorModel", m.cfg.Model, "baseURL", m.cfg.BaseURL,
-		"systemPrompt", len(params.Messages) > 1, "timeout", timeout)
+		"systemPrompt", len(body.Messages) > 1, "timeout", timeout)
 	start := time.Now()
 
-	text, chunks, err := m.stream(callCtx, params, job)
+	ans, err := m.call(callCtx, e.client, body, job)
 	if err != nil {
 		err = m.classify(ctx, callCtx, timeout, err)
 		job.Log.Warn("api call failed", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
 			"class", lanes.Classify(err), "error", err.Error())
 		return lanes.Result{}, err
 	}
+	text := m.red.redact(ans.text)
+	if text != ans.text {
+		job.Log.Warn("api answer contained the API key: masked", "model", m.cfg.Name)
+	}
 	if strings.TrimSpace(text) == "" {
-		err := lanes.Errorf(spool.ClassPermanent, "%s: empty answer from model %s", m.cfg.Name, m.cfg.Model)
+		why := ""
+		if ans.finish != "" {
+			why = " (finish_reason " + m.red.keep(ans.finish, 40) + ")"
+		}
+		err := lanes.Errorf(spool.ClassPermanent, "%s: empty answer from model %s%s", m.cfg.Name, m.cfg.Model, why)
 		job.Log.Warn("api call failed", "model", m.cfg.Name, "class", spool.ClassPermanent, "error", err.Error())
 		return lanes.Result{}, err
 	}
 	job.Log.Info("api answer", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
-		"chunks", chunks, "chars", len(text))
+		"form", ans.form, "events", ans.events, "chars", len(text), "finish", m.red.keep(ans.finish, 40))
 	return lanes.Result{Text: text}, nil
-}
-
-// params builds the request: a system message with the prompt unless it is
-// empty or the model needs an empty prompt (reasoning models parrot it
-// instead of reasoning), then one user message with the content.
-func (m *model) params(t *spool.Task) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{Model: m.cfg.Model}
-	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
-		p.Messages = append(p.Messages, openai.SystemMessage(t.Prompt))
-	}
-	p.Messages = append(p.Messages, openai.UserMessage(t.Content))
-	if m.cfg.Temperature != nil {
-		p.Temperature = openai.Float(*m.cfg.Temperature)
-	}
-	if m.cfg.MaxTokens > 0 {
-		// max_tokens, not max_completion_tokens: it is the one every
-		// OpenAI-compatible vendor reads.
-		p.MaxTokens = openai.Int(int64(m.cfg.MaxTokens))
-	}
-	return p
-}
-
-// stream runs the call and gathers the answer, beating once per chunk.
-func (m *model) stream(ctx context.Context, p openai.ChatCompletionNewParams, job *lanes.Job) (string, int, error) {
-	s := m.svc.NewStreaming(ctx, p)
-	defer s.Close()
-	var b strings.Builder
-	n := 0
-	for s.Next() {
-		n++
-		job.Beat()
-		if c := s.Current(); len(c.Choices) > 0 {
-			b.WriteString(c.Choices[0].Delta.Content)
-		}
-		if n == 1 {
-			job.SetStage("receiving answer")
-		}
-	}
-	return b.String(), n, s.Err()
 }

@@ -106,6 +106,7 @@ func TestExecutor_Messages(t *testing.T) {
 		spool.ModelConfig{Name: "writer", Model: "vendor-writer", APIKeyEnv: "KEY_VAR", Temperature: &temp, MaxTokens: 77,
 			Headers: map[string]string{"X-Extra": "yes"}},
 		spool.ModelConfig{Name: "thinker", Model: "vendor-thinker", APIKeyEnv: "KEY_VAR", NeedEmptyPrompt: true},
+		spool.ModelConfig{Name: "o-series", Model: "vendor-o", APIKeyEnv: "KEY_VAR", MaxTokens: 55, MaxTokensField: spool.MaxCompletionTokens},
 	)
 	e := executor(t, c)
 	tests := []struct {
@@ -115,6 +116,7 @@ func TestExecutor_Messages(t *testing.T) {
 		{"prompt set", "writer", "You are terse.", true},
 		{"empty prompt", "writer", "", false},
 		{"needEmptyPrompt", "thinker", "You are terse.", false},
+		{"max_completion_tokens", "o-series", "", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,8 +145,11 @@ func TestExecutor_Messages(t *testing.T) {
 			if r.Model != m.Model || !r.Stream {
 				t.Errorf("model %q stream %v", r.Model, r.Stream)
 			}
-			if tt.model == "writer" && (r.MaxTokens != 77 || r.Temperature == nil || *r.Temperature != 0.3 || r.Header.Get("X-Extra") != "yes") {
-				t.Errorf("options not sent: max_tokens %d temperature %v X-Extra %q", r.MaxTokens, r.Temperature, r.Header.Get("X-Extra"))
+			if tt.model == "writer" && (r.MaxTokens != 77 || r.MaxCompletionTokens != 0 || r.Temperature == nil || *r.Temperature != 0.3 || r.Header.Get("X-Extra") != "yes") {
+				t.Errorf("options not sent: max_tokens %d max_completion_tokens %d temperature %v X-Extra %q", r.MaxTokens, r.MaxCompletionTokens, r.Temperature, r.Header.Get("X-Extra"))
+			}
+			if tt.model == "o-series" && (r.MaxCompletionTokens != 55 || r.MaxTokens != 0 || r.Temperature != nil) {
+				t.Errorf("maxTokensField max_completion_tokens: max_completion_tokens %d max_tokens %d temperature %v; want 55, 0, none", r.MaxCompletionTokens, r.MaxTokens, r.Temperature)
 			}
 		})
 	}
@@ -203,12 +208,12 @@ func TestExecutor_Errors(t *testing.T) {
 		class                spool.ErrorClass
 		msg                  string // must appear in the error
 	}{
-		{"500", "m", "[[status=500]] x", spool.ClassTransient, "HTTP 500: stand-in: status 500 requested"},
+		{"500", "m", "[[status=500]] x", spool.ClassTransient, "HTTP 500 (server_error): stand-in: status 500 requested"},
 		{"503", "m", "[[status=503]] x", spool.ClassTransient, "HTTP 503"},
-		{"400", "m", "[[status=400]] x", spool.ClassPermanent, "HTTP 400: stand-in: status 400 requested"},
+		{"400", "m", "[[status=400]] x", spool.ClassPermanent, "HTTP 400 (invalid_request_error): stand-in: status 400 requested"},
 		{"403", "m", "[[status=403]] x", spool.ClassPermanent, "HTTP 403"},
 		{"404", "m", "[[status=404]] x", spool.ClassPermanent, "HTTP 404"},
-		{"401", "badkey", "x", spool.ClassPermanent, "HTTP 401: Incorrect API key provided."},
+		{"401", "badkey", "x", spool.ClassAccount, "HTTP 401 (invalid_request_error): Incorrect API key provided."},
 		{"timeout", "m", "[[duration=1h]] x", spool.ClassTransient, "model timeout"},
 		{"timeout mid-stream", "m", "[[hang]] x", spool.ClassTransient, "model timeout"},
 		{"connection refused", "down", "x", spool.ClassTransient, "connection refused"},
@@ -379,7 +384,7 @@ func TestExecutor_KeyNeverLeaks(t *testing.T) {
 		"Incorrect API key provided: " + plantedKey,
 		"Incorrect API key provided: " + plantedKey[:len(plantedKey)-4] + "****",
 	} {
-		if out := m.redact(in); strings.Contains(out, plantedKey[:len(plantedKey)-4]) {
+		if out := m.red.redact(in); strings.Contains(out, plantedKey[:len(plantedKey)-4]) {
 			t.Errorf("redact(%q) = %q", in, out)
 		}
 	}

@@ -1,0 +1,91 @@
+package apimodel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// chatRequest is the chat-completions body spoolgate sends.
+type chatRequest struct {
+	Model       string        `json:"model"`
+	Messages    []chatMessage `json:"messages"`
+	Stream      bool          `json:"stream"`
+	Temperature *float64      `json:"temperature,omitempty"`
+	// One of the two carries the model's maxTokens, per its maxTokensField.
+	MaxTokens           *int `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// maxErrorBody is how much of an error answer is read: enough for any
+// real message, and the key is masked in all of it before it is cut.
+const maxErrorBody = 64 << 10
+
+// request builds the body: a system message with the prompt unless it is
+// empty or the model needs an empty prompt (reasoning models parrot it
+// instead of reasoning), then one user message with the content.
+func (m *model) request(t *spool.Task) *chatRequest {
+	r := &chatRequest{Model: m.cfg.Model, Stream: true, Temperature: m.cfg.Temperature}
+	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
+		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
+	}
+	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: t.Content})
+	if n := m.cfg.MaxTokens; n > 0 {
+		if m.cfg.MaxTokensField == spool.MaxCompletionTokens {
+			r.MaxCompletionTokens = &n
+		} else {
+			r.MaxTokens = &n
+		}
+	}
+	return r
+}
+
+// call sends the request and reads the answer. An HTTP error status comes
+// back as a classed *lanes.TaskError with the server's message; a failure
+// on the way (connection, timeout) as the transport's error, for classify.
+func (m *model) call(ctx context.Context, hc *http.Client, body *chatRequest, job *lanes.Job) (answer, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return answer{}, fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(b))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream, application/json")
+	req.Header.Set("User-Agent", "spoolgate")
+	if m.key != "" {
+		req.Header.Set("Authorization", "Bearer "+m.key)
+	}
+	for k, v := range m.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if rerr != nil && len(data) == 0 && ctx.Err() != nil {
+			return answer{}, rerr
+		}
+		e := parseErrorBody(data)
+		e.Status = resp.StatusCode
+		return answer{}, m.failure(e, fmt.Sprintf("HTTP %d", resp.StatusCode), resp.Header)
+	}
+	job.SetStage("receiving answer")
+	return m.readAnswer(resp, job)
+}
