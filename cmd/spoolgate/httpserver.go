@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,7 +19,8 @@ import (
 
 // httpServer is the daemon's read-only window: `/` the status page, `/api/status`
 // the JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
-// answers GET and HEAD only; nothing on it changes state.
+// answers GET and HEAD only; nothing on it changes state. It answers only
+// requests whose Host names it (hostGuard: DNS-rebinding protection).
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
@@ -55,7 +55,8 @@ func startHTTP(ctx context.Context, cfg *spool.Config, info func() []lanes.LaneI
 		close(h.done)
 		return h, nil
 	}
-	if _, _, err := net.SplitHostPort(cfg.HTTP); err != nil {
+	listenHost, _, err := net.SplitHostPort(cfg.HTTP)
+	if err != nil {
 		return nil, fmt.Errorf("http: %q is not host:port or off: %w", cfg.HTTP, err)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTP)
@@ -71,7 +72,7 @@ func startHTTP(ctx context.Context, cfg *spool.Config, info func() []lanes.LaneI
 	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	base := context.WithoutCancel(ctx)
 	h.srv = &http.Server{
-		Handler:           readOnly(mux),
+		Handler:           newHostGuard(listenHost, h.addr, cfg.Host, log, readOnly(mux)),
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -84,6 +85,7 @@ func startHTTP(ctx context.Context, cfg *spool.Config, info func() []lanes.LaneI
 		}
 	}()
 	log.Info("status page", "url", "http://"+h.addr.String()+"/")
+	warnIfOpen(log, h.addr)
 	return h, nil
 }
 
@@ -130,7 +132,5 @@ func (h *httpServer) apiStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(st)
+	_ = writeStatusJSON(w, st)
 }
