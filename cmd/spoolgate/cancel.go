@@ -8,12 +8,13 @@ import (
 )
 
 func init() {
-	register("cancel", "cancel tasks: pending at once, running at the next checkpoint", cmdCancel)
+	register("cancel", "cancel tasks (ID or LANE/ID): pending at once, running at the next checkpoint", cmdCancel)
 }
 
 // cmdCancel drops a request file in <lane>/cancel/ for each task; the
 // daemon that holds the task acts on it, so this works from any machine
-// that sees the spool.
+// that sees the spool. Every argument is resolved before any request is
+// written: an ambiguous ID cancels nothing.
 func cmdCancel(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("cancel", &c)
@@ -22,34 +23,34 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if len(ids) == 0 {
-		return usagef("cancel: give one or more taskIds")
+		return usagef("cancel: give one or more tasks (ID or LANE/ID)")
 	}
 	cfg, err := c.load()
 	if err != nil {
 		return err
 	}
 	st := spool.NewStore(cfg, nil)
+	refs, err := resolveTasks("cancel", st.L, ids)
+	if err != nil {
+		return err
+	}
 	var failed int
-	for _, id := range ids {
-		if !spool.ValidTaskID(id) {
-			return usagef("cancel: %q is not a taskId", id)
-		}
-		k, where := st.L.LocateAny(id)
-		switch where {
+	for _, r := range refs {
+		switch r.dir {
 		case "":
-			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", id, st.L.Root)
+			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", r, st.L.Root)
 			failed++
 		case spool.DirPending, spool.DirRunning:
-			if err := spool.WriteFileAtomic(st.L.CancelPath(k, id), nil); err != nil {
-				return fmt.Errorf("cancel %s: %w", id, err)
+			if err := spool.WriteFileAtomic(st.L.CancelPath(r.lane, r.id), nil); err != nil {
+				return fmt.Errorf("cancel %s: %w", r, err)
 			}
 			when := "at once"
-			if where == spool.DirRunning {
+			if r.dir == spool.DirRunning {
 				when = "at its next checkpoint"
 			}
-			fmt.Fprintf(env.Stdout, "%s: cancel requested (%s, %s)\n", id, where, when)
+			fmt.Fprintf(env.Stdout, "%s: cancel requested (%s, %s)\n", r, r.dir, when)
 		default:
-			fmt.Fprintf(env.Stdout, "%s: already %s, nothing to cancel\n", id, spool.FolderState[where])
+			fmt.Fprintf(env.Stdout, "%s: already %s, nothing to cancel\n", r, spool.FolderState[r.dir])
 		}
 	}
 	if failed > 0 {

@@ -5,50 +5,132 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-func init() { register("retry", "put failed or canceled tasks back to run again", cmdRetry) }
+func init() {
+	register("retry", "put failed or canceled tasks (ID, LANE/ID, or --batch B --failed) back to run again", cmdRetry)
+}
 
-// cmdRetry moves a failed or canceled task back into its lane's incoming/;
-// intake clears what spoolgate wrote and runs it as new under the same
-// taskId. The task's log keeps the history of earlier attempts.
+// cmdRetry moves failed or canceled tasks back into their lane's
+// incoming/; intake clears what spoolgate wrote and runs each as new under
+// the same taskId. The task's log keeps the history of earlier attempts.
+// Tasks are named as ID or LANE/ID, or chosen as every failed task of a
+// batch (--batch B --failed, narrowed by --class C).
 func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("retry", &c)
+	batch := fs.String("batch", "", "with --failed: retry every failed task of this batch, in both lanes")
+	failed := fs.Bool("failed", false, "with --batch: choose the batch's failed tasks")
+	class := fs.String("class", "", "with --failed: only tasks that failed with this errorClass (e.g. transient)")
 	ids, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
-		return usagef("retry: give one or more taskIds")
+	bulk := *batch != "" || *failed || *class != ""
+	switch {
+	case bulk && len(ids) > 0:
+		return usagef("retry: give tasks or --batch B --failed, not both")
+	case bulk && (*batch == "" || !*failed):
+		return usagef("retry: --batch B and --failed go together (--class narrows them)")
+	case !bulk && len(ids) == 0:
+		return usagef("retry: give one or more tasks (ID or LANE/ID), or --batch B --failed")
+	}
+	if *class != "" && !knownClass(spool.ErrorClass(*class)) {
+		return usagef("retry: --class %q: want one of %s", *class, classNames())
 	}
 	cfg, err := c.load()
 	if err != nil {
 		return err
 	}
 	st := spool.NewStore(cfg, nil)
-	for _, id := range ids {
-		if !spool.ValidTaskID(id) {
-			return usagef("retry: %q is not a taskId", id)
+	var refs []taskRef
+	if bulk {
+		if refs, err = failedOfBatch(cfg, *batch, spool.ErrorClass(*class)); err != nil {
+			return err
 		}
-		k, where := st.L.LocateAny(id)
-		switch where {
+		if len(refs) == 0 {
+			fmt.Fprintf(env.Stdout, "no failed tasks in batch %q%s\n", *batch, classSuffix(*class))
+			return nil
+		}
+	} else if refs, err = resolveTasks("retry", st.L, ids); err != nil {
+		return err
+	}
+	for _, r := range refs {
+		switch r.dir {
 		case spool.DirFailed, spool.DirCanceled:
 		case "":
-			return usagef("retry: %s: no such task", id)
+			return usagef("retry: %s: no such task", r)
 		default:
-			return usagef("retry: %s is %s: only failed or canceled tasks can be retried", id, spool.FolderState[where])
+			return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, spool.FolderState[r.dir])
 		}
-		if _, err := os.Lstat(filepath.Join(st.L.Lane(k, where), id+".error")); err == nil {
-			return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", id, id)
+		if _, err := os.Lstat(filepath.Join(st.L.Lane(r.lane, r.dir), r.id+".error")); err == nil {
+			return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
 		}
-		if err := spool.RenameNoReplace(st.L.TaskPath(k, where, id), st.L.TaskPath(k, spool.DirIncoming, id)); err != nil {
-			return fmt.Errorf("retry %s: %w", id, err)
+	}
+	var errs int
+	for _, r := range refs {
+		if err := retryTask(st, r); err != nil {
+			if !bulk {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "spoolgate: %v\n", err)
+			errs++
+			continue
 		}
-		_ = st.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
-		fmt.Fprintf(env.Stdout, "%s: back to %s/incoming\n", id, k)
+		fmt.Fprintf(env.Stdout, "%s: back to %s/incoming\n", r, r.lane)
+	}
+	if errs > 0 {
+		return &exitErr{code: 1, msg: fmt.Sprintf("retry: %d of %d tasks not moved", errs, len(refs))}
 	}
 	return nil
+}
+
+// retryTask moves one failed or canceled task back to its lane's incoming/.
+func retryTask(st *spool.Store, r taskRef) error {
+	if err := spool.RenameNoReplace(st.L.TaskPath(r.lane, r.dir, r.id), st.L.TaskPath(r.lane, spool.DirIncoming, r.id)); err != nil {
+		return fmt.Errorf("retry %s: %w", r, err)
+	}
+	_ = st.AppendLog(r.lane, r.id, "retry requested: moved from "+r.dir+"/ back to incoming/")
+	return nil
+}
+
+// failedOfBatch lists the failed tasks of batch in both lanes (rejected
+// drops are not tasks), those of class only when class is not "".
+func failedOfBatch(cfg *spool.Config, batch string, class spool.ErrorClass) ([]taskRef, error) {
+	rows, err := readResults(cfg, batch)
+	if err != nil {
+		return nil, err
+	}
+	var refs []taskRef
+	for _, row := range rows {
+		if row.State != string(spool.StateFailed) || (class != "" && row.ErrorClass != string(class)) {
+			continue
+		}
+		refs = append(refs, taskRef{lane: row.Lane, id: row.TaskID, dir: spool.DirFailed})
+	}
+	return refs, nil
+}
+
+var errorClasses = []spool.ErrorClass{spool.ClassInvalid, spool.ClassDuplicate, spool.ClassTransient, spool.ClassPermanent,
+	spool.ClassStale, spool.ClassAccount, spool.ClassEnvironment, spool.ClassCanceled}
+
+func knownClass(c spool.ErrorClass) bool { return slices.Contains(errorClasses, c) }
+
+func classNames() string {
+	names := make([]string, len(errorClasses))
+	for i, k := range errorClasses {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func classSuffix(class string) string {
+	if class == "" {
+		return ""
+	}
+	return " with errorClass " + class
 }
