@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -67,6 +68,7 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	safetext.Strings(st) // html/template escapes markup, not control or bidi characters
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, struct {
 		St      *status.Status

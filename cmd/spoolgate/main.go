@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spoolgate/spoolgate/internal/safetext"
 )
 
 func main() {
@@ -54,7 +56,7 @@ func exitCode(err error, stderr io.Writer) int {
 		code = ec.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(stderr, "spoolgate: "+msg)
+		fmt.Fprintln(stderr, "spoolgate: "+safetext.Text(msg)) // messages may quote what users wrote
 	}
 	return code
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,20 +13,21 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
 func init() {
-	register("results", "the merged result table of both lanes, one row per taskId (jsonl or csv)", cmdResults)
+	register("results", "the merged result table of both lanes, one row per lane and taskId (jsonl or csv)", cmdResults)
 }
 
 // resultRow is one task in the result table. Retries update a task in
-// place, so a taskId has exactly one row. Rejected drops are not tasks and
-// have no row: `spoolgate status` counts them, and each has its reason in
-// <lane>/failed/NAME.error.
+// place, so a task has exactly one row; a taskId used in both lanes names
+// two tasks, so it has two rows, told apart by lane. Rejected drops are
+// not tasks and have no row: `spoolgate status` lists them, and each has
+// its reason in <lane>/failed/NAME.error.
 type resultRow struct {
 	TaskID      string     `json:"taskId"`
 	Lane        spool.Kind `json:"lane"`
@@ -55,9 +57,6 @@ func cmdResults(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("results takes no arguments (got %q)", pos[0])
-	}
 	if *format != "jsonl" && *format != "csv" {
 		return usagef("results: --format %q: want jsonl or csv", *format)
 	}
@@ -65,21 +64,75 @@ func cmdResults(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var refs []taskRef
+	if len(pos) > 0 {
+		if refs, err = resolveTasks("results", spool.NewLayout(cfg.Spool), pos); err != nil {
+			return err
+		}
+	}
 	rows, err := readResults(cfg, *batch)
 	if err != nil {
 		return err
 	}
+	rows, missing := onlyTasks(rows, refs)
 	if *format == "csv" {
-		return writeResultsCSV(env.Stdout, rows)
+		err = writeResultsCSV(env.Stdout, rows)
+	} else {
+		err = writeResultsJSONL(env.Stdout, rows)
 	}
-	enc := json.NewEncoder(env.Stdout)
+	if err != nil {
+		return err
+	}
+	for _, r := range missing {
+		fmt.Fprintf(env.Stderr, "%s: no such task\n", r)
+	}
+	if len(missing) > 0 {
+		return &exitErr{code: 1}
+	}
+	return nil
+}
+
+// onlyTasks keeps the rows of the tasks refs name (all rows when refs is
+// empty), and returns the refs that have no row.
+func onlyTasks(rows []resultRow, refs []taskRef) ([]resultRow, []taskRef) {
+	if len(refs) == 0 {
+		return rows, nil
+	}
+	want := map[taskRef]bool{}
+	for _, r := range refs {
+		want[taskRef{lane: r.lane, id: r.id}] = true
+	}
+	var out []resultRow
+	seen := map[taskRef]bool{}
+	for _, row := range rows {
+		k := taskRef{lane: row.Lane, id: row.TaskID}
+		if want[k] {
+			out = append(out, row)
+			seen[k] = true
+		}
+	}
+	var missing []taskRef
+	for _, r := range refs {
+		if !seen[taskRef{lane: r.lane, id: r.id}] {
+			missing = append(missing, r)
+		}
+	}
+	return out, missing
+}
+
+// writeResultsJSONL writes one JSON object per row. Every string keeps its
+// exact value; characters that would drive a terminal are \u-escaped.
+func writeResultsJSONL(w io.Writer, rows []resultRow) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for _, r := range rows {
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := w.Write(safetext.JSON(buf.Bytes()))
+	return err
 }
 
 // readResults reads every task file of both lanes, sorted by submittedAt
@@ -171,6 +224,11 @@ func fillRow(r *resultRow, L spool.Layout, t *spool.Task) {
 	}
 }
 
+// writeResultsCSV writes the table for a spreadsheet: every cell, not only
+// the free-text ones, goes through safetext.CSVCell, so a batch, taskId,
+// model, error, path or result that starts with = + - @ tab or CR is not
+// run as a formula, and control characters are shown escaped. The exact
+// text is in --format jsonl.
 func writeResultsCSV(w io.Writer, rows []resultRow) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(resultColumns); err != nil {
@@ -188,21 +246,14 @@ func writeResultsCSV(w io.Writer, rows []resultRow) error {
 			d = strconv.FormatInt(*r.DurationMs, 10)
 		}
 		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
-			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, csvSafe(r.Result)}
+			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result}
+		for i := range rec {
+			rec[i] = safetext.CSVCell(rec[i])
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// csvSafe keeps a spreadsheet from running generated text as a formula:
-// a result that starts with '=', '+' or '@' gets a leading apostrophe in
-// CSV only ('-' is left alone: too many answers are Markdown lists).
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+@", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }

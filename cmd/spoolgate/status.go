@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -63,12 +64,9 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(st)
+			return writeStatusJSON(w, st)
 		}
-		writeStatusText(w, st)
-		return nil
+		return writeStatusText(w, st)
 	}
 	if !*watch {
 		return render(env.Stdout)
@@ -80,7 +78,7 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 		buf.Reset()
 		buf.WriteString("\x1b[H\x1b[2J") // cursor home, clear screen
 		if err := render(&buf); err != nil {
-			fmt.Fprintf(&buf, "spoolgate: %v\n", err) // keep watching: the share may come back
+			fmt.Fprintf(&buf, "spoolgate: %s\n", safetext.Text(err.Error())) // keep watching: the share may come back
 		}
 		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
 			return err
@@ -93,8 +91,32 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 	}
 }
 
-// writeStatusText renders st for people.
-func writeStatusText(w io.Writer, st *status.Status) {
+// writeStatusJSON writes st as indented JSON: exact values, with what
+// would drive a terminal \u-escaped (safetext.JSON).
+func writeStatusJSON(w io.Writer, st *status.Status) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(st); err != nil {
+		return err
+	}
+	_, err := w.Write(safetext.JSON(buf.Bytes()))
+	return err
+}
+
+// writeStatusText renders st for people. Every string in st may come
+// from a file someone dropped (batch, taskId, model, host and file names),
+// so st is made safe field by field first (columns are measured on what
+// is shown), and the whole text once more on the way out.
+func writeStatusText(w io.Writer, st *status.Status) error {
+	safetext.Strings(st)
+	var buf bytes.Buffer
+	renderStatusText(&buf, st)
+	_, err := io.WriteString(w, safetext.Text(buf.String()))
+	return err
+}
+
+func renderStatusText(w io.Writer, st *status.Status) {
 	fmt.Fprintf(w, "spool %s  at %s\n", st.Spool, st.Now.Local().Format("2006-01-02 15:04:05 MST"))
 	if st.Incoming > 0 {
 		fmt.Fprintf(w, "incoming %d (lane-less drops not taken yet)\n", st.Incoming)

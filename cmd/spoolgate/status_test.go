@@ -9,24 +9,35 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
 func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := httpSpool(t)
+	frames := strings.Split(watchFrames(t, cfg.Spool, 3), "\x1b[H\x1b[2J")
+	if !strings.Contains(frames[1], "api lane  concurrency 3") || !strings.Contains(frames[1], "batches") {
+		t.Errorf("frame: %q", frames[1])
+	}
+}
+
+// watchFrames runs `status --watch` on spool until it has drawn n frames,
+// then cancels it and returns all it wrote.
+func watchFrames(t *testing.T, spool string, n int) string {
+	t.Helper()
 	var out syncBuf
 	env := &Env{Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"status", "--spool", cfg.Spool, "--watch", "--interval", "20ms"}, env)
+		errc <- run(ctx, []string{"status", "--spool", spool, "--watch", "--interval", "20ms"}, env)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), "\x1b[H\x1b[2J") < 3 {
+	for strings.Count(out.String(), "\x1b[H\x1b[2J") < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("fewer than 3 redraws: %q", out.String())
+			t.Fatalf("fewer than %d redraws: %q", n, out.String())
 		}
 		time.Sleep(5 * time.Millisecond) // polling for a condition, with a deadline
 	}
@@ -39,10 +50,7 @@ func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch did not end with its context")
 	}
-	frames := strings.Split(out.String(), "\x1b[H\x1b[2J")
-	if !strings.Contains(frames[1], "api lane  concurrency 3") || !strings.Contains(frames[1], "batches") {
-		t.Errorf("frame: %q", frames[1])
-	}
+	return out.String()
 }
 
 func TestBar(t *testing.T) {
@@ -65,5 +73,23 @@ func TestDur(t *testing.T) {
 		if got := dur(sec); got != want {
 			t.Errorf("dur(%v) = %q, want %q", sec, got, want)
 		}
+	}
+}
+
+// TestStatus_WatchEscapes: --watch redraws with its own clear-screen
+// sequence and nothing else that drives the terminal, whatever the spool's
+// files hold.
+func TestStatus_WatchEscapes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := httpSpool(t)
+	putHostileTask(t, cfg, spool.DirPending)
+	text := strings.ReplaceAll(watchFrames(t, cfg.Spool, 2), "\x1b[H\x1b[2J", "")
+	for _, bad := range []string{"\x1b", "\a", "\u009b", "\u202e"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("watch output holds %q raw: %q", bad, text)
+		}
+	}
+	if !strings.Contains(text, `\x1b[2J\x1b]0;pwned\x07\x9b31m\u202eevil`) {
+		t.Errorf("the batch is not shown escaped: %q", text)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -109,7 +110,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 			}
 			return fmt.Errorf("%s: %w", d.src, err)
 		}
-		fmt.Fprintln(env.Stdout, d.id)
+		fmt.Fprintln(env.Stdout, safetext.Line(d.id))
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func checkDrop(st *spool.Store, src, name string, data []byte, lane spool.Kind) 
 	if where := st.L.Locate(resolved, t.TaskID); where != "" {
 		hint := ""
 		if where == spool.DirFailed || where == spool.DirCanceled {
-			hint = fmt.Sprintf(": run `spoolgate retry %s` to run it again", t.TaskID)
+			hint = fmt.Sprintf(": run `spoolgate retry %s/%s` to run it again", resolved, t.TaskID)
 		}
 		return drop{}, usagef("%s: taskId %q already exists in %s/%s/%s", src, t.TaskID, resolved, where, hint)
 	}
