@@ -253,6 +253,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 				}
 			}
 		}},
+		{name: "escape bytes in a batch and a name", reject: "taskId", drop: dropEscapes, check: checkEscapes},
 	}
 	rejected, tried := 0, 0
 	for _, c := range cases {
