@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet race windows darwin cross demo bench fuzz reliability clean
+.PHONY: all build test vet race windows darwin cross demo bench fuzz reliability clean mockllm
 
 all: build
 
@@ -18,8 +18,18 @@ test: vet race windows darwin
 vet:
 	$(GO) vet ./...
 
-race:
+race: mockllm
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# The npm mock LLM server that lanes/apimodel's tests run against, at the
+# version examples/mockllm/package-lock.json pins; installed again only when
+# the lock file is newer. SPOOLGATE_NO_NPM=1 leaves it out on a machine
+# without node (those tests then skip; never in CI, where they fail).
+MOCKLLM_STAMP := examples/mockllm/node_modules/.package-lock.json
+mockllm:
+	@if [ -n "$$SPOOLGATE_NO_NPM" ]; then echo "mockllm: SPOOLGATE_NO_NPM is set: the npm mock server is not installed"; \
+	elif [ $(MOCKLLM_STAMP) -nt examples/mockllm/package-lock.json ]; then :; \
+	else npm ci --prefix examples/mockllm --no-audit --no-fund; fi
 
 windows:
 	GOOS=windows $(GO) build ./...
