@@ -1,0 +1,115 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// e2eEchoKey is long enough that a cut through it leaves pieces to find.
+const e2eEchoKey = "sk-echo-PLANTED-0123456789abcdefABCDEF-end"
+
+// e2eKeyPieces lists the 6-character pieces of key that s contains.
+func e2eKeyPieces(key, s string) []string {
+	var found []string
+	for i := 0; i+6 <= len(key); i++ {
+		if strings.Contains(s, key[i:i+6]) {
+			found = append(found, key[i:i+6])
+		}
+	}
+	return found
+}
+
+// Issue 11 through `spoolgate run`: a server that echoes the key (the
+// Authorization header) at offsets around the 200- and 500-character cuts,
+// in five answer shapes. Every task fails with the server's status and
+// class, and no 6-character piece of the key is in any file under the
+// spool (task files, task logs), in the daemon's stderr, or in `results`.
+func TestE2E_API_KeyEcho(t *testing.T) {
+	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eEchoKey})
+	r := e2eNewRig(t, e2eOpts{Retries0: true, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eEchoKey)
+	d := r.start()
+	shapes := []struct {
+		name, directive string
+		class           spool.ErrorClass
+		msg             string
+	}{
+		{"express413", "[[status=413]] [[shape=string]]", spool.ClassPermanent, "HTTP 413: RequestEntityTooLargeError: "},
+		{"openai400", "[[status=400]]", spool.ClassPermanent, "HTTP 400 (invalid_request_error): "},
+		{"html502", "[[status=502]] [[shape=html]]", spool.ClassTransient, "HTTP 502: 502 Bad Gateway "},
+		{"streamkey", "[[streamerror=invalid_api_key]]", spool.ClassAccount, "error event in the answer stream (invalid_api_key): "},
+		{"neither", "[[junk]]", spool.ClassTransient, "neither an event stream nor a chat completion"},
+	}
+	offsets := []int{0, 150, 180, 195, 200, 205, 460, 470, 480, 490, 495, 500, 505, 600}
+	var tasks []e2eTask
+	for _, s := range shapes {
+		for _, at := range offsets {
+			tasks = append(tasks, e2eTask{
+				ID:      fmt.Sprintf("echo-%s-%d", s.name, at),
+				Model:   "api-plain",
+				Content: fmt.Sprintf("%s [[echokey=%d/600]] x", s.directive, at),
+			})
+		}
+	}
+	r.submit(tasks...)
+	redacted := map[string]int{}
+	for i, tk := range tasks {
+		s := shapes[i/len(offsets)]
+		got := r.final(spool.KindAPI, tk.ID, 30*time.Second)
+		if got.State != spool.StateFailed || got.ErrorClass != s.class || !strings.Contains(got.Error, s.msg) {
+			t.Errorf("%s: state %s class %s error %q; want failed, %s, containing %q", tk.ID, got.State, got.ErrorClass, got.Error, s.class, s.msg)
+		}
+		if strings.Contains(got.Error, "[redacted]") {
+			redacted[s.name]++
+		}
+	}
+	results := r.cli("results", "--format", "csv") + r.cli("results")
+	d.stop()
+
+	for _, s := range shapes {
+		if redacted[s.name] == 0 {
+			t.Errorf("%s: no task error shows [redacted]: the echoed key never reached what is kept", s.name)
+		}
+	}
+	files := 0
+	err := filepath.WalkDir(r.L.Root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || !de.Type().IsRegular() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if pieces := e2eKeyPieces(e2eEchoKey, string(b)); len(pieces) > 0 {
+			t.Errorf("%s keeps pieces of the key: %v", p, pieces)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pieces := e2eKeyPieces(e2eEchoKey, d.log()); len(pieces) > 0 {
+		t.Errorf("the daemon's stderr keeps pieces of the key: %v", pieces)
+	}
+	if pieces := e2eKeyPieces(e2eEchoKey, results); len(pieces) > 0 {
+		t.Errorf("`spoolgate results` prints pieces of the key: %v", pieces)
+	}
+	if files < 2*len(tasks) {
+		t.Errorf("walked %d files under the spool; want a task file and a log per task (%d)", files, 2*len(tasks))
+	}
+	if n := stand.Total(); n != len(tasks) {
+		t.Errorf("stand-in saw %d requests; want %d (maxRetries 0)", n, len(tasks))
+	}
+	t.Logf("key echo through spoolgate run: %d tasks (%d shapes x %d offsets), %d files under the spool, %d bytes of stderr, %d bytes of results: no 6-character piece of the key",
+		len(tasks), len(shapes), len(offsets), files, len(d.log()), len(results))
+}
