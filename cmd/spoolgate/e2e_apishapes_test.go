@@ -113,3 +113,54 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 	t.Logf("key echo through spoolgate run: %d tasks (%d shapes x %d offsets), %d files under the spool, %d bytes of stderr, %d bytes of results: no 6-character piece of the key",
 		len(tasks), len(shapes), len(offsets), files, len(d.log()), len(results))
 }
+
+// Issue 11's API cases through `spoolgate run`: a JSON answer to a
+// streamed request is the result; express's 413 string error and a stream's
+// invalid_api_key fail at the first attempt with their class; a stream's
+// rate_limit_exceeded is retried after the wait its message names (2 s),
+// not retryBackoff (50 ms).
+func TestE2E_API_Shapes(t *testing.T) {
+	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
+	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+	d := r.start()
+	r.submit(
+		e2eTask{ID: "json", Model: "api-plain", Content: "[[json]] whole answer", Output: "json.txt"},
+		e2eTask{ID: "too-large", Model: "api-plain", Content: "[[status=413]] [[shape=string]] x"},
+		e2eTask{ID: "bad-key", Model: "api-plain", Content: "[[streamerror=invalid_api_key]] x"},
+		e2eTask{ID: "no-model", Model: "api-plain", Content: "[[streamerror=model_not_found]] x"},
+		e2eTask{ID: "limited", Model: "api-plain", Content: "[[streamerror=rate_limit_exceeded]] x"},
+	)
+	tests := []struct {
+		id       string
+		state    spool.State
+		class    spool.ErrorClass
+		attempts int
+		text     string // in the result or the error
+	}{
+		{"json", spool.StateSuccess, "", 1, "Answer: whole answer"},
+		{"too-large", spool.StateFailed, spool.ClassPermanent, 1, "HTTP 413: RequestEntityTooLargeError: stand-in: status 413 requested"},
+		{"bad-key", spool.StateFailed, spool.ClassAccount, 1, "error event in the answer stream (invalid_api_key)"},
+		{"no-model", spool.StateFailed, spool.ClassPermanent, 1, "error event in the answer stream (model_not_found)"},
+		{"limited", spool.StateFailed, spool.ClassTransient, 3, "error event in the answer stream (rate_limit_exceeded): Rate limit reached"},
+	}
+	for _, tt := range tests {
+		got := r.final(spool.KindAPI, tt.id, 30*time.Second)
+		if got.State != tt.state || got.ErrorClass != tt.class || got.Attempt != tt.attempts || !strings.Contains(got.Result+got.Error, tt.text) {
+			t.Errorf("%s: state %s class %q attempt %d result %q error %q; want %s %q %d with %q",
+				tt.id, got.State, got.ErrorClass, got.Attempt, got.Result, got.Error, tt.state, tt.class, tt.attempts, tt.text)
+		}
+	}
+	if out, err := os.ReadFile(filepath.Join(r.L.Output(), "json.txt")); err != nil || string(out) != "Answer: whole answer" {
+		t.Errorf("output of the JSON answer: %q, %v", out, err)
+	}
+	at := e2eRequestTimes(stand, "[[streamerror=rate_limit_exceeded]] x")
+	if len(at) != 3 {
+		t.Fatalf("the rate-limited task was sent %d times; want 3", len(at))
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 1900*time.Millisecond {
+			t.Errorf("retry %d came %s after the one before; want the 2s the message asked for", i, gap)
+		}
+	}
+	d.stop()
+}
