@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/spoolgate/spoolgate/spool"
 )
 
 // userDataDirArg is the flag that names a Chromium profile. Chromium passes
@@ -61,31 +62,12 @@ func profileProcs(profile string) ([]*process.Process, error) {
 	return out, nil
 }
 
-// alive reports whether p still runs: it exists and is not a zombie
-// waiting for its parent to reap it (a zombie holds nothing).
-func alive(p *process.Process) bool {
-	ok, err := p.IsRunning()
-	if err != nil || !ok {
-		return false
-	}
-	st, err := p.Status()
-	if err == nil && slices.Contains(st, process.Zombie) {
-		return false
-	}
-	return true
-}
+// alive reports whether p still runs (see spool.ProcessLiveness: a zombie
+// holds nothing and counts as gone).
+func alive(p *process.Process) bool { return spool.ProcessAlive(p) }
 
-// pidAlive is alive for a bare pid.
-func pidAlive(pid int32) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := process.NewProcess(pid)
-	if err != nil {
-		return false
-	}
-	return alive(p)
-}
+// pidAlive is alive for a bare pid: alive unless surely gone.
+func pidAlive(pid int32) bool { return spool.ProcessLiveness(int(pid)) != spool.Gone }
 
 // describe names a process for logs and hints: "pid N (name, command line)".
 func describe(p *process.Process) string {

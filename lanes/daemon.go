@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,9 +27,6 @@ type Daemon struct {
 	lanes   map[spool.Kind]*Lane
 	watcher *spool.Watcher
 	once    sync.Once
-	// fresh holds pending files seen not yet normalized, by "lane/id",
-	// with when mergePending first saw them (its goroutine only).
-	fresh map[string]time.Time
 }
 
 // Start creates the spool's folders, repairs what a crash left, rebuilds the
@@ -40,8 +36,8 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	d.owner = Owner(d.cfg.Host)
-	if err := d.Store.L.Create(); err != nil {
+	d.owner = spool.OwnerOf(d.cfg.Host)
+	if err := d.Store.Layout.Create(); err != nil {
 		return err
 	}
 	// Recovery reads every pending file once: a tighter GC target while it
@@ -65,11 +61,11 @@ func (d *Daemon) Start(ctx context.Context) error {
 	for _, l := range d.lanes {
 		l.Start(ctx)
 	}
-	dirs := []spool.WatchDir{{Path: d.Store.L.Incoming()}}
+	dirs := []spool.WatchDir{{Path: d.Store.Layout.Incoming()}}
 	for _, k := range spool.Kinds {
 		dirs = append(dirs,
-			spool.WatchDir{Path: d.Store.L.Lane(k, spool.DirIncoming), Lane: k},
-			spool.WatchDir{Path: d.Store.L.Lane(k, spool.DirCancel), Lane: k, Immediate: true, Accept: spool.ValidTaskID})
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirIncoming), Lane: k},
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, Immediate: true, Accept: spool.ValidTaskID})
 	}
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
@@ -81,7 +77,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	d.Log.Info("started", "spool", d.Store.L.Root, "owner", d.owner, "poll", d.cfg.Poll,
+	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
 		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", WebConcurrency)
 	return nil
 }
@@ -168,71 +164,15 @@ func (d *Daemon) handle(w spool.WatchDir, name string) {
 }
 
 // mergePending adds tasks that reached pending/ without this daemon's
-// intake (another daemon on a share, recovery of another host) to the index.
+// intake (another daemon on a share, recovery of another host) to the
+// index: see spool.Store.MergePending.
 func (d *Daemon) mergePending() {
-	if d.fresh == nil {
-		d.fresh = map[string]time.Time{}
-	}
 	now := time.Now()
-	seen := map[string]bool{}
-	defer func() {
-		for key := range d.fresh {
-			if !seen[key] {
-				delete(d.fresh, key)
-			}
-		}
-	}()
 	for k, l := range d.lanes {
-		dir := d.Store.L.Lane(k, spool.DirPending)
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if !strings.HasSuffix(name, ".yaml") || !spool.IsTaskFileName(name) {
-				continue
-			}
-			id := spool.TrimTaskExt(name)
-			if l.index.Has(id) {
-				continue
-			}
-			key := string(k) + "/" + id
-			seen[key] = true
-			if !d.settledPending(k, id, key, now) {
-				continue
-			}
-			t, err := d.Store.LoadPendingOne(k, id)
-			if err != nil {
-				continue
-			}
+		for _, t := range d.Store.MergePending(k, now, l.index.Has) {
 			l.Requeue(t)
 		}
 	}
-}
-
-// settledPending reports whether mergePending may load pending/ID now. A
-// file not yet in spoolgate's normalized form is, on a shared spool, most
-// likely another daemon's intake between its move and its rewrite;
-// normalizing it here races that rewrite, and once the other daemon has
-// claimed the task our rename recreates pending/ID, so the task runs twice
-// (seen on a two-host bindfs share). Such a file is left alone for
-// staleAfter; still not normalized then, its intake was cut short and it
-// is normalized here.
-func (d *Daemon) settledPending(k spool.Kind, id, key string, now time.Time) bool {
-	t, err := d.Store.Read(k, spool.DirPending, id)
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist) // unreadable: LoadPendingOne rejects it
-	}
-	if t.TaskID == id && t.State == spool.StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k {
-		return true // normalized: loading it writes nothing
-	}
-	first, ok := d.fresh[key]
-	if !ok {
-		d.fresh[key] = now
-		return false
-	}
-	return now.Sub(first) >= d.cfg.StaleAfter.D()
 }
 
 // cancelRequest handles <lane>/cancel/ID: pending → canceled at once;
@@ -240,7 +180,7 @@ func (d *Daemon) settledPending(k spool.Kind, id, key string, now time.Time) boo
 // the real outcome; running elsewhere → left for its owner; finished or
 // unknown → nothing to do. The request file is consumed.
 func (d *Daemon) cancelRequest(k spool.Kind, id string) {
-	req := d.Store.L.CancelPath(k, id)
+	req := d.Store.Layout.CancelPath(k, id)
 	log := laneLogger(d.Log, k).With("taskId", id)
 	consume := func() {
 		if err := os.Remove(req); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -260,30 +200,21 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		if ours() {
 			return
 		}
-		where := d.Store.L.Locate(k, id)
+		where := d.Store.Layout.Locate(k, id)
 		switch where {
 		case spool.DirPending:
-			// Claim it as a runner would (the move only one process wins),
-			// then finish it as canceled: readers of canceled/ never see
-			// a half-written record.
-			if err := d.Store.Move(k, spool.DirPending, spool.DirRunning, id); err != nil {
-				if errors.Is(err, os.ErrNotExist) {
-					continue // claimed just now: look again
-				}
+			err := d.Store.CancelPending(k, id, time.Now())
+			if errors.Is(err, os.ErrNotExist) {
+				continue // claimed just now: look again
+			}
+			if err != nil {
+				// Left for the next rescan: the request stays, and a
+				// claim this cut short goes back to pending/.
 				log.Error("cancel pending", "err", err)
 				return
 			}
 			if l != nil {
 				l.index.Remove(id)
-			}
-			t, err := d.Store.Read(k, spool.DirRunning, id)
-			if err == nil {
-				t.State, t.FinishedAt = spool.StateCanceled, time.Now()
-				t.Error, t.ErrorClass = "canceled by request before it started", spool.ClassCanceled
-				err = d.Store.Finish(k, spool.DirRunning, t)
-			}
-			if err != nil {
-				log.Error("cancel pending: finish failed; reclaim will repair it", "err", err)
 			}
 			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("canceled while pending")
 			consume()

@@ -144,7 +144,7 @@ func waitFinal(t *testing.T, store *spool.Store, k spool.Kind, id string, d time
 
 // countFiles counts *.yaml in a lane folder.
 func countFiles(t *testing.T, store *spool.Store, k spool.Kind, dir string) int {
-	ents, err := os.ReadDir(store.L.Lane(k, dir))
+	ents, err := os.ReadDir(store.Layout.Lane(k, dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ type Lane struct {
 	exec        Executor
 	store       *spool.Store
 	cfg         *spool.Config
+	timing      spool.Timing
 	log         *slog.Logger
 	owner       string
 	hooks       Hooks
@@ -41,7 +42,6 @@ type Lane struct {
 	held     string // last logged hold reason, to log once
 
 	lastReclaim time.Time
-	suspects    map[string]time.Time // running/ files seen without an owner, by the reclaim loop only
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -64,9 +64,9 @@ type LaneOptions struct {
 func NewLane(o LaneOptions) *Lane {
 	cfg := o.Store.Cfg
 	l := &Lane{
-		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, owner: o.Owner,
+		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, timing: cfg.Timing(), owner: o.Owner,
 		hooks: o.Hooks, index: o.Index, log: o.Log,
-		wake: make(chan struct{}, 1), running: map[string]*runner{}, suspects: map[string]time.Time{},
+		wake: make(chan struct{}, 1), running: map[string]*runner{},
 	}
 	if l.index == nil {
 		l.index = spool.NewIndex(nil)
@@ -193,11 +193,6 @@ func (l *Lane) loop(ctx context.Context) {
 	}
 }
 
-// reclaimEvery bounds how often a round lists running/.
-func (l *Lane) reclaimEvery() time.Duration {
-	return min(l.cfg.Heartbeat.D(), time.Second)
-}
-
 // round is one scheduling round: (1) reclaim stale tasks, (2) take due
 // pending tasks from the head of the index, (3) mark each running and move
 // it into running/ before its work starts. It returns when it wants to run
@@ -207,9 +202,9 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	now := time.Now()
-	if now.Sub(l.lastReclaim) >= l.reclaimEvery() {
+	if now.Sub(l.lastReclaim) >= l.timing.ReclaimEvery {
 		l.lastReclaim = now
-		l.reclaim(ctx)
+		l.reclaim(now)
 	}
 	l.mu.Lock()
 	free := l.concurrency - len(l.running)
@@ -219,7 +214,7 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	if l.store.Paused(l.kind) {
-		l.holdOnce("lane paused: remove " + l.store.L.Paused(l.kind) + " to resume")
+		l.holdOnce("lane paused: remove " + l.store.Layout.Paused(l.kind) + " to resume")
 		return time.Time{}
 	}
 	disabled := map[string]bool{}
@@ -319,7 +314,7 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 			// A cancel request reached this claim and was consumed, but
 			// the task is not ours to run: ask again, so the next rescan
 			// cancels it wherever it is.
-			if err := spool.WriteFileAtomic(l.store.L.CancelPath(l.kind, e.ID), nil); err != nil {
+			if err := l.store.RequestCancel(l.kind, e.ID); err != nil {
 				l.log.Error("re-request cancel", "taskId", e.ID, "err", err)
 			}
 		}
@@ -328,10 +323,8 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		l.mu.Unlock()
 		l.wg.Done()
 	}
-	// Not yet durable: the rewrite below syncs running/ and pending/. A
-	// crash before that leaves the task in pending/ (nothing started) or
-	// in running/ unmarked, which reclaim returns after staleAfter.
-	if err := l.store.MoveNoSync(l.kind, spool.DirPending, spool.DirRunning, e.ID); err != nil {
+	lease, err := l.store.Claim(l.kind, e.ID, l.owner)
+	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			l.log.Error("claim failed", "taskId", e.ID, "err", err)
 		}
@@ -341,58 +334,49 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	go func() {
 		defer l.Wake()
 		defer release()
-		if t, model, ok := l.markRunning(e); ok {
-			r.init(t, model)
+		if t, model, ok := l.markRunning(lease, e); ok {
+			r.init(lease, t, model)
 			r.run(ctx)
 		}
 	}()
 	return true
 }
 
-// markRunning rewrites a just-claimed task as running (attempt+1,
-// startedAt, heartbeatAt, owner) and makes the claim durable. When it
-// cannot, it hands the task back and reports false.
-func (l *Lane) markRunning(e spool.Entry) (*spool.Task, *spool.ModelConfig, bool) {
-	t, err := l.store.Read(l.kind, spool.DirRunning, e.ID)
+// markRunning checks a just-claimed task and marks it running through its
+// lease (which makes the claim durable). When it cannot, the task is
+// finished as invalid (its model left the config) or handed back, and it
+// reports false.
+func (l *Lane) markRunning(lease *spool.Lease, e spool.Entry) (*spool.Task, *spool.ModelConfig, bool) {
+	t, err := lease.Load()
 	if err != nil {
 		l.log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
 		return nil, nil, false
 	}
 	model, ok := l.cfg.Model(t.Model)
 	if !ok || model.Kind != l.kind {
-		t.State, t.FinishedAt = spool.StateFailed, time.Now()
-		t.ErrorClass, t.Error = spool.ClassInvalid, fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)
-		if err := l.store.Finish(l.kind, spool.DirRunning, t); err != nil {
-			l.log.Error("finish failed", "taskId", t.TaskID, "err", err)
+		o := spool.Outcome{State: spool.StateFailed, Class: spool.ClassInvalid,
+			Error: fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)}
+		if _, err := lease.Finish(o, time.Now()); err != nil {
+			l.log.Error("finish failed", "taskId", e.ID, "err", err)
 		}
 		return nil, nil, false
 	}
 	if l.isDraining() {
 		// Shutdown began while we claimed: hand it back unspent.
-		if err := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, t.TaskID); err == nil {
+		if err := lease.Return(time.Time{}); err == nil {
 			l.index.Put(e)
 		}
 		return nil, nil, false
 	}
-	now := time.Now()
-	t.State = spool.StateRunning
-	t.Attempt++
-	t.StartedAt, t.HeartbeatAt = now, now
-	t.NotBefore = time.Time{}
-	t.FinishedAt = time.Time{}
-	t.Owner = l.owner
-	t.BrowserPID = 0
-	err = l.store.Rewrite(l.kind, spool.DirRunning, t)
-	if err == nil {
-		err = spool.SyncDir(l.store.L.Lane(l.kind, spool.DirPending))
-	}
+	t, err = lease.Mark(time.Now())
 	if err != nil {
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at
 		// once and spin, logging this line thousands of times a second.
-		l.log.Error("mark running failed: back to pending", "taskId", t.TaskID, "err", err)
-		if merr := l.store.Move(l.kind, spool.DirRunning, spool.DirPending, t.TaskID); merr == nil {
-			e.NotBefore = time.Now().Add(time.Second)
+		l.log.Error("mark running failed: back to pending", "taskId", e.ID, "err", err)
+		notBefore := time.Now().Add(time.Second)
+		if rerr := lease.Return(notBefore); rerr == nil {
+			e.NotBefore = notBefore
 			l.index.Put(e)
 		}
 		return nil, nil, false

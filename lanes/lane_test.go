@@ -41,7 +41,7 @@ func TestDaemon_RunsBothLanes(t *testing.T) {
 			t.Fatalf("%s ended in %s: %s", id, dir, task.Error)
 		}
 	}
-	if _, err := os.Stat(r.store.L.LogPath(spool.KindWeb, "w0")); err != nil {
+	if _, err := os.Stat(r.store.Layout.LogPath(spool.KindWeb, "w0")); err != nil {
 		t.Errorf("task log: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestLane_RetriesAndClasses(t *testing.T) {
 func countAll(t *testing.T, store *spool.Store, k spool.Kind, id string) int {
 	n := 0
 	for _, d := range spool.TaskDirs {
-		if _, err := os.Lstat(store.L.TaskPath(k, d, id)); err == nil {
+		if _, err := os.Lstat(store.Layout.TaskPath(k, d, id)); err == nil {
 			n++
 		}
 	}
@@ -145,14 +145,18 @@ func TestLane_StaleReclaim(t *testing.T) {
 func TestLane_ReclaimDeadOwner(t *testing.T) {
 	cfg := testConfig(t, "")
 	store := spool.NewStore(cfg, nil)
-	if err := store.L.Create(); err != nil {
+	if err := store.Layout.Create(); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	orphan := &spool.Task{TaskID: "orphan", ModelKind: spool.KindAPI, Model: "fast", Content: "left behind",
 		State: spool.StateRunning, Attempt: 1, SubmittedAt: now, StartedAt: now, HeartbeatAt: now,
 		Owner: "testhost:999999"}
-	if err := store.Write(spool.KindAPI, spool.DirRunning, orphan); err != nil {
+	data, err := orphan.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(store.Layout.TaskPath(spool.KindAPI, spool.DirRunning, "orphan"), data, 0o640); err != nil {
 		t.Fatal(err)
 	}
 	r := start(t, cfg)
@@ -167,10 +171,10 @@ func TestDaemon_Cancel(t *testing.T) {
 	r := start(t, cfg)
 	// Running: a task that would hang; cancel ends it with its stage.
 	drop(t, cfg, spool.KindWeb, "long", "chat", "[[hang]]")
-	waitFor(t, 5*time.Second, "long running", func() bool { return r.store.L.Locate(spool.KindWeb, "long") == spool.DirRunning })
+	waitFor(t, 5*time.Second, "long running", func() bool { return r.store.Layout.Locate(spool.KindWeb, "long") == spool.DirRunning })
 	// Pending: queued behind the running web task.
 	drop(t, cfg, spool.KindWeb, "queued", "chat", "never runs")
-	waitFor(t, 5*time.Second, "queued pending", func() bool { return r.store.L.Locate(spool.KindWeb, "queued") == spool.DirPending })
+	waitFor(t, 5*time.Second, "queued pending", func() bool { return r.store.Layout.Locate(spool.KindWeb, "queued") == spool.DirPending })
 	// Finished: an API task done before the cancel.
 	drop(t, cfg, spool.KindAPI, "quick", "fast", "quick")
 	waitFinal(t, r.store, spool.KindAPI, "quick", 5*time.Second)
@@ -179,7 +183,7 @@ func TestDaemon_Cancel(t *testing.T) {
 		k  spool.Kind
 		id string
 	}{{spool.KindWeb, "queued"}, {spool.KindWeb, "long"}, {spool.KindAPI, "quick"}} {
-		if err := spool.WriteFileAtomic(r.store.L.CancelPath(c.k, c.id), nil); err != nil {
+		if err := spool.WriteFileAtomic(r.store.Layout.CancelPath(c.k, c.id), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,7 +203,7 @@ func TestDaemon_Cancel(t *testing.T) {
 		k  spool.Kind
 		id string
 	}{{spool.KindWeb, "queued"}, {spool.KindWeb, "long"}, {spool.KindAPI, "quick"}} {
-		p := r.store.L.CancelPath(c.k, c.id)
+		p := r.store.Layout.CancelPath(c.k, c.id)
 		waitFor(t, 5*time.Second, "request consumed "+p, func() bool { _, err := os.Stat(p); return os.IsNotExist(err) })
 	}
 }
@@ -208,16 +212,16 @@ func TestDaemon_Cancel(t *testing.T) {
 func TestLane_PauseAndAccountSwitch(t *testing.T) {
 	cfg := testConfig(t, "")
 	r := start(t, cfg)
-	if err := os.WriteFile(r.store.L.Paused(spool.KindAPI), nil, 0o640); err != nil {
+	if err := os.WriteFile(r.store.Layout.Paused(spool.KindAPI), nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(r.store.L.Accounts()+"/ops1.disabled", nil, 0o640); err != nil {
+	if err := os.WriteFile(r.store.Layout.Accounts()+"/ops1.disabled", nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
 	drop(t, cfg, spool.KindAPI, "held", "fast", "x")
 	drop(t, cfg, spool.KindWeb, "off", "chat", "x")
 	waitFor(t, 5*time.Second, "both pending", func() bool {
-		return r.store.L.Locate(spool.KindAPI, "held") == spool.DirPending && r.store.L.Locate(spool.KindWeb, "off") == spool.DirPending
+		return r.store.Layout.Locate(spool.KindAPI, "held") == spool.DirPending && r.store.Layout.Locate(spool.KindWeb, "off") == spool.DirPending
 	})
 	// Several scheduling rounds pass; neither may start.
 	rounds := time.Now().Add(1500 * time.Millisecond)
@@ -225,8 +229,8 @@ func TestLane_PauseAndAccountSwitch(t *testing.T) {
 	if r.api.Total() != 0 || r.web.Total() != 0 {
 		t.Fatalf("held tasks ran: api %d web %d", r.api.Total(), r.web.Total())
 	}
-	os.Remove(r.store.L.Paused(spool.KindAPI))
-	os.Remove(r.store.L.Accounts() + "/ops1.disabled")
+	os.Remove(r.store.Layout.Paused(spool.KindAPI))
+	os.Remove(r.store.Layout.Accounts() + "/ops1.disabled")
 	waitFinal(t, r.store, spool.KindAPI, "held", 5*time.Second)
 	waitFinal(t, r.store, spool.KindWeb, "off", 5*time.Second)
 }
@@ -237,7 +241,7 @@ func TestDaemon_ShutdownReturnsToPending(t *testing.T) {
 	cfg := testConfig(t, "shutdownGrace: 100ms\n")
 	r := start(t, cfg)
 	drop(t, cfg, spool.KindAPI, "slow", "fast", "[[hang]]")
-	waitFor(t, 5*time.Second, "running", func() bool { return r.store.L.Locate(spool.KindAPI, "slow") == spool.DirRunning })
+	waitFor(t, 5*time.Second, "running", func() bool { return r.store.Layout.Locate(spool.KindAPI, "slow") == spool.DirRunning })
 	r.d.Stop()
 	task, err := r.store.Read(spool.KindAPI, spool.DirPending, "slow")
 	if err != nil {

@@ -56,7 +56,7 @@ func (w appendWriter) Write(p []byte) (int, error) {
 // newTaskLogHandler writes to <lane>/logs/TASKID.log: every attempt of one
 // task, self-check included, at debug level and up.
 func newTaskLogHandler(s *spool.Store, k spool.Kind, id string) slog.Handler {
-	return slog.NewTextHandler(appendWriter{s.L.LogPath(k, id)}, &slog.HandlerOptions{Level: slog.LevelDebug})
+	return slog.NewTextHandler(appendWriter{s.Layout.LogPath(k, id)}, &slog.HandlerOptions{Level: slog.LevelDebug})
 }
 
 // TaskLogger returns a logger that writes to both log and the task's log

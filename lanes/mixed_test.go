@@ -20,7 +20,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		// Pause both lanes while dropping, so every task is pending before
 		// the first starts: the same start line for both runs.
 		for _, k := range spool.Kinds {
-			if err := spool.WriteFileAtomic(r.store.L.Paused(k), nil); err != nil {
+			if err := spool.WriteFileAtomic(r.store.Layout.Paused(k), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -38,7 +38,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 			return countFiles(t, r.store, spool.KindAPI, spool.DirPending)+countFiles(t, r.store, spool.KindWeb, spool.DirPending) == want
 		})
 		for _, k := range spool.Kinds {
-			if err := removeFile(r.store.L.Paused(k)); err != nil {
+			if err := removeFile(r.store.Layout.Paused(k)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -15,10 +15,11 @@ import (
 )
 
 // runner runs one attempt of one claimed task: the executor, its heartbeat
-// and fencing, and the final write.
+// and the final write, all through the task's lease.
 type runner struct {
 	l       *Lane
-	task    *spool.Task // as claimed; owner and attempt fence every write
+	lease   *spool.Lease
+	task    *spool.Task // as marked; the lease fences every write by its owner and attempt
 	model   *spool.ModelConfig
 	log     *slog.Logger
 	cancelF context.CancelCauseFunc
@@ -38,9 +39,9 @@ func (r *runner) canceled() bool {
 
 // init gives a runner its claimed task; until then a cancel is only
 // remembered (and applied when the attempt starts).
-func (r *runner) init(t *spool.Task, m *spool.ModelConfig) {
+func (r *runner) init(lease *spool.Lease, t *spool.Task, m *spool.ModelConfig) {
 	l := r.l
-	r.task, r.model = t, m
+	r.lease, r.task, r.model = lease, t, m
 	r.log = slog.New(teeHandler{
 		a: l.log.With("taskId", t.TaskID).Handler(),
 		b: newTaskLogHandler(l.store, l.kind, t.TaskID),
@@ -109,12 +110,11 @@ func (r *runner) run(parent context.Context) {
 }
 
 // heartbeat rewrites heartbeatAt every period while the executor shows
-// liveness, checking first that the file is still ours. An attempt whose
-// liveness lapses past staleAfter is stopped as stale.
+// liveness; the lease checks first that the file is still ours. An attempt
+// whose liveness lapses past the liveness deadline is stopped as stale.
 func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, job *Job, stop <-chan struct{}) {
-	l := r.l
-	period := l.cfg.Heartbeat.D()
-	t := time.NewTicker(period)
+	tm := r.l.timing
+	t := time.NewTicker(tm.Heartbeat)
 	defer t.Stop()
 	lastBeats := job.Beats()
 	lastAlive := time.Now()
@@ -132,9 +132,7 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 		} else if p := job.Probe(); p == nil {
 			alive = true
 		} else {
-			// The probe may take a third of staleAfter: a slow but live
-			// browser must not go stale, a hung one must.
-			pctx, pcancel := context.WithTimeout(ctx, min(l.cfg.StaleAfter.D()/3, 10*time.Second))
+			pctx, pcancel := context.WithTimeout(ctx, tm.ProbeTimeout)
 			perr := p(pctx)
 			pcancel()
 			alive = perr == nil
@@ -144,117 +142,50 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 		}
 		now := time.Now()
 		if !alive {
-			if now.Sub(lastAlive) >= l.cfg.StaleAfter.D() {
+			if now.Sub(lastAlive) >= tm.LivenessDeadline {
 				cancel(ErrStale)
 				return
 			}
 			continue
 		}
 		lastAlive = now
-		hb := r.task.Clone()
-		hb.HeartbeatAt = now
-		if pid := job.BrowserPID(); pid != 0 {
-			hb.BrowserPID = pid
-		}
-		if err := l.store.WriteFenced(l.kind, spool.DirRunning, hb, r.task.Owner, r.task.Attempt); err != nil {
+		if err := r.lease.Beat(now, job.BrowserPID()); err != nil {
 			if errors.Is(err, spool.ErrFenced) {
 				r.log.Warn("task taken over by another daemon: stopping, writing nothing", "err", err)
 				cancel(ErrFenced)
 				return
 			}
 			r.log.Error("heartbeat write failed", "err", err)
-			continue
 		}
-		r.task.HeartbeatAt, r.task.BrowserPID = hb.HeartbeatAt, hb.BrowserPID
 	}
 }
 
-// finish decides the attempt's outcome and writes it: success keeps its real
-// result even if a cancel arrived late; a cancel is recorded with the stage
-// it reached; shutdown returns the task to pending without spending the
-// attempt; transient and stale failures are retried while attempts remain.
+// finish decides the attempt's outcome (decide: no disk) and records it
+// with one call of the lease.
 func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, took time.Duration) {
 	l := r.l
-	t := r.task.Clone()
-	now := time.Now()
-	if pid := job.BrowserPID(); pid != 0 {
-		t.BrowserPID = pid
+	r.mu.Lock()
+	stage := r.stageAt
+	r.mu.Unlock()
+	end := attemptEnd{
+		Err: err, Cause: context.Cause(ctx), Text: res.Text, Stage: stage, Attempt: r.task.Attempt, Took: took,
+		MaxAttempts: l.cfg.MaxAttempts(), StaleAfter: l.timing.StaleAfter, RetryBackoff: l.cfg.RetryBackoff.D(),
+		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}
-	cause := context.Cause(ctx)
-	if errors.Is(cause, ErrFenced) {
-		return // the task is another daemon's now; write nothing
+	if err == nil && !errors.Is(end.Cause, ErrFenced) {
+		end.OutputErr = r.writeOutput(res.Text)
 	}
-	class := spool.ErrorClass("")
-	var retryAfter time.Duration
+	o, write := decide(end)
+	if !write {
+		return // the task is another daemon's now
+	}
+	t, ferr := r.lease.Finish(o, end.Now)
 	switch {
-	case err == nil:
-		if werr := r.writeOutput(res.Text); werr != nil {
-			err, class = werr, Classify(werr)
-			break
-		}
-		t.State, t.Result, t.Error, t.ErrorClass = spool.StateSuccess, res.Text, "", ""
-	case errors.Is(cause, ErrShutdown):
-		t.State, t.Attempt = spool.StatePending, t.Attempt-1
-		t.Error, t.ErrorClass = "interrupted by shutdown: "+errString(err), ""
-		t.HeartbeatAt, t.StartedAt = time.Time{}, time.Time{}
-	case errors.Is(cause, ErrCanceled):
-		r.mu.Lock()
-		stage := r.stageAt
-		r.mu.Unlock()
-		if stage == "" {
-			stage = "running"
-		}
-		t.State, t.ErrorClass = spool.StateCanceled, spool.ClassCanceled
-		t.Error = "canceled by request while " + stage
-	case errors.Is(cause, ErrStale):
-		class = spool.ClassStale
-		err = fmt.Errorf("no liveness for %s: %w", l.cfg.StaleAfter.D(), ErrStale)
-	case errors.Is(cause, ErrTimeout):
-		class = spool.ClassTransient
-		err = fmt.Errorf("%w after %s: %s", ErrTimeout, took.Round(time.Millisecond), errString(err))
-	default:
-		class = Classify(err)
-		var te *TaskError
-		if errors.As(err, &te) {
-			retryAfter = te.RetryAfter
-		}
-	}
-	if class != "" {
-		t.Error, t.ErrorClass = oneLine(errString(err)), class
-		if (class == spool.ClassTransient || class == spool.ClassStale) && t.Attempt < l.cfg.MaxAttempts() {
-			t.State = spool.StatePending
-			t.NotBefore = now.Add(r.backoff(t.Attempt, retryAfter))
-		} else {
-			t.State = spool.StateFailed
-		}
-	}
-	if t.State == spool.StatePending {
-		t.Owner, t.BrowserPID = "", 0 // nobody runs it until the next claim
-	} else {
-		t.FinishedAt = now
-	}
-	// Fenced final write: a late runner never overwrites a newer record.
-	// Other failures (a full disk) are retried for a while; if they last,
-	// the file stays in running/ with its last heartbeat, goes stale, and
-	// is reclaimed and run again: the result is lost, the task is not.
-	for try, wait := 1, 200*time.Millisecond; ; try, wait = try+1, wait*2 {
-		werr := l.store.WriteFencedBeforeMove(l.kind, spool.DirRunning, t, r.task.Owner, r.task.Attempt)
-		if werr == nil {
-			break
-		}
-		if errors.Is(werr, spool.ErrFenced) {
-			r.log.Warn("final write refused: task is no longer ours", "err", werr)
-			return
-		}
-		if try == 6 {
-			r.log.Error("final write failed: leaving the task to go stale and be reclaimed", "err", werr, "tries", try)
-			return
-		}
-		r.log.Error("final write failed: retrying", "err", werr, "in", wait)
-		time.Sleep(wait) // back-off between tries of a failing disk, not synchronization
-	}
-	if merr := l.store.Move(l.kind, spool.DirRunning, spool.StateFolder(t.State), t.TaskID); merr != nil {
-		r.log.Error("final move failed: recovery will complete it", "state", t.State, "err", merr)
+	case errors.Is(ferr, spool.ErrFenced):
+		r.log.Warn("final write refused: task is no longer ours", "err", ferr)
+		return
+	case ferr != nil:
+		r.log.Error("final write failed: leaving the task to go stale and be reclaimed, or recovery to complete it", "state", o.State, "err", ferr)
 		return
 	}
 	switch t.State {
@@ -275,18 +206,6 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	}
 }
 
-// backoff is retryBackoff doubled per retry; a server's Retry-After wins.
-func (r *runner) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return retryAfter
-	}
-	d := r.l.cfg.RetryBackoff.D()
-	for i := 1; i < attempt && d < time.Hour; i++ {
-		d *= 2
-	}
-	return d
-}
-
 // writeOutput writes the answer to <spool>/output/<output>, durably, never
 // through a symlink: every folder on the way must be a real folder inside
 // the spool.
@@ -297,7 +216,7 @@ func (r *runner) writeOutput(text string) error {
 	if err := spool.CheckOutputPath(r.task.Output); err != nil {
 		return Errorf(spool.ClassPermanent, "output: %v", err)
 	}
-	root := r.l.store.L.Output()
+	root := r.l.store.Layout.Output()
 	rel := filepath.FromSlash(filepath.ToSlash(r.task.Output))
 	dir := root
 	parts := strings.Split(filepath.Dir(rel), string(filepath.Separator))
@@ -327,12 +246,3 @@ func (r *runner) writeOutput(text string) error {
 	}
 	return nil
 }
-
-func errString(err error) string {
-	if err == nil {
-		return "no error"
-	}
-	return err.Error()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

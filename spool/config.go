@@ -203,7 +203,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil {
-			return nil, &ConfigError{Msg: oneLine(err).Error()}
+			return nil, &ConfigError{Msg: yamlError(err).Error()}
 		}
 	}
 	if err := c.Check(); err != nil {

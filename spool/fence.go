@@ -6,44 +6,30 @@ import (
 	"os"
 )
 
-// ErrFenced is returned by WriteFenced when the file on disk is no longer
+// ErrFenced is returned by a fenced write when the file on disk is no longer
 // the writer's: it is gone, or another owner or attempt has it.
 var ErrFenced = errors.New("task file is no longer ours")
 
 var errNoExchange = errors.New("rename exchange not supported")
 
-// Rewrite rewrites task t in lane k, folder dir, only if its file is still
+// rewrite rewrites task t in lane k, folder dir, only if its file is still
 // there. Every rewrite that follows a move uses it: a process frozen
 // between its move and its rewrite, whose task another process has since
 // moved on, gets ErrFenced instead of recreating the file (which would
 // leave one task in two folders). On Linux the swap is atomic
 // (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
 // the check and the rename are two steps.
-func (s *Store) Rewrite(k Kind, dir string, t *Task) error {
+func (s *Store) rewrite(k Kind, dir string, t *Task) error {
 	if err := s.swapIn(k, dir, t, nil); err != nil {
 		return err
 	}
-	return SyncDir(s.L.Lane(k, dir))
+	return SyncDir(s.Layout.Lane(k, dir))
 }
 
-// WriteFenced is Rewrite that also requires the file on disk to belong to
+// writeFenced is rewrite that also requires the file on disk to belong to
 // owner at attempt: a newer attempt's record that appeared in between is
-// swapped back, never overwritten.
-func (s *Store) WriteFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
-	if err := s.writeFenced(k, dir, t, owner, attempt); err != nil {
-		return err
-	}
-	return SyncDir(s.L.Lane(k, dir))
-}
-
-// WriteFencedBeforeMove is WriteFenced for a final record that a Move out
-// of dir follows at once: the move's folder syncs make both durable, so
-// this write skips its own. A crash in between can lose the rewrite, never
-// the task: the old record stays, goes stale and is reclaimed.
-func (s *Store) WriteFencedBeforeMove(k Kind, dir string, t *Task, owner string, attempt int) error {
-	return s.writeFenced(k, dir, t, owner, attempt)
-}
-
+// swapped back, never overwritten. The caller syncs the folder (or lets
+// the move that follows do it).
 func (s *Store) writeFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
 	return s.swapIn(k, dir, t, func(old *Task) error {
 		if old.Owner != owner || old.Attempt != attempt {
@@ -57,7 +43,7 @@ func (s *Store) writeFenced(k Kind, dir string, t *Task, owner string, attempt i
 // that file exists and check accepts its content. The caller syncs the
 // folder.
 func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error) error {
-	path := s.L.TaskPath(k, dir, t.TaskID)
+	path := s.Layout.TaskPath(k, dir, t.TaskID)
 	data, err := t.Encode()
 	if err != nil {
 		return err

@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// Outcome of one intake.
-type Outcome int
+// IntakeOutcome says what one intake did.
+type IntakeOutcome int
 
 const (
 	// Vanished: the file was gone before it could be taken; nothing done.
-	Vanished Outcome = iota
+	Vanished IntakeOutcome = iota
 	// Accepted: the task is now pending/TASKID.yaml.
 	Accepted
 	// Rejected: the drop is in failed/ with NAME.error beside it.
@@ -24,7 +24,7 @@ const (
 
 // IntakeResult says what intake did with one drop.
 type IntakeResult struct {
-	Outcome Outcome
+	Outcome IntakeOutcome
 	Lane    Kind
 	Task    *Task  // when accepted: the normalized pending task
 	Reason  string // when rejected: the one-line reason
@@ -69,7 +69,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		rej = Validate(s.Cfg, t, lane)
 	}
 	if rej == nil {
-		if where := s.L.Locate(lane, t.TaskID); where != "" {
+		if where := s.Layout.Locate(lane, t.TaskID); where != "" {
 			if where == DirPending && s.inFlight(lane, t.TaskID, data) {
 				return IntakeResult{Outcome: Vanished}, nil
 			}
@@ -87,7 +87,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	// crash between the two leaves a pending file that recovery normalizes.
 	// The rewrite's folder sync makes the move durable too; the drop box
 	// is synced after it.
-	dst := s.L.TaskPath(lane, DirPending, t.TaskID)
+	dst := s.Layout.TaskPath(lane, DirPending, t.TaskID)
 	if err := renameNoSync(src, dst); err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -96,12 +96,12 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 			if s.inFlight(lane, t.TaskID, data) {
 				return IntakeResult{Outcome: Vanished}, nil
 			}
-			where := s.L.Locate(lane, t.TaskID)
+			where := s.Layout.Locate(lane, t.TaskID)
 			return s.reject(src, name, lane, duplicateReject(lane, where, t.TaskID))
 		}
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
-	if err := s.Rewrite(lane, DirPending, t); err != nil {
+	if err := s.rewrite(lane, DirPending, t); err != nil {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	if err := SyncDir(dir); err != nil {
@@ -119,7 +119,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 // would be a false "duplicate" in failed/. Leave it; if the other intake
 // fails, the next rescan sees the drop again.
 func (s *Store) inFlight(lane Kind, id string, drop []byte) bool {
-	data, _, err := ReadOwn(s.L.TaskPath(lane, DirPending, id), MaxTaskSize)
+	data, _, err := ReadOwn(s.Layout.TaskPath(lane, DirPending, id), MaxTaskSize)
 	return err == nil && bytes.Equal(data, drop)
 }
 
@@ -137,7 +137,7 @@ func duplicateReject(lane Kind, where, id string) *RejectError {
 // reject moves the drop to the lane's failed/ under a name no other file
 // has, with its bytes untouched, and writes the reason beside it.
 func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeResult, error) {
-	failed := s.L.Lane(lane, DirFailed)
+	failed := s.Layout.Lane(lane, DirFailed)
 	base, ext := TrimTaskExt(name), strings.TrimPrefix(name, TrimTaskExt(name))
 	var dst, errPath string
 	for n := 1; ; n++ {
@@ -145,7 +145,7 @@ func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeRes
 		if n > 1 {
 			b = fmt.Sprintf("%s~%d", base, n)
 		}
-		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, b+".error")
+		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, ReasonFileName(b))
 		if exists(dst) || exists(errPath) {
 			continue
 		}
@@ -176,25 +176,12 @@ func exists(p string) bool {
 // linkedLong reports whether path has been seen with more than one hard
 // link for longer than settle (it remembers when it first saw it so).
 func (s *Store) linkedLong(path string) bool {
-	s.linkMu.Lock()
-	defer s.linkMu.Unlock()
-	if s.linked == nil {
-		s.linked = map[string]time.Time{}
-	}
 	now := time.Now()
-	for p, t := range s.linked {
-		if now.Sub(t) > time.Hour {
-			delete(s.linked, p) // long gone: keep the map small
-		}
-	}
-	first, ok := s.linked[path]
-	if !ok {
-		s.linked[path] = now
+	// Forget drops long gone, to keep the memory small.
+	s.linked.forgetBefore(now.Add(-time.Hour))
+	if !s.linked.lasted(path, now, s.Cfg.Settle.D()) {
 		return false
 	}
-	if now.Sub(first) < s.Cfg.Settle.D() {
-		return false
-	}
-	delete(s.linked, path)
+	s.linked.drop(path)
 	return true
 }

@@ -12,7 +12,7 @@ import (
 // done and nothing is written.
 func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 	s := newTestStore(t)
-	in := s.L.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(KindAPI, DirIncoming)
 	p := filepath.Join(in, "gone.yaml")
 	if err := os.WriteFile(p, []byte("model: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 		t.Fatalf("intake of a deleted drop: %+v %v, want Vanished", res, err)
 	}
 	for _, d := range []string{DirPending, DirFailed} {
-		if left, _ := os.ReadDir(s.L.Lane(KindAPI, d)); len(left) != 0 {
+		if left, _ := os.ReadDir(s.Layout.Lane(KindAPI, d)); len(left) != 0 {
 			t.Errorf("%s/ holds %d files after a vanished drop", d, len(left))
 		}
 	}
@@ -42,7 +42,7 @@ func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 // normalized, a second drop of the id is a real duplicate.
 func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	s := newTestStore(t)
-	in := s.L.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(KindAPI, DirIncoming)
 	drop := filepath.Join(in, "fly.yaml")
 	if err := os.WriteFile(drop, []byte("taskId: fly\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	// The other daemon's link, as linkRename makes it: the drop now has
 	// two links, so give our intake a drop of its own with the same bytes
 	// (ReadRegular refuses a linked drop, as it must).
-	pend := s.L.TaskPath(KindAPI, DirPending, "fly")
+	pend := s.Layout.TaskPath(KindAPI, DirPending, "fly")
 	data, _ := os.ReadFile(drop)
 	if err := os.WriteFile(pend, data, 0o640); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	}
 	// The other intake completes: pending/fly is normalized. The same
 	// drop now is a duplicate.
-	if _, err := s.LoadPendingOne(KindAPI, "fly"); err != nil {
+	if _, err := s.loadPendingOne(KindAPI, "fly"); err != nil {
 		t.Fatal(err)
 	}
 	res, err = s.Intake(in, "fly.yaml", KindAPI)
@@ -78,7 +78,7 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 // and the client may report two links for a while.
 func TestReadTaskFile_LinkCountIgnored(t *testing.T) {
 	s := newTestStore(t)
-	p := s.L.TaskPath(KindAPI, DirRunning, "two")
+	p := s.Layout.TaskPath(KindAPI, DirRunning, "two")
 	if err := os.WriteFile(p, []byte("taskId: two\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}

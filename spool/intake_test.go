@@ -29,7 +29,7 @@ func newTestStore(t *testing.T) *Store {
 	cfg.Spool = filepath.Join(t.TempDir(), "spool")
 	cfg.Settle = Duration(50 * time.Millisecond)
 	s := NewStore(cfg, nil)
-	if err := s.L.Create(); err != nil {
+	if err := s.Layout.Create(); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -91,9 +91,9 @@ func TestStore_IntakeRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(t)
-			dir := s.L.Incoming()
+			dir := s.Layout.Incoming()
 			if tt.lane != "" {
-				dir = s.L.Lane(tt.lane, DirIncoming)
+				dir = s.Layout.Lane(tt.lane, DirIncoming)
 			}
 			p := filepath.Join(dir, tt.file)
 			if tt.make != nil {
@@ -118,7 +118,7 @@ func TestStore_IntakeRejects(t *testing.T) {
 			if res.Outcome != Rejected {
 				t.Fatalf("outcome %v, want rejected", res.Outcome)
 			}
-			failed := s.L.Lane(res.Lane, DirFailed)
+			failed := s.Layout.Lane(res.Lane, DirFailed)
 			if tt.make == nil {
 				got, err := os.ReadFile(filepath.Join(failed, tt.file))
 				if err != nil || !bytes.Equal(got, []byte(tt.body)) {
@@ -143,7 +143,7 @@ func TestStore_IntakeRejects(t *testing.T) {
 
 func TestStore_IntakeDuplicate(t *testing.T) {
 	s := newTestStore(t)
-	in := s.L.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(KindAPI, DirIncoming)
 	write := func(name string) {
 		if err := os.WriteFile(filepath.Join(in, name), []byte("taskId: dup\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestStore_IntakeDuplicate(t *testing.T) {
 		t.Fatalf("first: %v %v", res, err)
 	}
 	// Move it to failed/ as a failed task, then drop the same id again.
-	if err := s.Move(KindAPI, DirPending, DirFailed, "dup"); err != nil {
+	if err := s.move(KindAPI, DirPending, DirFailed, "dup"); err != nil {
 		t.Fatal(err)
 	}
 	write("two.yaml")
@@ -169,7 +169,7 @@ func TestStore_IntakeDuplicate(t *testing.T) {
 
 func TestStore_IntakeAccepts(t *testing.T) {
 	s := newTestStore(t)
-	in := s.L.Incoming()
+	in := s.Layout.Incoming()
 	body := "\xEF\xBB\xBFmodel: chat\r\ncontent: hello\r\nstate: success\r\nattempt: 7\r\nresult: old\r\n"
 	if err := os.WriteFile(filepath.Join(in, "routed.yml"), []byte(body), 0o640); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestStore_IntakeAccepts(t *testing.T) {
 	if got.State != StatePending || got.Attempt != 0 || got.Result != "" || got.ModelKind != KindWeb || got.SubmittedAt.IsZero() {
 		t.Errorf("not normalized: %+v", got)
 	}
-	fi, err := os.Stat(s.L.TaskPath(KindWeb, DirPending, "routed"))
+	fi, err := os.Stat(s.Layout.TaskPath(KindWeb, DirPending, "routed"))
 	if err != nil || fi.Mode().Perm() != FilePerm {
 		t.Errorf("mode %v (%v), want %v", fi.Mode().Perm(), err, FilePerm)
 	}
@@ -213,34 +213,34 @@ func TestRenameNoReplace(t *testing.T) {
 func TestStore_WriteFenced(t *testing.T) {
 	s := newTestStore(t)
 	task := &Task{TaskID: "f", ModelKind: KindAPI, Model: "fast", Content: "x", State: StateRunning, Attempt: 1, Owner: "a:1"}
-	if err := s.Write(KindAPI, DirRunning, task); err != nil {
+	if err := putTask(s, KindAPI, DirRunning, task); err != nil {
 		t.Fatal(err)
 	}
 	hb := task.Clone()
 	hb.Result = "beat"
-	if err := s.WriteFenced(KindAPI, DirRunning, hb, "a:1", 1); err != nil {
+	if err := s.writeFenced(KindAPI, DirRunning, hb, "a:1", 1); err != nil {
 		t.Fatalf("own file: %v", err)
 	}
 	// Another owner took it: the write is refused and the record kept.
 	other := task.Clone()
 	other.Owner, other.Attempt = "b:2", 2
-	if err := s.Write(KindAPI, DirRunning, other); err != nil {
+	if err := putTask(s, KindAPI, DirRunning, other); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WriteFenced(KindAPI, DirRunning, hb, "a:1", 1); err == nil {
+	if err := s.writeFenced(KindAPI, DirRunning, hb, "a:1", 1); err == nil {
 		t.Fatal("fenced write went through")
 	}
 	if got, _ := s.Read(KindAPI, DirRunning, "f"); got.Owner != "b:2" {
 		t.Fatalf("newer record overwritten: owner %q", got.Owner)
 	}
 	// The file left running/: the write must not recreate it.
-	if err := s.Move(KindAPI, DirRunning, DirPending, "f"); err != nil {
+	if err := s.move(KindAPI, DirRunning, DirPending, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WriteFenced(KindAPI, DirRunning, hb, "b:2", 2); err == nil {
+	if err := s.writeFenced(KindAPI, DirRunning, hb, "b:2", 2); err == nil {
 		t.Fatal("write recreated a moved file")
 	}
-	if _, err := os.Lstat(s.L.TaskPath(KindAPI, DirRunning, "f")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(s.Layout.TaskPath(KindAPI, DirRunning, "f")); !os.IsNotExist(err) {
 		t.Fatal("running file resurrected")
 	}
 }
@@ -265,4 +265,13 @@ func TestIndex_Next(t *testing.T) {
 	if got, _ := ix.Next(now, 1, nil); got[0].ID != "b" || ix.Len() != 3 {
 		t.Fatalf("after put/remove: %+v len %d", got, ix.Len())
 	}
+}
+
+// putTask writes a task file as a test's fixture.
+func putTask(s *Store, k Kind, dir string, t *Task) error {
+	data, err := t.Encode()
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.Layout.TaskPath(k, dir, t.TaskID), data)
 }

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,30 @@ func (l Layout) LocateAny(id string) (Kind, string) {
 		}
 	}
 	return "", ""
+}
+
+// reasonExt ends the reason file beside a rejected drop.
+const reasonExt = ".error"
+
+// ReasonFileName is the reason file beside the rejected drop BASE.yaml (or
+// BASE.yml): BASE.error. A file in failed/ with one beside it is a
+// rejected drop, kept as it came: not a task.
+func ReasonFileName(base string) string { return base + reasonExt }
+
+// RejectedDrops returns the base names of the rejected drops in a listing
+// of a failed/ folder: every name with a reason file beside it.
+func RejectedDrops(ents []fs.DirEntry) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range ents {
+		if b, ok := strings.CutSuffix(e.Name(), reasonExt); ok {
+			out[b] = true
+		}
+	}
+	return out
+}
+
+// IsRejectedDrop reports whether lane k's dir/BASE is a rejected drop.
+func (l Layout) IsRejectedDrop(k Kind, dir, base string) bool {
+	_, err := os.Lstat(filepath.Join(l.Lane(k, dir), ReasonFileName(base)))
+	return err == nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,11 +29,11 @@ const tempMaxAge = time.Minute
 // Tasks in running/ are the lanes' business: reclaim decides them.
 func (s *Store) Recover() (map[Kind][]Entry, error) {
 	out := map[Kind][]Entry{}
-	s.cleanTemps(s.L.Incoming())
-	s.cleanTemps(s.L.Output())
+	s.cleanTemps(s.Layout.Incoming())
+	s.cleanTemps(s.Layout.Output())
 	for _, k := range Kinds {
 		for _, d := range []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled} {
-			s.cleanTemps(s.L.Lane(k, d))
+			s.cleanTemps(s.Layout.Lane(k, d))
 		}
 		entries, err := s.LoadPending(k)
 		if err != nil {
@@ -71,7 +72,7 @@ func (s *Store) cleanTemps(dir string) {
 // crash left half-done, and returns their index entries. A file that does
 // not parse is moved to failed/ with TASKID.error beside it.
 func (s *Store) LoadPending(k Kind) ([]Entry, error) {
-	dir := s.L.Lane(k, DirPending)
+	dir := s.Layout.Lane(k, DirPending)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load pending: %w", err)
@@ -126,39 +127,45 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 // left out of the index; the daemon's periodic merge normalizes it once it
 // has stayed so for staleAfter (a crash's leftover).
 func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
-	data, _, err := ReadOwn(s.L.TaskPath(k, DirPending, id), MaxTaskSize)
+	data, _, err := ReadOwn(s.Layout.TaskPath(k, DirPending, id), MaxTaskSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
 		}
 		if t, derr := DecodeTask(data); derr == nil {
-			if t.TaskID == id && t.State == StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k {
+			if t.normalizedPending(k, id) {
 				return t, nil // normalized, in a form the scanner declines
 			}
 			return nil, errNotNormalized
 		}
 	}
-	return s.LoadPendingOne(k, id) // unreadable: it parks the file in failed/
+	return s.loadPendingOne(k, id) // unreadable: it parks the file in failed/
+}
+
+// normalizedPending reports whether t, read from lane k's pending/ID, is
+// in the form intake leaves: the one test of "normalized pending".
+func (t *Task) normalizedPending(k Kind, id string) bool {
+	return t.TaskID == id && t.State == StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k
 }
 
 // errNotNormalized marks a pending file left for the daemon's merge.
 var errNotNormalized = errors.New("pending file not yet normalized: left for the periodic merge")
 
-// LoadPendingOne reads pending/ID.yaml, normalizing it if needed.
-func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
+// loadPendingOne reads pending/ID.yaml, normalizing it if needed.
+func (s *Store) loadPendingOne(k Kind, id string) (*Task, error) {
 	t, err := s.Read(k, DirPending, id)
 	if err != nil {
 		var tp *TaskPathError
 		if errors.As(err, &tp) && !errors.Is(err, os.ErrNotExist) {
 			// Not a task we can run: park it in failed/ with the reason.
-			_, rerr := s.reject(s.L.TaskPath(k, DirPending, id), id+".yaml", k, rejectf(ClassInvalid, "%v", tp.Err))
+			_, rerr := s.reject(s.Layout.TaskPath(k, DirPending, id), id+".yaml", k, rejectf(ClassInvalid, "%v", tp.Err))
 			if rerr != nil {
 				return nil, rerr
 			}
 		}
 		return nil, err
 	}
-	if t.TaskID != id || t.State != StatePending || t.SubmittedAt.IsZero() || t.ModelKind != k {
+	if !t.normalizedPending(k, id) {
 		t.TaskID, t.ModelKind = id, k
 		if t.State != StatePending && t.State != StateRunning {
 			// a fresh drop moved in by intake before its rewrite
@@ -169,7 +176,7 @@ func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
 		if t.SubmittedAt.IsZero() {
 			t.SubmittedAt = now()
 		}
-		if err := s.Rewrite(k, DirPending, t); err != nil {
+		if err := s.rewrite(k, DirPending, t); err != nil {
 			return nil, err
 		}
 	}
@@ -178,17 +185,18 @@ func (s *Store) LoadPendingOne(k Kind, id string) (*Task, error) {
 
 func (s *Store) fixFinalStates(k Kind, dir string) error {
 	want := FolderState[dir]
-	ents, err := os.ReadDir(s.L.Lane(k, dir))
+	ents, err := os.ReadDir(s.Layout.Lane(k, dir))
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", dir, err)
 	}
+	rejected := RejectedDrops(ents)
 	for _, e := range ents {
 		name := e.Name()
 		if filepath.Ext(name) != ".yaml" || !IsTaskFileName(name) {
 			continue
 		}
 		id := TrimTaskExt(name)
-		if exists(filepath.Join(s.L.Lane(k, dir), id+".error")) {
+		if rejected[id] {
 			continue // a rejected drop, kept as it came
 		}
 		t, err := s.Read(k, dir, id)
@@ -202,10 +210,64 @@ func (s *Store) fixFinalStates(k Kind, dir string) error {
 		if t.ErrorClass == "" && want == StateCanceled {
 			t.ErrorClass = ClassCanceled
 		}
-		if err := s.Rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
+		if err := s.rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
 			return err
 		}
 		s.Log.Info("repaired state after crash", "lane", k, "taskId", id, "state", want)
 	}
 	return nil
+}
+
+// MergePending returns the tasks in lane k's pending/ that indexed does
+// not know: tasks that reached pending/ without this daemon's intake
+// (another daemon on a share, another host's recovery). A file not yet
+// normalized is, on a shared spool, most likely another daemon's intake
+// between its move and its rewrite; normalizing it here would race that
+// rewrite, and once the other daemon has claimed the task our rename
+// would recreate pending/ID, so the task would run twice (seen on a
+// two-host bindfs share). Such a file is left alone for the pending grace
+// (see Timing); still not normalized then, its intake was cut short and
+// it is normalized here. A file that does not parse is rejected into
+// failed/. Call it for one lane from one goroutine.
+func (s *Store) MergePending(k Kind, now time.Time, indexed func(id string) bool) []*Task {
+	ents, err := os.ReadDir(s.Layout.Lane(k, DirPending))
+	if err != nil {
+		return nil
+	}
+	prefix := string(k) + "/"
+	seen := map[string]bool{}
+	defer s.unnormalized.forget(func(key string) bool { return !strings.HasPrefix(key, prefix) || seen[key] })
+	var out []*Task
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".yaml") || !IsTaskFileName(name) {
+			continue
+		}
+		id := TrimTaskExt(name)
+		if indexed(id) {
+			continue
+		}
+		seen[prefix+id] = true
+		if !s.settledPending(k, id, now) {
+			continue
+		}
+		if t, err := s.loadPendingOne(k, id); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// settledPending reports whether MergePending may load pending/ID now:
+// it is normalized (loading writes nothing), unreadable (loading rejects
+// it), or has stayed not normalized for the pending grace.
+func (s *Store) settledPending(k Kind, id string, now time.Time) bool {
+	t, err := s.Read(k, DirPending, id)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	if t.normalizedPending(k, id) {
+		return true
+	}
+	return s.unnormalized.lasted(string(k)+"/"+id, now, s.Cfg.Timing().PendingGrace)
 }

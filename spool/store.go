@@ -6,20 +6,22 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
-// Store performs every read and move of task files in one spool. It keeps
-// no state of its own: the folders are the state, so any number of
-// processes (daemons on several hosts, the command line) may share a spool.
+// Store performs every read, move and rewrite of task files in one spool:
+// intake, the lifecycle calls of lease.go, recovery. The folders are the
+// state, so any number of processes (daemons on several hosts, the command
+// line) may share a spool; a Store remembers only what it has watched for
+// a while (see firstSeen), to time its judgments.
 type Store struct {
-	L   Layout
-	Cfg *Config
-	Log *slog.Logger
+	Layout Layout
+	Cfg    *Config
+	Log    *slog.Logger
 
-	linkMu sync.Mutex
-	linked map[string]time.Time // drops seen hard-linked, and since when
+	linked       firstSeen // drops seen hard-linked
+	unmarked     firstSeen // running/ files seen not yet marked, by "lane/id"
+	unnormalized firstSeen // pending/ files seen not yet normalized, by "lane/id"
 }
 
 // NewStore returns a Store over cfg.Spool.
@@ -27,7 +29,7 @@ func NewStore(cfg *Config, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{L: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
+	return &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
 }
 
 // TaskPathError is a failure about one task file.
@@ -41,7 +43,7 @@ func (e *TaskPathError) Unwrap() error { return e.Err }
 
 // Read reads and decodes the task file id in lane k, folder dir.
 func (s *Store) Read(k Kind, dir, id string) (*Task, error) {
-	return ReadTaskFile(s.L.TaskPath(k, dir, id))
+	return ReadTaskFile(s.Layout.TaskPath(k, dir, id))
 }
 
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
@@ -58,27 +60,11 @@ func ReadTaskFile(path string) (*Task, error) {
 	return t, nil
 }
 
-// Write rewrites task t in lane k, folder dir, atomically and durably.
-func (s *Store) Write(k Kind, dir string, t *Task) error {
-	data, err := t.Encode()
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(s.L.TaskPath(k, dir, t.TaskID), data)
-}
-
-// Move moves task id of lane k from one folder to another without ever
+// move moves task id of lane k from one folder to another without ever
 // replacing a file. Of several processes moving the same task, one wins;
 // the others get an error matching os.ErrNotExist.
-func (s *Store) Move(k Kind, from, to, id string) error {
-	return RenameNoReplace(s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id))
-}
-
-// MoveNoSync is Move without the folder fsyncs, for a move that a durable
-// rewrite in the destination follows at once (which syncs it) and whose
-// loss in a crash is a state recovery already handles.
-func (s *Store) MoveNoSync(k Kind, from, to, id string) error {
-	return renameNoSync(s.L.TaskPath(k, from, id), s.L.TaskPath(k, to, id))
+func (s *Store) move(k Kind, from, to, id string) error {
+	return RenameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
 }
 
 // renameNoSync is RenameNoReplace without the folder fsyncs.
@@ -87,20 +73,6 @@ func renameNoSync(src, dst string) error {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
 	return nil
-}
-
-// Finish records t's final fields in its current folder, then moves it to
-// the folder of t.State. A crash between the two leaves a final state in
-// a non-final folder, which recovery completes.
-func (s *Store) Finish(k Kind, from string, t *Task) error {
-	if err := s.Rewrite(k, from, t); err != nil {
-		return err
-	}
-	to := StateFolder(t.State)
-	if to == from {
-		return nil
-	}
-	return s.Move(k, from, to, t.TaskID)
 }
 
 // Submit drops data as <dir>/<id>.yaml the way operators should: written
@@ -121,7 +93,7 @@ func (s *Store) Submit(dir, id string, data []byte) (string, error) {
 
 // AppendLog appends one line to <lane>/logs/TASKID.log.
 func (s *Store) AppendLog(k Kind, id, line string) error {
-	f, err := os.OpenFile(s.L.LogPath(k, id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
+	f, err := os.OpenFile(s.Layout.LogPath(k, id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 	if err != nil {
 		return err
 	}
@@ -136,10 +108,10 @@ func (s *Store) AppendLog(k Kind, id, line string) error {
 // (every host) or <lane>/paused.<host> (this host alone, so that on a shared
 // spool the web lane runs on the one machine that holds the login).
 func (s *Store) Paused(k Kind) bool {
-	if _, err := os.Lstat(s.L.Paused(k)); err == nil {
+	if _, err := os.Lstat(s.Layout.Paused(k)); err == nil {
 		return true
 	}
-	_, err := os.Lstat(s.L.Paused(k) + "." + s.Cfg.Host)
+	_, err := os.Lstat(s.Layout.Paused(k) + "." + s.Cfg.Host)
 	return err == nil
 }
 
@@ -152,6 +124,6 @@ func (s *Store) AccountDisabled(account string) bool {
 	if a, ok := s.Cfg.Accounts[account]; ok && a.Disabled {
 		return true
 	}
-	_, err := os.Lstat(filepath.Join(s.L.Accounts(), account+".disabled"))
+	_, err := os.Lstat(filepath.Join(s.Layout.Accounts(), account+".disabled"))
 	return err == nil
 }

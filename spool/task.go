@@ -140,28 +140,33 @@ func DecodeTask(data []byte) (*Task, error) {
 	dec.KnownFields(true)
 	var t Task
 	if err := dec.Decode(&t); err != nil {
-		return nil, oneLine(err)
+		return nil, yamlError(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		if err != nil {
-			return nil, oneLine(err)
+			return nil, yamlError(err)
 		}
 		return nil, fmt.Errorf("yaml: line %d: a second document: one task per file", extra.Line)
 	}
 	return &t, nil
 }
 
-// oneLine folds a yaml.v3 error (which may list several lines) into one line.
-func oneLine(err error) error {
+// yamlError folds a yaml.v3 error (which may list several lines) into one
+// line.
+func yamlError(err error) error {
 	s := strings.TrimSpace(err.Error())
 	s = strings.ReplaceAll(s, "\n ", ";")
 	s = strings.ReplaceAll(s, "\n", "; ")
 	s = strings.ReplaceAll(s, "unmarshal errors:;", "")
 	s = strings.ReplaceAll(s, "in type spool.Task", "(unknown field)")
-	s = strings.Join(strings.Fields(s), " ")
-	return errors.New(s)
+	return errors.New(OneLine(s))
 }
+
+// OneLine folds any run of white space (line breaks included) into one
+// space: every reason spoolgate writes into a task file or NAME.error is
+// one line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Encode renders the task as YAML in its stable field order.
 func (t *Task) Encode() ([]byte, error) {

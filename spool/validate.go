@@ -17,9 +17,7 @@ type RejectError struct {
 func (e *RejectError) Error() string { return e.Msg }
 
 func rejectf(c ErrorClass, format string, args ...any) *RejectError {
-	msg := fmt.Sprintf(format, args...)
-	msg = strings.Join(strings.Fields(msg), " ") // one line, always
-	return &RejectError{Class: c, Msg: msg}
+	return &RejectError{Class: c, Msg: OneLine(fmt.Sprintf(format, args...))}
 }
 
 // ResolveLane decides which lane a decoded task belongs to. dropLane is the
@@ -124,5 +122,5 @@ func clip(s string) string {
 	if len(s) > 80 {
 		s = s[:80] + "…"
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return OneLine(s)
 }

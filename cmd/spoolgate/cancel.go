@@ -30,7 +30,7 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	st := spool.NewStore(cfg, nil)
-	refs, err := resolveTasks("cancel", st.L, ids)
+	refs, err := resolveTasks("cancel", st.Layout, ids)
 	if err != nil {
 		return err
 	}
@@ -38,10 +38,10 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 	for _, r := range refs {
 		switch r.dir {
 		case "":
-			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", r, st.L.Root)
+			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", r, st.Layout.Root)
 			failed++
 		case spool.DirPending, spool.DirRunning:
-			if err := spool.WriteFileAtomic(st.L.CancelPath(r.lane, r.id), nil); err != nil {
+			if err := st.RequestCancel(r.lane, r.id); err != nil {
 				return fmt.Errorf("cancel %s: %w", r, err)
 			}
 			when := "at once"

@@ -38,11 +38,11 @@ func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, string, er
 		return nil, "", "", err
 	}
 	st := spool.NewStore(cfg, nil)
-	if err := st.L.Create(); err != nil {
+	if err := st.Layout.Create(); err != nil {
 		return nil, "", "", err
 	}
 	k := spool.Kind(pos[0])
-	file := st.L.Paused(k)
+	file := st.Layout.Paused(k)
 	if *host != "" {
 		file += "." + *host
 	}

@@ -153,17 +153,14 @@ func readResults(cfg *spool.Config, batch string) ([]resultRow, error) {
 			} else if err != nil {
 				return nil, fmt.Errorf("read spool: %w", err)
 			}
-			names := map[string]bool{}
-			for _, e := range ents {
-				names[e.Name()] = true
-			}
+			rejected := spool.RejectedDrops(ents)
 			for _, e := range ents {
 				name := e.Name()
 				if !e.Type().IsRegular() || !spool.IsTaskFileName(name) || spool.IsOwnTemp(name) {
 					continue
 				}
 				base := spool.TrimTaskExt(name)
-				if dir == spool.DirFailed && names[base+".error"] {
+				if dir == spool.DirFailed && rejected[base] {
 					continue // a rejected drop
 				}
 				row := resultRow{TaskID: base, Lane: k, State: string(spool.FolderState[dir])}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -56,19 +55,19 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "no failed tasks in batch %q%s\n", *batch, classSuffix(*class))
 			return nil
 		}
-	} else if refs, err = resolveTasks("retry", st.L, ids); err != nil {
+	} else if refs, err = resolveTasks("retry", st.Layout, ids); err != nil {
 		return err
 	}
 	for _, r := range refs {
-		switch r.dir {
-		case spool.DirFailed, spool.DirCanceled:
-		case "":
+		if r.dir == "" {
 			return usagef("retry: %s: no such task", r)
-		default:
-			return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, spool.FolderState[r.dir])
 		}
-		if _, err := os.Lstat(filepath.Join(st.L.Lane(r.lane, r.dir), r.id+".error")); err == nil {
-			return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
+		var re *spool.RetryError
+		if _, err := st.Retryable(r.lane, r.id); errors.As(err, &re) {
+			if re.Rejected {
+				return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
+			}
+			return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, re.State)
 		}
 	}
 	var errs int
@@ -91,10 +90,9 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 
 // retryTask moves one failed or canceled task back to its lane's incoming/.
 func retryTask(st *spool.Store, r taskRef) error {
-	if err := spool.RenameNoReplace(st.L.TaskPath(r.lane, r.dir, r.id), st.L.TaskPath(r.lane, spool.DirIncoming, r.id)); err != nil {
+	if _, err := st.Retry(r.lane, r.id); err != nil {
 		return fmt.Errorf("retry %s: %w", r, err)
 	}
-	_ = st.AppendLog(r.lane, r.id, "retry requested: moved from "+r.dir+"/ back to incoming/")
 	return nil
 }
 

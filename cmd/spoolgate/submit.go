@@ -100,11 +100,11 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		seen[key] = d.src
 	}
 	// All valid: now drop them, each written under a temp name and moved in.
-	if err := st.L.Create(); err != nil {
+	if err := st.Layout.Create(); err != nil {
 		return err
 	}
 	for _, d := range drops {
-		if _, err := st.Submit(st.L.Lane(d.lane, spool.DirIncoming), d.id, d.data); err != nil {
+		if _, err := st.Submit(st.Layout.Lane(d.lane, spool.DirIncoming), d.id, d.data); err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return usagef("%s: %v", d.src, err)
 			}
@@ -132,7 +132,7 @@ func checkDrop(st *spool.Store, src, name string, data []byte, lane spool.Kind) 
 	if rej != nil {
 		return drop{}, usagef("%s: %s", src, rej.Msg)
 	}
-	if where := st.L.Locate(resolved, t.TaskID); where != "" {
+	if where := st.Layout.Locate(resolved, t.TaskID); where != "" {
 		hint := ""
 		if where == spool.DirFailed || where == spool.DirCanceled {
 			hint = fmt.Sprintf(": run `spoolgate retry %s/%s` to run it again", resolved, t.TaskID)

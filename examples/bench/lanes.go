@@ -118,7 +118,7 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 			return Result{}, err
 		}
 		tl.submit(t.ID, time.Now())
-		if _, err := store.Submit(store.L.Lane(t.Kind, spool.DirIncoming), t.ID, data); err != nil {
+		if _, err := store.Submit(store.Layout.Lane(t.Kind, spool.DirIncoming), t.ID, data); err != nil {
 			return Result{}, fmt.Errorf("drop %s: %w", t.ID, err)
 		}
 	}

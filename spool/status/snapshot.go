@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
-
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -69,11 +67,11 @@ type task struct {
 // Snapshot reads the spool and returns its status at now.
 func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	now = now.UTC()
-	st := &Status{Version: SchemaVersion, Spool: s.store.L.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}}
-	if fi, err := os.Stat(s.store.L.Root); err != nil {
+	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}}
+	if fi, err := os.Stat(s.store.Layout.Root); err != nil {
 		return nil, fmt.Errorf("read spool: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("read spool: %s is not a folder", s.store.L.Root)
+		return nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
 	var live map[spool.Kind]lanes.LaneInfo
 	if s.live != nil {
@@ -105,7 +103,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	}
 	s.mu.Unlock()
 
-	st.Incoming = countDrops(s.store.L.Incoming())
+	st.Incoming = countDrops(s.store.Layout.Incoming())
 	batches := map[string]*Batch{}
 	batchLanes := map[string]map[spool.Kind]*BatchLane{}
 	disabled := map[string]bool{}
@@ -164,7 +162,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 // readDir lists one task folder, parsing the files that changed since the
 // last snapshot. In failed/ it counts rejected drops instead of parsing them.
 func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([]task, int, error) {
-	path := s.store.L.Lane(k, dir)
+	path := s.store.Layout.Lane(k, dir)
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -174,12 +172,7 @@ func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([
 	}
 	var rejectedBase map[string]bool
 	if dir == spool.DirFailed {
-		rejectedBase = map[string]bool{}
-		for _, e := range ents {
-			if b, ok := strings.CutSuffix(e.Name(), ".error"); ok {
-				rejectedBase[b] = true
-			}
-		}
+		rejectedBase = spool.RejectedDrops(ents)
 	}
 	out := make([]task, 0, len(ents))
 	rejected := 0
@@ -230,7 +223,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		ln.Concurrency = lanes.WebConcurrency
 	}
 	ln.Paused = s.store.Paused(k)
-	ln.Incoming = countDrops(s.store.L.Lane(k, spool.DirIncoming))
+	ln.Incoming = countDrops(s.store.Layout.Lane(k, spool.DirIncoming))
 
 	shares := map[string]*BatchLane{}
 	share := func(b string) *BatchLane {
@@ -293,26 +286,22 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		if !r.startedAt.IsZero() {
 			rt.ElapsedSeconds = secs(now.Sub(r.startedAt))
 		}
-		beat := r.startedAt
 		if !r.heartbeatAt.IsZero() {
 			rt.HeartbeatAt = ptr(r.heartbeatAt)
-			beat = r.heartbeatAt
 		}
-		if !beat.IsZero() {
-			rt.HeartbeatAgeSeconds = secs(now.Sub(beat))
-			rt.Stale = now.Sub(beat) > cfg.StaleAfter.D()
-		}
+		age, stale := spool.Stale(spool.Summary{HeartbeatAt: r.heartbeatAt, StartedAt: r.startedAt}, now, cfg.Timing().StaleAfter)
+		rt.HeartbeatAgeSeconds, rt.Stale = secs(age), stale
 		ln.Running = append(ln.Running, rt)
 	}
 
 	// Held reasons. <lane>/paused holds the lane on every host;
 	// <lane>/paused.HOST on that host alone (shared spools), which this
 	// view names whichever host reads it.
-	if _, err := os.Lstat(s.store.L.Paused(k)); err == nil {
+	if _, err := os.Lstat(s.store.Layout.Paused(k)); err == nil {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
 			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
 	}
-	for _, host := range pausedHosts(s.store.L.Lane(k, "")) {
+	for _, host := range pausedHosts(s.store.Layout.Lane(k, "")) {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Host: host,
 			Message: fmt.Sprintf("lane paused on host %s (spoolgate resume %s --host %s)", host, k, host)})
 	}
@@ -415,10 +404,8 @@ func (s *Snapshotter) runner() (int, string) {
 	if pid <= 0 {
 		return 0, ""
 	}
-	if host == s.cfg.Host && pid != os.Getpid() {
-		if ok, err := process.PidExists(int32(pid)); err == nil && !ok {
-			return 0, ""
-		}
+	if host == s.cfg.Host && pid != os.Getpid() && spool.ProcessGone(pid) {
+		return 0, ""
 	}
 	return pid, host
 }

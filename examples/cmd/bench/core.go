@@ -235,7 +235,7 @@ func throughput(ctx context.Context, dir string, n int, raw float64) (coreFigure
 		return coreFigure{}, err
 	}
 	defer stopDaemon(d)
-	in := store.L.Lane(spool.KindAPI, spool.DirIncoming)
+	in := store.Layout.Lane(spool.KindAPI, spool.DirIncoming)
 	start := time.Now()
 	for i := range n {
 		id := fmt.Sprintf("tp-%06d", i)
@@ -255,49 +255,45 @@ func throughput(ctx context.Context, dir string, n int, raw float64) (coreFigure
 		Note: fmt.Sprintf("%d tasks, instant API executor, api.concurrency 5, drops included; baseline: durable atomic writes/s of one task file in the same folder tree", n)}, nil
 }
 
-// handover times the file operations a lane does around each attempt, as
-// lanes/lane.go claim and lanes/runner.go finish do them: claim = move
-// pending→running, read, rewrite as running; finish = fenced rewrite with
-// the outcome, move running→done. The baseline is one durable write.
+// handover times the file operations a lane does around each attempt,
+// through the same lease calls the lanes make: claim = Store.Claim (move
+// pending→running) + Lease.Mark (read, durable rewrite as running); finish
+// = Lease.Finish (fenced rewrite with the outcome, move running→done). The
+// baseline is one durable write.
 func handover(dir string, n int, raw float64) (coreFigure, error) {
 	cfg, err := bench.Config(dir, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/", 5, 2, time.Second)
 	if err != nil {
 		return coreFigure{}, err
 	}
 	store := spool.NewStore(cfg, nil)
-	if err := store.L.Create(); err != nil {
+	if err := store.Layout.Create(); err != nil {
 		return coreFigure{}, err
 	}
 	k := spool.KindAPI
+	in := store.Layout.Lane(k, spool.DirIncoming)
 	for i := range n {
-		t := &spool.Task{TaskID: fmt.Sprintf("ho-%04d", i), ModelKind: k, Model: bench.APIModel, Content: "x", State: spool.StatePending, SubmittedAt: time.Now()}
-		if err := store.Write(k, spool.DirPending, t); err != nil {
+		id := fmt.Sprintf("ho-%04d", i)
+		if _, err := store.Submit(in, id, taskData(id)); err != nil {
 			return coreFigure{}, err
+		}
+		if res, err := store.Intake(in, id+".yaml", k); err != nil || res.Outcome != spool.Accepted {
+			return coreFigure{}, fmt.Errorf("hand-over: intake of %s: %v (%s)", id, err, res.Reason)
 		}
 	}
 	var claim, finish time.Duration
 	for i := range n {
 		id := fmt.Sprintf("ho-%04d", i)
 		start := time.Now()
-		if err := store.Move(k, spool.DirPending, spool.DirRunning, id); err != nil {
-			return coreFigure{}, err
-		}
-		t, err := store.Read(k, spool.DirRunning, id)
+		lease, err := store.Claim(k, id, "bench:1")
 		if err != nil {
 			return coreFigure{}, err
 		}
-		t.State, t.Attempt, t.Owner, t.StartedAt = spool.StateRunning, 1, "bench:1", time.Now()
-		if err := store.Write(k, spool.DirRunning, t); err != nil {
+		if _, err := lease.Mark(time.Now()); err != nil {
 			return coreFigure{}, err
 		}
 		mid := time.Now()
 		claim += mid.Sub(start)
-		d := t.Clone()
-		d.State, d.Result, d.FinishedAt = spool.StateSuccess, "ok", time.Now()
-		if err := store.WriteFenced(k, spool.DirRunning, d, t.Owner, t.Attempt); err != nil {
-			return coreFigure{}, err
-		}
-		if err := store.Move(k, spool.DirRunning, spool.DirDone, id); err != nil {
+		if _, err := lease.Finish(spool.Outcome{State: spool.StateSuccess, Result: "ok"}, time.Now()); err != nil {
 			return coreFigure{}, err
 		}
 		finish += time.Since(mid)
@@ -346,7 +342,7 @@ func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) 
 		return coreFigure{}, err
 	}
 	defer stopDaemon(d)
-	in := store.L.Lane(spool.KindAPI, spool.DirIncoming)
+	in := store.Layout.Lane(spool.KindAPI, spool.DirIncoming)
 	var lat []time.Duration
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range n {

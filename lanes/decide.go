@@ -1,0 +1,96 @@
+package lanes
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// attemptEnd is everything the lane knows when an attempt's executor has
+// returned: the input of decide.
+type attemptEnd struct {
+	Err       error  // the executor's error
+	OutputErr error  // writing the answer to output/ failed (success only)
+	Cause     error  // context.Cause of the attempt's context, or nil
+	Text      string // the answer (success only)
+	Stage     string // what the attempt was doing when a cancel reached it
+	Attempt   int    // this attempt's number (1 = the first)
+	Took      time.Duration
+
+	MaxAttempts  int
+	StaleAfter   time.Duration
+	RetryBackoff time.Duration // the first retry's delay
+	Now          time.Time
+	BrowserPID   int
+}
+
+// decide turns an attempt's end into the task's next state. It is pure:
+// no clock, no disk. write is false when nothing may be written (another
+// daemon took the task over).
+//
+// Success keeps its real result even if a cancel arrived late; a cancel is
+// recorded with the stage it reached; shutdown returns the task to pending
+// without spending the attempt; transient and stale failures go back to
+// pending after the back-off while attempts remain; everything else fails.
+func decide(e attemptEnd) (o spool.Outcome, write bool) {
+	if errors.Is(e.Cause, ErrFenced) {
+		return spool.Outcome{}, false
+	}
+	o.BrowserPID = e.BrowserPID
+	err := e.Err
+	var class spool.ErrorClass
+	var retryAfter time.Duration
+	switch {
+	case err == nil && e.OutputErr == nil:
+		o.State, o.Result = spool.StateSuccess, e.Text
+		return o, true
+	case err == nil:
+		err, class = e.OutputErr, Classify(e.OutputErr)
+	case errors.Is(e.Cause, ErrShutdown):
+		o.State, o.Unspent = spool.StatePending, true
+		o.Error = spool.OneLine("interrupted by shutdown: " + err.Error())
+		return o, true
+	case errors.Is(e.Cause, ErrCanceled):
+		stage := e.Stage
+		if stage == "" {
+			stage = "running"
+		}
+		o.State, o.Class, o.Error = spool.StateCanceled, spool.ClassCanceled, "canceled by request while "+stage
+		return o, true
+	case errors.Is(e.Cause, ErrStale):
+		class = spool.ClassStale
+		err = fmt.Errorf("no liveness for %s: %w", e.StaleAfter, ErrStale)
+	case errors.Is(e.Cause, ErrTimeout):
+		class = spool.ClassTransient
+		err = fmt.Errorf("%w after %s: %s", ErrTimeout, e.Took.Round(time.Millisecond), err)
+	default:
+		class = Classify(err)
+		var te *TaskError
+		if errors.As(err, &te) {
+			retryAfter = te.RetryAfter
+		}
+	}
+	o.Error, o.Class = spool.OneLine(err.Error()), class
+	if (class == spool.ClassTransient || class == spool.ClassStale) && e.Attempt < e.MaxAttempts {
+		o.State = spool.StatePending
+		o.NotBefore = e.Now.Add(backoff(e.RetryBackoff, e.Attempt, retryAfter))
+	} else {
+		o.State = spool.StateFailed
+	}
+	return o, true
+}
+
+// backoff is the delay before retry number attempt: first, doubled per
+// retry (capped near an hour); a server's Retry-After wins.
+func backoff(first time.Duration, attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return retryAfter
+	}
+	d := first
+	for i := 1; i < attempt && d < time.Hour; i++ {
+		d *= 2
+	}
+	return d
+}

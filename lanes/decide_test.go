@@ -1,0 +1,70 @@
+package lanes
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// decide is pure: every case runs without a disk or a clock.
+func TestRunner_Decide(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	base := attemptEnd{Attempt: 1, MaxAttempts: 3, StaleAfter: 90 * time.Second, RetryBackoff: 30 * time.Second, Now: now, Took: 2 * time.Second}
+	with := func(f func(*attemptEnd)) attemptEnd { e := base; f(&e); return e }
+	boom := errors.New("boom\nsecond line")
+	tests := []struct {
+		name  string
+		in    attemptEnd
+		write bool
+		want  spool.Outcome
+	}{
+		{"success", with(func(e *attemptEnd) { e.Text = "answer"; e.BrowserPID = 42 }), true,
+			spool.Outcome{State: spool.StateSuccess, Result: "answer", BrowserPID: 42}},
+		{"success despite a late cancel", with(func(e *attemptEnd) { e.Text = "a"; e.Cause = ErrCanceled }), true,
+			spool.Outcome{State: spool.StateSuccess, Result: "a"}},
+		{"fenced writes nothing", with(func(e *attemptEnd) { e.Cause = ErrFenced; e.Text = "a" }), false, spool.Outcome{}},
+		{"output failure is the task's failure", with(func(e *attemptEnd) { e.OutputErr = Errorf(spool.ClassPermanent, "output: no") }), true,
+			spool.Outcome{State: spool.StateFailed, Class: spool.ClassPermanent, Error: "output: no"}},
+		{"shutdown gives the attempt back", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrShutdown }), true,
+			spool.Outcome{State: spool.StatePending, Unspent: true, Error: "interrupted by shutdown: boom second line"}},
+		{"cancel records its stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrCanceled; e.Stage = "waiting for answer" }), true,
+			spool.Outcome{State: spool.StateCanceled, Class: spool.ClassCanceled, Error: "canceled by request while waiting for answer"}},
+		{"cancel before a stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrCanceled }), true,
+			spool.Outcome{State: spool.StateCanceled, Class: spool.ClassCanceled, Error: "canceled by request while running"}},
+		{"stale retries", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrStale }), true,
+			spool.Outcome{State: spool.StatePending, Class: spool.ClassStale, Error: "no liveness for 1m30s: heartbeat stale", NotBefore: now.Add(30 * time.Second)}},
+		{"timeout is transient", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrTimeout; e.Attempt = 2 }), true,
+			spool.Outcome{State: spool.StatePending, Class: spool.ClassTransient, Error: "attempt timed out after 2s: boom second line", NotBefore: now.Add(60 * time.Second)}},
+		{"transient on the last attempt fails", with(func(e *attemptEnd) { e.Err = boom; e.Attempt = 3 }), true,
+			spool.Outcome{State: spool.StateFailed, Class: spool.ClassTransient, Error: "boom second line"}},
+		{"Retry-After wins", with(func(e *attemptEnd) {
+			e.Err = &TaskError{Class: spool.ClassTransient, Err: errors.New("429"), RetryAfter: 5 * time.Second}
+		}), true, spool.Outcome{State: spool.StatePending, Class: spool.ClassTransient, Error: "429", NotBefore: now.Add(5 * time.Second)}},
+		{"permanent fails at once", with(func(e *attemptEnd) { e.Err = Errorf(spool.ClassPermanent, "HTTP 400") }), true,
+			spool.Outcome{State: spool.StateFailed, Class: spool.ClassPermanent, Error: "HTTP 400"}},
+		{"account fails at once", with(func(e *attemptEnd) { e.Err = Errorf(spool.ClassAccount, "signed out") }), true,
+			spool.Outcome{State: spool.StateFailed, Class: spool.ClassAccount, Error: "signed out"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, write := decide(tt.in)
+			if write != tt.write || got != tt.want {
+				t.Errorf("decide = %+v, %v\nwant      %+v, %v", got, write, tt.want, tt.write)
+			}
+		})
+	}
+}
+
+func TestRunner_Backoff(t *testing.T) {
+	for _, c := range []struct {
+		attempt    int
+		retryAfter time.Duration
+		want       time.Duration
+	}{{1, 0, 10 * time.Second}, {2, 0, 20 * time.Second}, {3, 0, 40 * time.Second}, {3, time.Second, time.Second}, {40, 0, 5120 * time.Second}} {
+		if got := backoff(10*time.Second, c.attempt, c.retryAfter); got != c.want {
+			t.Errorf("backoff(10s, %d, %s) = %s, want %s", c.attempt, c.retryAfter, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The task's life, in one place. Every move and rewrite of a task file
+// that follows intake goes through these calls:
+//
+//	pending --Claim--> running (unmarked) --Mark--> running (owner, attempt)
+//	  running --Beat--> running (heartbeatAt), fenced by owner and attempt
+//	  running --Finish(outcome)--> done | failed | canceled | pending (retry)
+//	  running --Return--> pending, the attempt not spent
+//	running (owner gone or stale) --Reclaim--> pending | failed
+//	pending --CancelPending--> canceled;  failed | canceled --Retry--> incoming
+//
+// The folder a file sits in is its state; a move that must not be done
+// twice is a no-replace rename, which exactly one process wins.
+
+// Outcome is how an attempt ended, as the scheduler decided it: what
+// Lease.Finish records.
+type Outcome struct {
+	// State is the next state: success, failed or canceled (final), or
+	// pending (back to the queue).
+	State  State
+	Result string // success: the answer
+	// Error is the one-line reason, with its Class, for anything but success.
+	Error string
+	Class ErrorClass
+	// NotBefore (pending only) is when the task is due again.
+	NotBefore time.Time
+	// Unspent (pending only) gives the attempt back: it does not count
+	// towards maxRetries (shutdown, a claim handed back).
+	Unspent bool
+	// BrowserPID, if not zero, is the web attempt's browser, for whoever
+	// debugs the task.
+	BrowserPID int
+}
+
+// Lease is one process's hold on a task it claimed: the task's file in
+// running/. Only the lease's calls change that file, and once marked,
+// every write is fenced by owner and attempt, so a holder that lost the
+// task (frozen past staleAfter and reclaimed elsewhere) gets ErrFenced and
+// writes nothing. A Lease is used by one goroutine at a time.
+type Lease struct {
+	s      *Store
+	kind   Kind
+	id     string
+	owner  string
+	task   *Task // as last read or written
+	marked bool  // Mark succeeded: owner and attempt now fence every write
+}
+
+// Claim takes pending/ID of lane k for owner: the move into running/ is
+// what only one process wins; the loser gets an error matching
+// os.ErrNotExist (another daemon claimed it, or a cancel took it). The
+// move is not yet durable and the file not yet changed: Mark does both,
+// on the runner's goroutine, so a scheduler's loop does no fsync. A crash
+// in between leaves the task in pending/, or in running/ unmarked, which
+// Reclaim returns to pending/ after the claim grace.
+func (s *Store) Claim(k Kind, id, owner string) (*Lease, error) {
+	if err := renameNoSync(s.Layout.TaskPath(k, DirPending, id), s.Layout.TaskPath(k, DirRunning, id)); err != nil {
+		return nil, err
+	}
+	return &Lease{s: s, kind: k, id: id, owner: owner}, nil
+}
+
+// ID is the leased task's id.
+func (l *Lease) ID() string { return l.id }
+
+// Task is the task as the lease last read or wrote it (nil before Mark or
+// Load). Callers must not modify it.
+func (l *Lease) Task() *Task { return l.task }
+
+// Load reads the claimed task, if the lease has not yet.
+func (l *Lease) Load() (*Task, error) {
+	if l.task == nil {
+		t, err := l.s.Read(l.kind, DirRunning, l.id)
+		if err != nil {
+			return nil, err
+		}
+		l.task = t
+	}
+	return l.task, nil
+}
+
+// Mark rewrites the claimed task as running (attempt+1, startedAt and
+// heartbeatAt now, owner; notBefore, finishedAt and browserPid cleared)
+// and makes the claim durable. From here on owner and attempt fence every
+// write. If it fails the lease stays unmarked: Return it.
+func (l *Lease) Mark(now time.Time) (*Task, error) {
+	t, err := l.Load()
+	if err != nil {
+		return nil, err
+	}
+	m := t.Clone()
+	m.State = StateRunning
+	m.Attempt++
+	m.StartedAt, m.HeartbeatAt = now, now
+	m.NotBefore, m.FinishedAt = time.Time{}, time.Time{}
+	m.Owner, m.BrowserPID = l.owner, 0
+	if err := l.s.rewrite(l.kind, DirRunning, m); err != nil {
+		return nil, err
+	}
+	// The rewrite synced running/; the claim's source folder too, or a
+	// crash could bring the file back in pending/ as well.
+	if err := SyncDir(l.s.Layout.Lane(l.kind, DirPending)); err != nil {
+		return nil, err
+	}
+	l.task, l.marked = m, true
+	return m, nil
+}
+
+// Beat records a sign of life: heartbeatAt = now, and the browser's pid
+// if not zero. It returns an error matching ErrFenced if the task is no
+// longer this lease's (the caller must stop and write nothing more).
+func (l *Lease) Beat(now time.Time, browserPID int) error {
+	if !l.marked {
+		return errors.New("beat on a lease that is not marked")
+	}
+	hb := l.task.Clone()
+	hb.HeartbeatAt = now
+	if browserPID != 0 {
+		hb.BrowserPID = browserPID
+	}
+	if err := l.s.writeFenced(l.kind, DirRunning, hb, l.owner, l.task.Attempt); err != nil {
+		return err
+	}
+	if err := SyncDir(l.s.Layout.Lane(l.kind, DirRunning)); err != nil {
+		return err
+	}
+	l.task = hb
+	return nil
+}
+
+// finishTries and finishWait bound how long Finish retries a failing
+// write (a full disk) before it leaves the task to go stale.
+const (
+	finishTries = 6
+	finishWait  = 200 * time.Millisecond
+)
+
+// Finish records the attempt's outcome and moves the task to the
+// outcome's folder. The write is fenced: a lease that lost the task gets
+// ErrFenced and writes nothing. A failing write (a full disk) is retried
+// for a few seconds; if it lasts, the file stays in running/ with its last
+// heartbeat, goes stale and is reclaimed and run again: the result is
+// lost, the task is not. A failed final move is left to recovery, which
+// completes it (the record already holds the final state). It returns the
+// task as written.
+func (l *Lease) Finish(o Outcome, now time.Time) (*Task, error) {
+	t, err := l.Load()
+	if err != nil {
+		return nil, err
+	}
+	t = applyOutcome(t.Clone(), o, now, l.marked)
+	wait := finishWait
+	for try := 1; ; try++ {
+		var werr error
+		if l.marked {
+			// The move below syncs both folders, which makes this durable too.
+			werr = l.s.writeFenced(l.kind, DirRunning, t, l.owner, l.task.Attempt)
+		} else {
+			werr = l.s.swapIn(l.kind, DirRunning, t, nil)
+		}
+		if werr == nil {
+			break
+		}
+		if errors.Is(werr, ErrFenced) || try == finishTries {
+			return nil, werr
+		}
+		l.s.Log.Error("final write failed: retrying", "lane", l.kind, "taskId", l.id, "err", werr, "in", wait)
+		time.Sleep(wait) // back-off between tries of a failing disk, not synchronization
+		wait *= 2
+	}
+	if !l.marked {
+		if err := SyncDir(l.s.Layout.Lane(l.kind, DirPending)); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.s.move(l.kind, DirRunning, StateFolder(t.State), l.id); err != nil {
+		return nil, fmt.Errorf("final move (recovery completes it): %w", err)
+	}
+	l.task = t
+	return t, nil
+}
+
+// applyOutcome sets t's fields for outcome o at now; marked says whether
+// t was marked running by this attempt (and so has an attempt to give back).
+func applyOutcome(t *Task, o Outcome, now time.Time, marked bool) *Task {
+	t.State = o.State
+	if o.BrowserPID != 0 {
+		t.BrowserPID = o.BrowserPID
+	}
+	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
+	if o.State != StatePending {
+		t.FinishedAt = now
+		return t
+	}
+	// Nobody runs it until the next claim.
+	t.Owner, t.BrowserPID = "", 0
+	t.NotBefore = o.NotBefore
+	if o.Unspent && marked {
+		t.Attempt--
+		t.StartedAt, t.HeartbeatAt = time.Time{}, time.Time{}
+	}
+	return t
+}
+
+// Return hands the task back to pending/ without spending an attempt. A
+// marked lease rewrites it as pending, due at notBefore; an unmarked one
+// moves it back as it was (it was never changed), and notBefore is for
+// the caller's index alone.
+func (l *Lease) Return(notBefore time.Time) error {
+	if l.marked {
+		_, err := l.Finish(Outcome{State: StatePending, Unspent: true, NotBefore: notBefore}, time.Now())
+		return err
+	}
+	return l.s.move(l.kind, DirRunning, DirPending, l.id)
+}
+
+// CancelPending cancels a task that waits in pending/: it claims it, as a
+// runner would (the move only one process wins), and finishes it as
+// canceled, so readers of canceled/ never see a half-written record. An
+// error matching os.ErrNotExist means it is no longer pending (claimed or
+// canceled meanwhile): look where it is now.
+func (s *Store) CancelPending(k Kind, id string, now time.Time) error {
+	l, err := s.Claim(k, id, "")
+	if err != nil {
+		return err
+	}
+	_, err = l.Finish(Outcome{State: StateCanceled, Class: ClassCanceled, Error: "canceled by request before it started"}, now)
+	return err
+}
+
+// RequestCancel drops <lane>/cancel/ID: whichever daemon holds the task
+// acts on it (pending at once, running at its next checkpoint).
+func (s *Store) RequestCancel(k Kind, id string) error {
+	return WriteFileAtomic(s.Layout.CancelPath(k, id), nil)
+}
+
+// RetryError says why a task cannot be retried.
+type RetryError struct {
+	ID    string
+	State State // where the task is; "" when there is no such task
+	// Rejected: the file is a rejected drop (NAME.error beside it), not a
+	// task: it must be fixed and dropped again.
+	Rejected bool
+}
+
+func (e *RetryError) Error() string {
+	switch {
+	case e.Rejected:
+		return fmt.Sprintf("%s is a rejected drop (see %s): fix it and drop it again", e.ID, ReasonFileName(e.ID))
+	case e.State == "":
+		return e.ID + ": no such task"
+	}
+	return fmt.Sprintf("%s is %s: only failed or canceled tasks can be retried", e.ID, e.State)
+}
+
+// Retryable returns the folder of lane k's task id if it can be retried
+// (failed or canceled, and not a rejected drop), else a *RetryError.
+func (s *Store) Retryable(k Kind, id string) (string, error) {
+	where := s.Layout.Locate(k, id)
+	switch where {
+	case DirFailed, DirCanceled:
+	default:
+		return where, &RetryError{ID: id, State: FolderState[where]}
+	}
+	if s.Layout.IsRejectedDrop(k, where, id) {
+		return where, &RetryError{ID: id, State: FolderState[where], Rejected: true}
+	}
+	return where, nil
+}
+
+// Retry moves lane k's failed or canceled task id back into the lane's
+// incoming/: intake clears what spoolgate wrote and runs it as new under
+// the same taskId (the task's log keeps the history). Anything else is
+// refused with a *RetryError (see Retryable). It returns the folder the
+// task came from.
+func (s *Store) Retry(k Kind, id string) (string, error) {
+	where, err := s.Retryable(k, id)
+	if err != nil {
+		return where, err
+	}
+	if err := RenameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, DirIncoming, id)); err != nil {
+		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
+	}
+	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
+	return where, nil
+}
+
+// OwnerOf is the `owner` value of this process on host: host:pid.
+func OwnerOf(host string) string { return host + ":" + strconv.Itoa(os.Getpid()) }
+
+// ParseOwner splits an owner value, host:pid; pid is 0 if there is none.
+func ParseOwner(o string) (host string, pid int) {
+	i := strings.LastIndexByte(o, ':')
+	if i < 0 {
+		return o, 0
+	}
+	pid, _ = strconv.Atoi(o[i+1:])
+	return o[:i], pid
+}

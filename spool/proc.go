@@ -1,0 +1,64 @@
+package spool
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// Liveness is what this machine can tell of a process.
+type Liveness int
+
+const (
+	// Unsure: the OS could not say (a permission error, an unreadable
+	// /proc). Every caller treats it as alive: never steal a live task,
+	// never report a live holder gone, never call a browser closed.
+	Unsure Liveness = iota
+	// Alive: the process exists and is not a zombie.
+	Alive
+	// Gone: no such process, or a zombie waiting for its parent to reap it
+	// (a zombie holds nothing: no lock, no port, no profile).
+	Gone
+)
+
+// ProcessLiveness tells whether pid runs on this machine: the one answer
+// for a task's owner, a lock's holder and a browser's processes.
+func ProcessLiveness(pid int) Liveness {
+	if pid <= 0 {
+		return Gone
+	}
+	p, err := process.NewProcess(int32(pid))
+	if errors.Is(err, process.ErrorProcessNotRunning) {
+		return Gone
+	}
+	if err != nil {
+		return Unsure
+	}
+	return liveness(p)
+}
+
+// ProcessGone reports whether pid is surely gone (not Unsure).
+func ProcessGone(pid int) bool { return ProcessLiveness(pid) == Gone }
+
+func liveness(p *process.Process) Liveness {
+	ok, err := p.IsRunning()
+	switch {
+	case err != nil:
+		// It may have ended since it was looked up: ask once more.
+		if exists, perr := process.PidExists(p.Pid); perr == nil && !exists {
+			return Gone
+		}
+		return Unsure
+	case !ok:
+		return Gone
+	}
+	if st, err := p.Status(); err == nil && slices.Contains(st, process.Zombie) {
+		return Gone
+	}
+	return Alive
+}
+
+// ProcessAlive is ProcessLiveness for a process already looked up (a
+// browser found by its command line): alive unless surely gone.
+func ProcessAlive(p *process.Process) bool { return liveness(p) != Gone }

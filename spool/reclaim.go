@@ -1,0 +1,205 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ReclaimAction is what Reclaim did with one task.
+type ReclaimAction int
+
+const (
+	// Completed: a crash between a final write and its move; the move is
+	// done now (the record already holds the final state).
+	Completed ReclaimAction = iota + 1
+	// Returned: a claim cut short before it marked the task; it is back in
+	// pending/ as it was.
+	Returned
+	// Retried: a stale attempt; the task is back in pending/ with its
+	// attempt spent, due after Timing.ReclaimRetryDelay.
+	Retried
+	// Failed: a stale attempt that was the last allowed; failed as stale.
+	Failed
+)
+
+// Reclaimed is one task Reclaim took over.
+type Reclaimed struct {
+	Action ReclaimAction
+	Task   *Task  // as it is now on disk
+	Reason string // why it was taken over
+}
+
+// Reclaim looks at each task in lane k's running/ that held (this
+// process's own runners) does not claim, and takes over those nobody runs
+// any more: an owner on this host that is gone (at once), a last sign of
+// life older than staleAfter (the one rule, see Stale), or a claim left
+// unmarked for longer than the claim grace. A stale attempt goes back to
+// pending/ while attempts remain, else to failed/ as stale. The move out
+// of running/ is what only one reclaimer wins; the old owner, if it wakes,
+// finds the file gone or not its own and writes nothing.
+//
+// Reclaim remembers unmarked claims between calls to time them; call it
+// for one lane from one goroutine.
+func (s *Store) Reclaim(k Kind, now time.Time, held func(id string) bool) ([]Reclaimed, error) {
+	dir := s.Layout.Lane(k, DirRunning)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reclaim: list running: %w", err)
+	}
+	prefix := string(k) + "/"
+	seen := map[string]bool{}
+	defer s.unmarked.forget(func(key string) bool { return !strings.HasPrefix(key, prefix) || seen[key] })
+	var out []Reclaimed
+	for _, e := range ents {
+		name := e.Name()
+		if !IsTaskFileName(name) {
+			continue
+		}
+		id := TrimTaskExt(name)
+		seen[prefix+id] = true
+		if held(id) {
+			continue
+		}
+		t, err := s.Read(k, DirRunning, id)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				s.Log.Error("reclaim: unreadable running task", "lane", k, "taskId", id, "err", err)
+			}
+			continue
+		}
+		reason := s.orphanReason(k, t, now)
+		if reason == "" {
+			continue
+		}
+		if r, ok := s.reclaimOne(k, t, reason, now); ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// orphanReason says why a running task that no runner of this process
+// holds must be taken over, or "" if it must be left alone.
+func (s *Store) orphanReason(k Kind, t *Task, now time.Time) string {
+	tm := s.Cfg.Timing()
+	sum := SummaryOf(t)
+	if t.Owner == "" || sum.LastSign().IsZero() {
+		// Moved into running/ but not yet rewritten: a claim in progress
+		// (perhaps another daemon's), or one a crash cut short. Its times
+		// say nothing, so judge by how long we have watched it so.
+		if s.unmarked.lasted(string(k)+"/"+t.TaskID, now, tm.ClaimGrace) {
+			return fmt.Sprintf("claimed but not marked running for over %s", tm.ClaimGrace)
+		}
+		return ""
+	}
+	host, pid := ParseOwner(t.Owner)
+	if host == s.Cfg.Host {
+		if pid == os.Getpid() {
+			return fmt.Sprintf("owner %s is this daemon, which does not run it (restarted with the same pid)", t.Owner)
+		}
+		if ProcessGone(pid) {
+			return fmt.Sprintf("owner %s is no longer running", t.Owner)
+		}
+	}
+	if age, stale := Stale(sum, now, tm.StaleAfter); stale {
+		return fmt.Sprintf("heartbeat %s old, over staleAfter %s (owner %s)", age.Round(time.Second), tm.StaleAfter, t.Owner)
+	}
+	return ""
+}
+
+func (s *Store) reclaimOne(k Kind, t *Task, reason string, now time.Time) (Reclaimed, bool) {
+	id := t.TaskID
+	switch {
+	case t.State.Final():
+		if err := s.move(k, DirRunning, StateFolder(t.State), id); err != nil {
+			return Reclaimed{}, false
+		}
+		return Reclaimed{Action: Completed, Task: t, Reason: reason}, true
+	case t.State == StatePending:
+		if err := s.move(k, DirRunning, DirPending, id); err != nil {
+			return Reclaimed{}, false
+		}
+		return Reclaimed{Action: Returned, Task: t, Reason: reason}, true
+	}
+	r := Reclaimed{Action: Failed, Task: t, Reason: reason}
+	to := DirFailed
+	if t.Attempt < s.Cfg.MaxAttempts() {
+		r.Action, to = Retried, DirPending
+	}
+	if err := s.move(k, DirRunning, to, id); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			s.Log.Error("reclaim failed", "lane", k, "taskId", id, "err", err)
+		}
+		return Reclaimed{}, false
+	}
+	t.Error, t.ErrorClass = "stale: "+reason, ClassStale
+	t.Owner, t.BrowserPID = "", 0
+	if to == DirPending {
+		t.State = StatePending
+		t.NotBefore = now.Add(s.Cfg.Timing().ReclaimRetryDelay)
+	} else {
+		t.State, t.FinishedAt = StateFailed, now
+	}
+	if err := s.rewrite(k, to, t); err != nil {
+		s.Log.Error("reclaim: rewrite failed; recovery repairs the state", "lane", k, "taskId", id, "err", err)
+	}
+	return r, true
+}
+
+// firstSeen remembers, per key, when a condition was first observed, so
+// a judgment can wait for it to last: a hard link that may be another
+// daemon's move in flight, an unmarked claim, a pending file not yet
+// normalized. Safe for concurrent use.
+type firstSeen struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// lasted records the first sighting of key and reports whether it has
+// now been seen for at least d.
+func (f *firstSeen) lasted(key string, now time.Time, d time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]time.Time{}
+	}
+	first, ok := f.m[key]
+	if !ok {
+		f.m[key] = now
+		return false
+	}
+	return now.Sub(first) >= d
+}
+
+// drop forgets key.
+func (f *firstSeen) drop(key string) {
+	f.mu.Lock()
+	delete(f.m, key)
+	f.mu.Unlock()
+}
+
+// forget keeps only the keys that keep accepts.
+func (f *firstSeen) forget(keep func(key string) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.m {
+		if !keep(k) {
+			delete(f.m, k)
+		}
+	}
+}
+
+// forgetBefore forgets the keys first seen before cutoff.
+func (f *firstSeen) forgetBefore(cutoff time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, t := range f.m {
+		if t.Before(cutoff) {
+			delete(f.m, k)
+		}
+	}
+}
