@@ -78,7 +78,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		return err
 	}
 	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
-		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", WebConcurrency)
+		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", spool.WebConcurrency)
 	return nil
 }
 
@@ -92,8 +92,8 @@ func laneLogger(log *slog.Logger, k spool.Kind) *slog.Logger {
 func (d *Daemon) Lane(k spool.Kind) *Lane { return d.lanes[k] }
 
 // Info returns the lanes' live views.
-func (d *Daemon) Info() []LaneInfo {
-	var out []LaneInfo
+func (d *Daemon) Info() []spool.LaneInfo {
+	var out []spool.LaneInfo
 	for _, k := range spool.Kinds {
 		if l := d.lanes[k]; l != nil {
 			out = append(out, l.Info())

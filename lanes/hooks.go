@@ -18,16 +18,3 @@ type Hooks struct {
 	// OnReclaim is called when a stale task is reclaimed.
 	OnReclaim func(k spool.Kind, t *spool.Task)
 }
-
-// LaneInfo is a lane's live view, for the daemon's own status page.
-type LaneInfo struct {
-	Kind        spool.Kind `json:"kind"`
-	Concurrency int        `json:"concurrency"`
-	Running     []string   `json:"running"` // taskIds this daemon runs now
-	Pending     int        `json:"pending"` // indexed pending tasks
-	Paused      bool       `json:"paused"`
-	// Standby is true when the web lane waits for the web-runner lock;
-	// Holder names who holds it.
-	Standby bool   `json:"standby"`
-	Holder  string `json:"holder,omitempty"`
-}

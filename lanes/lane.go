@@ -12,11 +12,6 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-// webMu is the in-process half of the web lane's exclusivity: however many
-// lanes one process builds (tests build several), one web task runs at a
-// time. The WebLock file is the other half, across processes.
-var webMu sync.Mutex
-
 // Lane is one scheduler loop and one worker pool for one kind of model.
 // Lanes never share workers.
 type Lane struct {
@@ -30,7 +25,7 @@ type Lane struct {
 	owner       string
 	hooks       Hooks
 	index       *spool.Index
-	lock        *WebLock // web lane only
+	lock        *spool.RunnerLock // web lane only: the session's guarantee (see spool.RunnerLock)
 
 	wake chan struct{}
 
@@ -76,11 +71,9 @@ func NewLane(o LaneOptions) *Lane {
 	}
 	l.log = l.log.With("lane", string(o.Kind))
 	if o.Kind == spool.KindWeb {
-		l.concurrency = WebConcurrency
-		l.lock = NewWebLock(cfg.Web.Profiles)
-	} else {
-		l.concurrency = cfg.API.Concurrency
+		l.lock = spool.NewRunnerLock(cfg.Web.Profiles)
 	}
+	l.concurrency = spool.Concurrency(cfg, o.Kind)
 	return l
 }
 
@@ -152,10 +145,10 @@ func (l *Lane) Stop() {
 }
 
 // Info is the lane's live view.
-func (l *Lane) Info() LaneInfo {
+func (l *Lane) Info() spool.LaneInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	li := LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
+	li := spool.LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
 		Paused: l.store.Paused(l.kind), Standby: l.standby, Holder: l.holder}
 	for id := range l.running {
 		li.Running = append(li.Running, id)
@@ -265,7 +258,7 @@ func (l *Lane) ensureLock() bool {
 	l.mu.Lock()
 	standby := l.standby
 	l.mu.Unlock()
-	if !standby && l.lockHeld() {
+	if !standby && l.lock.Held() {
 		return true
 	}
 	err := l.lock.TryLock(l.cfg.Host)
@@ -285,8 +278,6 @@ func (l *Lane) ensureLock() bool {
 	l.standby, l.holder = true, holder
 	return false
 }
-
-func (l *Lane) lockHeld() bool { return l.lock.fl.Locked() }
 
 // claim takes one pending task: the move into running/ is what only one
 // daemon can win. The rest of the claim (read, rewrite as running, make it

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -300,4 +299,3 @@ func TestDaemon_TwoDaemonsOneSpool(t *testing.T) {
 }
 
 var _ = context.Background
-var _ = lanes.WebConcurrency

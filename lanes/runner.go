@@ -77,10 +77,6 @@ func (r *runner) run(parent context.Context) {
 	}
 	r.mu.Unlock()
 
-	if l.kind == spool.KindWeb {
-		webMu.Lock()
-		defer webMu.Unlock()
-	}
 	// A safety net behind the executors' own limits (the model's timeout,
 	// web.taskTimeout), which fire first and say which limit passed.
 	limit := r.model.Timeout.D() + 30*time.Second
@@ -94,6 +90,15 @@ func (r *runner) run(parent context.Context) {
 	r.mu.Lock()
 	r.job = job
 	r.mu.Unlock()
+	if l.lock != nil {
+		// The guarantee of web exclusivity (see spool.RunnerLock).
+		release, err := l.lock.Run()
+		if err != nil {
+			r.finish(ctx, job, Result{}, Errorf(spool.ClassTransient, "%w", err), 0)
+			return
+		}
+		defer release()
+	}
 	start := time.Now()
 	r.log.Info("attempt started", "model", r.task.Model, "owner", r.task.Owner)
 

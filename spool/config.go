@@ -68,7 +68,7 @@ type APIConfig struct {
 }
 
 // WebConfig holds the web lane's settings. Its concurrency is 1, always,
-// and deliberately not a key: see lanes.WebConcurrency.
+// and deliberately not a key: see WebConcurrency.
 type WebConfig struct {
 	Browser     string   `yaml:"browser"`
 	Headless    *bool    `yaml:"headless"`

@@ -131,7 +131,7 @@ func TestStore_Reclaim(t *testing.T) {
 		}
 	}
 	put("fresh", func(tk *Task) { tk.HeartbeatAt = now.Add(stale) }) // fresh at both passes
-	put("mine", func(tk *Task) { tk.Owner = "here:1" }) // held by a runner of ours
+	put("mine", func(tk *Task) { tk.Owner = "here:1" })              // held by a runner of ours
 	put("dead", func(tk *Task) { tk.Owner = "here:999999999" })
 	put("stale", func(tk *Task) { tk.HeartbeatAt = now.Add(-stale - time.Second) })
 	put("last", func(tk *Task) { tk.HeartbeatAt, tk.Attempt = now.Add(-stale-time.Second), s.Cfg.MaxAttempts() })

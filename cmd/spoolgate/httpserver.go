@@ -24,7 +24,7 @@ import (
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
-	info    func() []lanes.LaneInfo
+	info    func() []spool.LaneInfo
 	metrics *metrics
 	now     func() time.Time
 
@@ -41,12 +41,12 @@ type httpServer struct {
 // nothing either: the daemon runs without its page rather than not at all.
 // Only a malformed address is an error. The result is never nil on success,
 // so Hooks and Stop may always be called.
-func startHTTP(ctx context.Context, cfg *spool.Config, info func() []lanes.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func startHTTP(ctx context.Context, cfg *spool.Config, info func() []spool.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if info == nil {
-		info = func() []lanes.LaneInfo { return nil }
+		info = func() []spool.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, done: make(chan struct{})}
 	h.snap = status.NewSnapshotter(cfg, info)

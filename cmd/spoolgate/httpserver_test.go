@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
@@ -83,13 +82,13 @@ sites:
 	return cfg
 }
 
-func webInfo(standby bool) func() []lanes.LaneInfo {
-	return func() []lanes.LaneInfo {
-		return []lanes.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: spool.KindAPI, Concurrency: 3}}
+func webInfo(standby bool) func() []spool.LaneInfo {
+	return func() []spool.LaneInfo {
+		return []spool.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: spool.KindAPI, Concurrency: 3}}
 	}
 }
 
-func startTestHTTP(t *testing.T, cfg *spool.Config, info func() []lanes.LaneInfo) *httpServer {
+func startTestHTTP(t *testing.T, cfg *spool.Config, info func() []spool.LaneInfo) *httpServer {
 	t.Helper()
 	h, err := startHTTP(context.Background(), cfg, info, nil)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
 )
 
 func init() {
@@ -34,9 +34,9 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	if _, ok := cfg.Sites[site]; !ok {
 		return usagef("login: site %q is not in the config's sites:", site)
 	}
-	lock := lanes.NewWebLock(cfg.Web.Profiles)
+	lock := spool.NewRunnerLock(cfg.Web.Profiles)
 	if err := lock.TryLock(cfg.Host); err != nil {
-		if errors.Is(err, lanes.ErrLockHeld) {
+		if errors.Is(err, spool.ErrLockHeld) {
 			return fmt.Errorf("login: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); stop that daemon, then retry", lock.Path(), lock.Holder())
 		}
 		return fmt.Errorf("login: %w", err)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -458,7 +457,7 @@ func TestReliability_Permissions(t *testing.T) {
 	if fi, err := os.Stat(prof); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("profiles folder %s: %v %v, want 0700", prof, fi, err)
 	}
-	if _, err := os.Stat(lanes.WebLockPath(prof)); err != nil {
+	if _, err := os.Stat(spool.RunnerLockPath(prof)); err != nil {
 		t.Errorf("web lock: %v", err)
 	}
 	cfg, err := spool.ParseConfig(nil)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -252,8 +251,8 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 func TestReliability_WebStandbyTakeover(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a"})
-	lock := lanes.WebLockPath(filepath.Join(r.dir, "profiles"))
-	holder := func() int { pid, _ := lanes.ReadWebLock(lock); return pid }
+	lock := spool.RunnerLockPath(filepath.Join(r.dir, "profiles"))
+	holder := func() int { pid, _ := spool.ReadRunnerLock(lock); return pid }
 	waitFor(t, 10*time.Second, "A holds the web lock", func() bool { return holder() == a.pid() })
 	b := r.start(daemonOpts{Name: "b"})
 	b.waitLog("standby", 10*time.Second)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
 )
 
 // TestMain lets the test binary act as `spoolgate` inside test scripts:
@@ -55,7 +55,7 @@ func TestScripts(t *testing.T) {
 				}
 				dir := ts.MkAbs(args[0])
 				ts.Check(os.MkdirAll(dir, 0o700))
-				ts.Check(os.WriteFile(lanes.WebLockPath(dir), []byte(args[1]+"\n"), 0o600))
+				ts.Check(os.WriteFile(spool.RunnerLockPath(dir), []byte(args[1]+"\n"), 0o600))
 			},
 		},
 		RequireExplicitExec: false,

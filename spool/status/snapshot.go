@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -37,7 +36,7 @@ func Snapshot(cfg *spool.Config, now time.Time) (*Status, error) {
 type Snapshotter struct {
 	cfg   *spool.Config
 	store *spool.Store
-	live  func() []lanes.LaneInfo
+	live  func() []spool.LaneInfo
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -53,7 +52,7 @@ type cached struct {
 // NewSnapshotter returns a Snapshotter of cfg's spool. live, if not nil,
 // is the running daemon's own view of its lanes; it adds what only the
 // daemon knows (that its web lane is in standby).
-func NewSnapshotter(cfg *spool.Config, live func() []lanes.LaneInfo) *Snapshotter {
+func NewSnapshotter(cfg *spool.Config, live func() []spool.LaneInfo) *Snapshotter {
 	return &Snapshotter{cfg: cfg, store: spool.NewStore(cfg, nil), live: live, cache: map[string]cached{}}
 }
 
@@ -73,9 +72,9 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
-	var live map[spool.Kind]lanes.LaneInfo
+	var live map[spool.Kind]spool.LaneInfo
 	if s.live != nil {
-		live = map[spool.Kind]lanes.LaneInfo{}
+		live = map[spool.Kind]spool.LaneInfo{}
 		for _, li := range s.live() {
 			live[li.Kind] = li
 		}
@@ -215,12 +214,12 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 }
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]lanes.LaneInfo, disabled map[string]bool) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = cfg.API.Concurrency
 	if k == spool.KindWeb {
-		ln.Concurrency = lanes.WebConcurrency
+		ln.Concurrency = spool.WebConcurrency
 	}
 	ln.Paused = s.store.Paused(k)
 	ln.Incoming = countDrops(s.store.Layout.Lane(k, spool.DirIncoming))
@@ -400,7 +399,7 @@ func (s *Snapshotter) disabledAccount(a string, memo map[string]bool) bool {
 // (the daemon crashed, so the OS freed the lock but the content stayed)
 // counts as no holder.
 func (s *Snapshotter) runner() (int, string) {
-	pid, host := lanes.ReadWebLock(lanes.WebLockPath(s.cfg.Web.Profiles))
+	pid, host := spool.ReadRunnerLock(spool.RunnerLockPath(s.cfg.Web.Profiles))
 	if pid <= 0 {
 		return 0, ""
 	}

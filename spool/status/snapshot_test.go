@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -161,7 +160,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 	os.Remove(L.TaskPath(spool.KindWeb, "running", "w4"))
 	cfg.Accounts = map[string]spool.AccountConf{"ops1": {Disabled: true}}
 	os.MkdirAll(cfg.Web.Profiles, 0o700)
-	os.WriteFile(lanes.WebLockPath(cfg.Web.Profiles), []byte("4242 elsewhere\n"), 0o600)
+	os.WriteFile(spool.RunnerLockPath(cfg.Web.Profiles), []byte("4242 elsewhere\n"), 0o600)
 	st, err = Snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +184,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 		t.Errorf("web ETA = %+v", web.ETA)
 	}
 	// The holder's process is gone on this host: no runner.
-	os.WriteFile(lanes.WebLockPath(cfg.Web.Profiles), []byte("999999999 here\n"), 0o600)
+	os.WriteFile(spool.RunnerLockPath(cfg.Web.Profiles), []byte("999999999 here\n"), 0o600)
 	st, _ = Snapshot(cfg, t0)
 	if st.Lanes[0].Runner != "" {
 		t.Errorf("dead holder reported: %q", st.Lanes[0].Runner)
@@ -194,8 +193,8 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 
 func TestSnapshot_Standby(t *testing.T) {
 	cfg := newSpool(t)
-	s := NewSnapshotter(cfg, func() []lanes.LaneInfo {
-		return []lanes.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
+	s := NewSnapshotter(cfg, func() []spool.LaneInfo {
+		return []spool.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
 	})
 	st, err := s.Snapshot(t0)
 	if err != nil {

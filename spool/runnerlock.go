@@ -1,0 +1,190 @@
+package spool
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gofrs/flock"
+)
+
+// Web exclusivity: one logged-in chat session admits one generation at a
+// time (the field report tried pools of 8 and 16: the page errored and the
+// sessions overwrote each other). Which layer guarantees it:
+//
+// The guarantee is RunnerLock. A web attempt runs only inside
+// RunnerLock.Run, which needs both halves of the session's lock:
+//   - the OS file lock on <web.profiles>/web-runner-<h>.lock, taken by
+//     TryLock and held by the web lane for as long as it claims: it
+//     excludes every other spoolgate of the same user on this machine
+//     (and every other handle on the file in this process);
+//   - the session's process-wide mutex, one per lock file: it excludes
+//     every other goroutine of this process, whatever the file lock's
+//     semantics on the platform or file system.
+//
+// Defence in depth, not the guarantee: the web lane's one slot
+// (WebConcurrency, a constant), so it never claims a task it would then
+// hold waiting; and the browser executor's TryLock, which refuses an
+// overlapping call on one executor as transient.
+//
+// The lock is per machine and user: each host has its own profile and so
+// its own session. Several sessions (one per account) will each be one
+// RunnerLock on its own file, with its own mutex.
+
+// WebConcurrency is the web lane's concurrency. It is 1, always, and not a
+// setting: see the comment above.
+const WebConcurrency = 1
+
+// Concurrency is how many tasks lane k runs at once under cfg.
+func Concurrency(cfg *Config, k Kind) int {
+	if k == KindWeb {
+		return WebConcurrency
+	}
+	return cfg.API.Concurrency
+}
+
+// ErrLockHeld is returned by TryLock when another process holds the lock,
+// and by Run when this one does not.
+var ErrLockHeld = errors.New("web runner lock is held by another process")
+
+// RunnerLock is one chat session's lock (see the guarantee above). The
+// file holds "pid host" of the holder, for status and for whoever stands
+// by.
+type RunnerLock struct {
+	path string
+	fl   *flock.Flock
+	mu   *sync.Mutex // the session's process-wide mutex
+}
+
+// sessionMus holds one mutex per lock file, for the whole process.
+var sessionMus sync.Map // path -> *sync.Mutex
+
+// RunnerLockPath is the lock file of the web session in profiles:
+// web-runner-<h>.lock, h = first 12 hex digits of SHA-256 of the OS user
+// name, so two instances of one user never drive one session at once.
+func RunnerLockPath(profiles string) string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		name = v
+	}
+	sum := sha256.Sum256([]byte(name))
+	return filepath.Join(profiles, "web-runner-"+hex.EncodeToString(sum[:])[:12]+".lock")
+}
+
+// NewRunnerLock returns the web session's lock in profiles; it takes
+// nothing.
+func NewRunnerLock(profiles string) *RunnerLock {
+	p := RunnerLockPath(profiles)
+	mu, _ := sessionMus.LoadOrStore(filepath.Clean(p), new(sync.Mutex))
+	return &RunnerLock{path: p, fl: flock.New(p), mu: mu.(*sync.Mutex)}
+}
+
+// Path is the lock file.
+func (l *RunnerLock) Path() string { return l.path }
+
+// Held reports whether this RunnerLock holds the OS lock.
+func (l *RunnerLock) Held() bool { return l.fl.Locked() }
+
+// TryLock takes the OS lock without waiting and writes our pid and host
+// into it. It returns ErrLockHeld (wrapped, naming the holder) if it is
+// taken.
+func (l *RunnerLock) TryLock(host string) error {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return fmt.Errorf("web lock: %w", err)
+	}
+	ok, err := l.fl.TryLock()
+	if err != nil {
+		return fmt.Errorf("web lock %s: %w", l.path, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s (%s)", ErrLockHeld, l.path, l.Holder())
+	}
+	// Rewrite the content in place through a second handle, not by rename,
+	// which would swap the locked inode for an unlocked one. (On Windows the
+	// locked range refuses the second handle; the holder is then unknown.)
+	l.writeContent(fmt.Sprintf("%d %s\n", os.Getpid(), host))
+	return nil
+}
+
+// Run enters the session for one attempt: it waits for the session's
+// process-wide mutex and checks that this RunnerLock holds the OS lock.
+// Call release when the attempt has ended.
+func (l *RunnerLock) Run() (release func(), err error) {
+	l.mu.Lock()
+	if !l.fl.Locked() {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s is not held by this lane", ErrLockHeld, l.path)
+	}
+	return l.mu.Unlock, nil
+}
+
+// Holder describes who holds the lock according to its content: "pid N on
+// HOST", or "unknown holder".
+func (l *RunnerLock) Holder() string {
+	pid, host := ReadRunnerLock(l.path)
+	if pid == 0 {
+		return "unknown holder"
+	}
+	return fmt.Sprintf("pid %d on %s", pid, host)
+}
+
+// ReadRunnerLock returns the pid and host written in a lock file; it never
+// takes the lock.
+func ReadRunnerLock(path string) (pid int, host string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, ""
+	}
+	pid, _ = strconv.Atoi(f[0])
+	if len(f) > 1 {
+		host = f[1]
+	}
+	return pid, host
+}
+
+// Unlock releases the OS lock; safe to call when not held. The file stays,
+// so its inode (and so the lock) is the same for every process.
+func (l *RunnerLock) Unlock() error {
+	if !l.fl.Locked() {
+		return nil
+	}
+	l.writeContent("")
+	return l.fl.Unlock()
+}
+
+func (l *RunnerLock) writeContent(s string) {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(s)
+	_ = f.Sync()
+	_ = f.Close()
+}
+
+// LaneInfo is a running daemon's live view of one lane: what only the
+// daemon knows, for its own status page.
+type LaneInfo struct {
+	Kind        Kind     `json:"kind"`
+	Concurrency int      `json:"concurrency"`
+	Running     []string `json:"running"` // taskIds this daemon runs now
+	Pending     int      `json:"pending"` // indexed pending tasks
+	Paused      bool     `json:"paused"`
+	// Standby is true when the web lane waits for the web-runner lock;
+	// Holder names who holds it.
+	Standby bool   `json:"standby"`
+	Holder  string `json:"holder,omitempty"`
+}
