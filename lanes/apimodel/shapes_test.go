@@ -184,9 +184,10 @@ func TestExecutor_AnswerForms(t *testing.T) {
 		"retry-after 503":    {503, "text/plain", map[string]string{"Retry-After": "4"}, "busy"},
 		"quota 429":          {429, "application/json", map[string]string{"Retry-After": "20"}, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`},
 		"redirect":           {301, "text/html", map[string]string{"Location": "https://api.example.com/v1/chat/completions"}, "<a>Moved</a>"},
+		"redirect with key":  {302, "", map[string]string{"Location": "https://gw.example.com/v1?api_key=" + plantedKey}, ""},
 		"content filter":     {200, "application/json", nil, `{"choices":[{"message":{"content":""},"finish_reason":"content_filter"}]}`},
 	}
-	c := config(t, cannedServer(t, answers), spool.ModelConfig{Name: "m"})
+	c := config(t, cannedServer(t, answers), spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
 	e := executor(t, c)
 	tests := []struct {
 		content    string
@@ -215,6 +216,7 @@ func TestExecutor_AnswerForms(t *testing.T) {
 		{content: "retry-after 503", class: spool.ClassTransient, msg: "HTTP 503: busy", retryAfter: 4 * time.Second},
 		{content: "quota 429", class: spool.ClassAccount, msg: "HTTP 429 (insufficient_quota): You exceeded your current quota"},
 		{content: "redirect", class: spool.ClassPermanent, msg: "HTTP 301: <a>Moved</a>; redirected to https://api.example.com/v1/chat/completions: set baseURL to it"},
+		{content: "redirect with key", class: spool.ClassPermanent, msg: "HTTP 302: Found; redirected to https://gw.example.com/v1?api_key=[redacted]: set baseURL to it"},
 		{content: "content filter", class: spool.ClassPermanent, msg: "empty answer from model m (finish_reason content_filter)"},
 	}
 	for _, tt := range tests {
@@ -234,6 +236,9 @@ func TestExecutor_AnswerForms(t *testing.T) {
 			}
 			if te.Class != tt.class || te.RetryAfter != tt.retryAfter || !strings.Contains(te.Error(), tt.msg) {
 				t.Errorf("got %s, RetryAfter %v, %q; want %s, %v, containing %q", te.Class, te.RetryAfter, te, tt.class, tt.retryAfter, tt.msg)
+			}
+			if fr := keyFragments(plantedKey, te.Error()+log); len(fr) > 0 {
+				t.Errorf("pieces of the key kept: %v", fr)
 			}
 		})
 	}
