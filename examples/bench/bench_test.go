@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"slices"
@@ -44,8 +45,84 @@ func TestWorkload_FieldReport(t *testing.T) {
 			t.Errorf("%s: %s outside %s..%s", k.ID, k.Dur, lo, hi)
 		}
 	}
-	if got, want := LowerBound(a, 3), max(Sum(a, spool.KindWeb), Sum(a, spool.KindAPI)/3); got != want {
-		t.Errorf("LowerBound = %s, want %s", got, want)
+	if !slices.Equal(Order(a, OrderMixed), a) {
+		t.Error("the mixed order is not the drawn order")
+	}
+	wf := Order(a, OrderWebFirst)
+	for i, k := range wf {
+		if want := i < FieldWeb; (k.Kind == spool.KindWeb) != want {
+			t.Fatalf("web first: task %d is %s", i, k.Kind)
+		}
+	}
+}
+
+func TestLowerBound(t *testing.T) {
+	const s = time.Second
+	tasks := []Task{
+		{ID: "w1", Kind: spool.KindWeb, Dur: 100 * s},
+		{ID: "w2", Kind: spool.KindWeb, Dur: 60 * s},
+		{ID: "a1", Kind: spool.KindAPI, Dur: 30 * s},
+		{ID: "a2", Kind: spool.KindAPI, Dur: 30 * s},
+		{ID: "a3", Kind: spool.KindAPI, Dur: 30 * s},
+	}
+	apiOnly := tasks[2:]
+	for _, c := range []struct {
+		name    string
+		tasks   []Task
+		l       Limits
+		want    time.Duration
+		formula string
+	}{
+		{"one session bounds", tasks, Limits{Sessions: 1, API: 3}, 160 * s, "max(Σweb/1, Σapi/3, longest task)"},
+		{"two sessions: the longest web task bounds", tasks, Limits{Sessions: 2, API: 3}, 100 * s, "max(Σweb/2, Σapi/3, longest task)"},
+		{"shared pool of 1", tasks, Limits{Sessions: 1, API: 1, Workers: 1}, 250 * s, "max(Σweb/1, Σapi/1, Σall/1, longest task)"},
+		{"API only, 1 at once", apiOnly, Limits{Sessions: 1, API: 1}, 90 * s, "max(Σapi/1, longest task)"},
+		{"API only, 3 at once: the longest task bounds", apiOnly, Limits{Sessions: 1, API: 3}, 30 * s, "max(Σapi/3, longest task)"},
+		{"API only, 2 at once", apiOnly, Limits{Sessions: 1, API: 2}, 45 * s, "max(Σapi/2, longest task)"},
+	} {
+		if got := LowerBound(c.tasks, c.l); got != c.want {
+			t.Errorf("%s: LowerBound = %s, want %s", c.name, got, c.want)
+		}
+		if got := c.l.Formula(c.tasks); got != c.formula {
+			t.Errorf("%s: Formula = %q, want %q", c.name, got, c.formula)
+		}
+	}
+}
+
+func TestPool_Limits(t *testing.T) {
+	for _, c := range []struct {
+		p    Pool
+		want Limits
+		name string
+	}{
+		{Pool{Workers: 8, Quota: 5}, Limits{Sessions: 1, API: 5, Workers: 8}, "pool 8, no gate"},
+		{Pool{Workers: 2, Quota: 5}, Limits{Sessions: 1, API: 2, Workers: 2}, "pool 2, no gate"},
+		{Pool{Workers: 8, WebSlots: 1, Quota: 5}, Limits{Sessions: 1, API: 5, Workers: 8}, "pool 8 + web semaphore 1"},
+		{Pool{Workers: 8, WebSlots: 1, APISlots: 3, Quota: 5}, Limits{Sessions: 1, API: 3, Workers: 8}, "pool 8 + two semaphores (web 1, API 3)"},
+		{Pool{Workers: 16, WebSlots: 1, APISlots: 9, Quota: 5}, Limits{Sessions: 1, API: 5, Workers: 16}, "pool 16 + two semaphores (web 1, API 9)"},
+	} {
+		if got := c.p.Limits(); got != c.want {
+			t.Errorf("%s: Limits = %+v, want %+v", c.name, got, c.want)
+		}
+		if got := c.p.Name(); got != c.name {
+			t.Errorf("Name = %q, want %q", got, c.name)
+		}
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	for _, c := range []struct {
+		xs   []int
+		want Spread[int]
+	}{
+		{nil, Spread[int]{}},
+		{[]int{7}, Spread[int]{7, 7, 7}},
+		{[]int{9, 1, 4}, Spread[int]{4, 1, 9}},
+		{[]int{9, 1, 4, 2}, Spread[int]{3, 1, 9}},
+	} {
+		if got := SpreadOf(c.xs); got != c.want {
+			t.Errorf("SpreadOf(%v) = %+v, want %+v", c.xs, got, c.want)
+		}
 	}
 }
 
@@ -69,6 +146,7 @@ type rig struct {
 	cfg  *spool.Config
 	exec map[spool.Kind]lanes.Executor
 	chat *chatstand.Server
+	api  *apistand.Server
 }
 
 const scale = 0.002 // a 6-minute answer takes 0.74 s
@@ -94,30 +172,37 @@ func newRig(t *testing.T, apiConc int) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(ax.Close)
-	return &rig{cfg: cfg, chat: chat, exec: map[spool.Kind]lanes.Executor{spool.KindAPI: ax, spool.KindWeb: &ChatHTTP{URL: chat.URL()}}}
+	return &rig{cfg: cfg, chat: chat, api: api, exec: map[spool.Kind]lanes.Executor{spool.KindAPI: ax, spool.KindWeb: &ChatHTTP{URL: chat.URL()}}}
 }
 
 func TestPool_Run(t *testing.T) {
 	tasks := Workload(3, 4, 6)
 	for _, c := range []struct {
-		gate       bool
-		collisions bool
-	}{{gate: false, collisions: true}, {gate: true, collisions: false}} {
+		webSlots, apiSlots int
+		collisions         bool
+	}{{collisions: true}, {webSlots: 1}, {webSlots: 1, apiSlots: 2}} {
 		r := newRig(t, 3)
-		p := &Pool{Workers: 8, WebGate: c.gate, MaxRetries: 2, Backoff: 30 * time.Millisecond, Scale: scale,
-			Exec: r.exec, Models: Models(r.cfg), APIConcurrency: 3}
+		p := &Pool{Workers: 8, WebSlots: c.webSlots, APISlots: c.apiSlots, MaxRetries: 2, Backoff: 30 * time.Millisecond, Scale: scale,
+			Exec: r.exec, Models: Models(r.cfg), Quota: 5}
 		res := p.Run(context.Background(), tasks)
+		name := p.Name()
 		if res.Lost != 0 {
-			t.Errorf("gate %v: %d tasks lost", c.gate, res.Lost)
+			t.Errorf("%s: %d tasks lost", name, res.Lost)
 		}
 		if got := res.WebCollisions > 0; got != c.collisions {
-			t.Errorf("gate %v: %d collisions (stand-in saw %d)", c.gate, res.WebCollisions, r.chat.Collisions())
+			t.Errorf("%s: %d collisions (stand-in saw %d)", name, res.WebCollisions, r.chat.Collisions())
 		}
 		if res.WebCollisions != r.chat.Collisions() {
-			t.Errorf("gate %v: counted %d collisions, the stand-in refused %d", c.gate, res.WebCollisions, r.chat.Collisions())
+			t.Errorf("%s: counted %d collisions, the stand-in refused %d", name, res.WebCollisions, r.chat.Collisions())
 		}
-		if c.gate && (r.chat.MaxConcurrent() != 1 || res.WebFailed != 0 || len(res.APIWaits) != 6) {
-			t.Errorf("gated pool: max web %d, web failed %d, api waits %d", r.chat.MaxConcurrent(), res.WebFailed, len(res.APIWaits))
+		if c.webSlots > 0 && (r.chat.MaxConcurrent() != 1 || res.MaxWebCalls != 1 || res.WebFailed != 0 || len(res.APIWaits) != 6) {
+			t.Errorf("%s: max web %d (stand-in %d), web failed %d, api waits %d", name, res.MaxWebCalls, r.chat.MaxConcurrent(), res.WebFailed, len(res.APIWaits))
+		}
+		if want := cmp.Or(c.apiSlots, p.Workers); res.MaxAPICalls > want || res.MaxAPICalls < 2 {
+			t.Errorf("%s: %d API calls at once, want 2..%d", name, res.MaxAPICalls, want)
+		}
+		if res.LowerBound != time.Duration(float64(LowerBound(tasks, p.Limits()))*scale) {
+			t.Errorf("%s: lower bound %s is not its limits' %+v", name, res.LowerBound, p.Limits())
 		}
 	}
 }
@@ -125,7 +210,7 @@ func TestPool_Run(t *testing.T) {
 func TestLanes_Run(t *testing.T) {
 	tasks := Workload(3, 4, 6)
 	r := newRig(t, 3)
-	l := &Lanes{Cfg: r.cfg, Exec: r.exec, Scale: scale}
+	l := &Lanes{Cfg: r.cfg, Exec: r.exec, Scale: scale, Quota: 5}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := l.Run(ctx, tasks)

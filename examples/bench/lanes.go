@@ -74,10 +74,22 @@ type Lanes struct {
 	Exec map[spool.Kind]lanes.Executor
 	// Scale is the stand-ins' time scale.
 	Scale float64
+	// Quota is the API vendor's quota, for the lower bound.
+	Quota int
 	// Name names the run in the table; default "spoolgate two lanes".
 	Name string
 	// Log receives the daemon's log; default: discard.
 	Log *slog.Logger
+}
+
+// Limits are the lanes': one web session, API calls capped by
+// api.concurrency and the vendor's quota; each lane has its own workers.
+func (l *Lanes) Limits() Limits {
+	api := l.Cfg.API.Concurrency
+	if l.Quota > 0 {
+		api = min(api, l.Quota)
+	}
+	return Limits{Sessions: 1, API: api}
 }
 
 // Run drops tasks into the lanes' incoming folders, waits until each has
@@ -131,7 +143,7 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 		name = "spoolgate two lanes"
 	}
 	note := fmt.Sprintf("lanes.Daemon: web lane 1, api lane %d, on a spool", l.Cfg.API.Concurrency)
-	return tl.result(name, note, tasks, t0, l.Scale, l.Cfg.API.Concurrency), ctx.Err()
+	return tl.result(name, note, tasks, t0, l.Scale, l.Limits()), ctx.Err()
 }
 
 // recording counts each attempt and its outcome.

@@ -12,14 +12,15 @@ import (
 )
 
 // Pool is the baseline the field report started from: one queue and one
-// pool of workers for both kinds of model, optionally with a semaphore of
-// one in front of web calls. A worker waiting on that semaphore keeps its
+// pool of workers for both kinds of model, optionally with a semaphore in
+// front of each kind's calls. A worker waiting on a semaphore keeps its
 // pool slot, as a worker blocked in a thread pool does.
 type Pool struct {
 	// Workers is the pool's size.
 	Workers int
-	// WebGate puts a semaphore of one before web calls.
-	WebGate bool
+	// WebSlots and APISlots, when above 0, put a semaphore of that many
+	// before web and API calls.
+	WebSlots, APISlots int
 	// MaxRetries and Backoff are the retry policy of failed attempts (the
 	// same as spoolgate's: the first retry after Backoff, doubling); a
 	// retry goes back to the queue.
@@ -32,16 +33,34 @@ type Pool struct {
 	// Exec and Models are the executor and model of each kind.
 	Exec   map[spool.Kind]lanes.Executor
 	Models map[spool.Kind]*spool.ModelConfig
-	// APIConcurrency is the lower bound's API concurrency.
-	APIConcurrency int
+	// Quota is the API vendor's quota, for the lower bound.
+	Quota int
 }
 
 // Name is the strategy's name in the table.
 func (p *Pool) Name() string {
-	if p.WebGate {
-		return fmt.Sprintf("pool %d + web semaphore 1", p.Workers)
+	switch {
+	case p.WebSlots > 0 && p.APISlots > 0:
+		return fmt.Sprintf("pool %d + two semaphores (web %d, API %d)", p.Workers, p.WebSlots, p.APISlots)
+	case p.WebSlots > 0:
+		return fmt.Sprintf("pool %d + web semaphore %d", p.Workers, p.WebSlots)
+	case p.APISlots > 0:
+		return fmt.Sprintf("pool %d + API semaphore %d", p.Workers, p.APISlots)
 	}
 	return fmt.Sprintf("pool %d, no gate", p.Workers)
+}
+
+// Limits are the pool's: one web session, API calls capped by the pool,
+// its API semaphore and the vendor's quota, all tasks by the pool.
+func (p *Pool) Limits() Limits {
+	api := p.Workers
+	if p.APISlots > 0 {
+		api = min(api, p.APISlots)
+	}
+	if p.Quota > 0 {
+		api = min(api, p.Quota)
+	}
+	return Limits{Sessions: 1, API: api, Workers: p.Workers}
 }
 
 type item struct {
@@ -127,9 +146,12 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) Result {
 		q.items = append(q.items, &item{task: t, attempt: 1})
 		tl.submit(t.ID, t0)
 	}
-	var sem chan struct{}
-	if p.WebGate {
-		sem = make(chan struct{}, 1)
+	sems := map[spool.Kind]chan struct{}{}
+	if p.WebSlots > 0 {
+		sems[spool.KindWeb] = make(chan struct{}, p.WebSlots)
+	}
+	if p.APISlots > 0 {
+		sems[spool.KindAPI] = make(chan struct{}, p.APISlots)
 	}
 	var wg sync.WaitGroup
 	for range p.Workers {
@@ -139,22 +161,23 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) Result {
 				if !ok {
 					return
 				}
-				q.done(p.attempt(ctx, tl, sem, it))
+				q.done(p.attempt(ctx, tl, sems[it.task.Kind], it))
 			}
 		})
 	}
 	wg.Wait()
 	note := "one queue, one pool for both kinds"
-	if p.WebGate {
-		note = "one pool; a worker waiting for the web semaphore holds its slot"
+	if len(sems) > 0 {
+		note = "one queue, one pool; a worker waiting for a semaphore holds its slot"
 	}
-	return tl.result(p.Name(), note, tasks, t0, p.Scale, p.APIConcurrency)
+	return tl.result(p.Name(), note, tasks, t0, p.Scale, p.Limits())
 }
 
-// attempt runs one attempt of it; it returns the retry to queue, or nil.
+// attempt runs one attempt of it, first taking sem (the semaphore of its
+// kind, if any); it returns the retry to queue, or nil.
 func (p *Pool) attempt(ctx context.Context, tl *tally, sem chan struct{}, it *item) *item {
 	k := it.task.Kind
-	if k == spool.KindWeb && sem != nil {
+	if sem != nil {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():

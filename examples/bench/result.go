@@ -20,7 +20,9 @@ type Result struct {
 	Scale float64
 	// Makespan runs from the first drop to the last final outcome.
 	Makespan time.Duration
-	// LowerBound is LowerBound(tasks, apiConcurrency) times Scale.
+	// Limits are the strategy's; LowerBound is LowerBound(tasks, Limits)
+	// times Scale.
+	Limits     Limits
 	LowerBound time.Duration
 	// APIWaits and WebWaits are, per task that started, the first
 	// attempt's start minus its submission.
@@ -45,6 +47,16 @@ type Result struct {
 	APIGaps []time.Duration
 	// FirstWebStart is from the first submission to the first web call.
 	FirstWebStart time.Duration
+	// MaxWebCalls and MaxAPICalls are the most calls of each kind in
+	// progress at once, as the strategy's side saw them (a call whose 429s
+	// are retried inside it counts once).
+	MaxWebCalls, MaxAPICalls int
+	// MaxWebAtOnce and MaxAPIAtOnce are the most calls the stand-ins saw
+	// at once (the web one's on the session, the API one's answered). The
+	// API stand-in counts a streamed answer until its handler returns, a
+	// moment after the client has read the end: it can see one more call
+	// than the client had open.
+	MaxWebAtOnce, MaxAPIAtOnce int
 }
 
 // Ratio is Makespan over LowerBound.
@@ -74,13 +86,15 @@ type tally struct {
 	open      map[string]time.Time // calls in progress
 	apiStarts []time.Time
 	apiEnds   []time.Time
-	spans     [][2]time.Time // web calls, start and end
+	spans     [][2]time.Time     // web calls, start and end
+	calls     map[spool.Kind]int // calls in progress
 	res       Result
 }
 
 func newTally(tasks []Task) *tally {
 	t := &tally{kinds: map[string]spool.Kind{}, submitted: map[string]time.Time{},
-		started: map[string]time.Time{}, state: map[string]spool.State{}, open: map[string]time.Time{}}
+		started: map[string]time.Time{}, state: map[string]spool.State{}, open: map[string]time.Time{},
+		calls: map[spool.Kind]int{}}
 	for _, k := range tasks {
 		t.kinds[k.ID] = k.Kind
 	}
@@ -102,11 +116,15 @@ func (t *tally) attempt(id string, at time.Time) {
 	} else {
 		t.started[id] = at
 	}
-	if t.kinds[id] == spool.KindWeb {
+	k := t.kinds[id]
+	t.calls[k]++
+	if k == spool.KindWeb {
 		t.res.WebAttempts++
+		t.res.MaxWebCalls = max(t.res.MaxWebCalls, t.calls[k])
 		t.open[id] = at
 	} else {
 		t.res.APIAttempts++
+		t.res.MaxAPICalls = max(t.res.MaxAPICalls, t.calls[k])
 		t.apiStarts = append(t.apiStarts, at)
 	}
 }
@@ -116,6 +134,7 @@ func (t *tally) outcome(id string, err error) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.calls[t.kinds[id]]--
 	if t.kinds[id] == spool.KindAPI {
 		t.apiEnds = append(t.apiEnds, now)
 	}
@@ -153,19 +172,13 @@ func (t *tally) final(id string, s spool.State, at time.Time) int {
 	return len(t.state)
 }
 
-func (t *tally) finals() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.state)
-}
-
 // result builds the Result; t0 is when the first task was submitted.
-func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale float64, apiConcurrency int) Result {
+func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale float64, l Limits) Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.res
-	r.Strategy, r.Note, r.Scale = name, note, scale
-	r.LowerBound = time.Duration(float64(LowerBound(tasks, apiConcurrency)) * scale)
+	r.Strategy, r.Note, r.Scale, r.Limits = name, note, scale, l
+	r.LowerBound = time.Duration(float64(LowerBound(tasks, l)) * scale)
 	if !t.last.IsZero() {
 		r.Makespan = t.last.Sub(t0)
 	}
@@ -199,8 +212,8 @@ func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale floa
 	starts, ends := slices.Clone(t.apiStarts), slices.Clone(t.apiEnds)
 	slices.SortFunc(starts, time.Time.Compare)
 	slices.SortFunc(ends, time.Time.Compare)
-	for i := 0; apiConcurrency+i < len(starts) && i < len(ends); i++ {
-		if g := starts[apiConcurrency+i].Sub(ends[i]); g >= 0 {
+	for i := 0; l.API > 0 && l.API+i < len(starts) && i < len(ends); i++ {
+		if g := starts[l.API+i].Sub(ends[i]); g >= 0 {
 			r.APIGaps = append(r.APIGaps, g)
 		}
 	}

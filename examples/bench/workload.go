@@ -12,6 +12,8 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
@@ -87,11 +89,68 @@ func Count(tasks []Task, k spool.Kind) int {
 	return n
 }
 
-// LowerBound is the least makespan any scheduler can reach, in field time:
-// web tasks run one at a time, API tasks at most apiConcurrency at once, so
-// max(Σweb, Σapi/apiConcurrency).
-func LowerBound(tasks []Task, apiConcurrency int) time.Duration {
-	return max(Sum(tasks, spool.KindWeb), Sum(tasks, spool.KindAPI)/time.Duration(apiConcurrency))
+// Longest is the longest duration among tasks.
+func Longest(tasks []Task) time.Duration {
+	var m time.Duration
+	for _, t := range tasks {
+		m = max(m, t.Dur)
+	}
+	return m
+}
+
+// Limits are what caps a strategy's parallelism, its own choices and the
+// vendors' together: they decide its lower bound.
+type Limits struct {
+	// Sessions is how many web calls can run at once: one per logged-in
+	// session, whose page admits one generation at a time.
+	Sessions int
+	// API is how many API calls can be answered at once: the least of the
+	// strategy's own API concurrency (its workers, semaphore or lane) and
+	// the vendor's quota.
+	API int
+	// Workers is how many tasks of either kind can run at once when both
+	// kinds share one pool; 0 when each kind has its own workers.
+	Workers int
+}
+
+// LowerBound is the least makespan, in field time, that any scheduler
+// within l can reach on tasks, however it orders them:
+//
+//	max(Σweb/Sessions, Σapi/API, Σall/Workers, longest task)
+//
+// each term counted only when it applies (a kind with tasks, a shared
+// pool). Every term is a bound on its own: Sessions web calls at once
+// cannot do Σweb of work in less than Σweb/Sessions, and so on; no task
+// ends before its own duration.
+func LowerBound(tasks []Task, l Limits) time.Duration {
+	b := Longest(tasks)
+	web, api := Sum(tasks, spool.KindWeb), Sum(tasks, spool.KindAPI)
+	if web > 0 && l.Sessions > 0 {
+		b = max(b, web/time.Duration(l.Sessions))
+	}
+	if api > 0 && l.API > 0 {
+		b = max(b, api/time.Duration(l.API))
+	}
+	if l.Workers > 0 {
+		b = max(b, (web+api)/time.Duration(l.Workers))
+	}
+	return b
+}
+
+// Formula is LowerBound's formula for l and tasks, with l's figures in it,
+// e.g. "max(Σweb/1, Σapi/5, Σall/8, longest task)".
+func (l Limits) Formula(tasks []Task) string {
+	var terms []string
+	if Count(tasks, spool.KindWeb) > 0 && l.Sessions > 0 {
+		terms = append(terms, fmt.Sprintf("Σweb/%d", l.Sessions))
+	}
+	if Count(tasks, spool.KindAPI) > 0 && l.API > 0 {
+		terms = append(terms, fmt.Sprintf("Σapi/%d", l.API))
+	}
+	if l.Workers > 0 {
+		terms = append(terms, fmt.Sprintf("Σall/%d", l.Workers))
+	}
+	return "max(" + strings.Join(append(terms, "longest task"), ", ") + ")"
 }
 
 // WebFirst returns the tasks with every web task ahead of every API task,
@@ -107,4 +166,26 @@ func WebFirst(tasks []Task) []Task {
 		}
 	}
 	return out
+}
+
+// The queue orders of a batch: Order's names.
+const (
+	OrderWebFirst = "web-first"
+	OrderMixed    = "mixed"
+)
+
+// Orders are the queue orders the bench compares, the field report's first.
+var Orders = []string{OrderWebFirst, OrderMixed}
+
+// Order returns tasks in the named queue order: OrderWebFirst (WebFirst)
+// or OrderMixed (as drawn: shuffled by the workload's seed). It panics on
+// another name.
+func Order(tasks []Task, name string) []Task {
+	switch name {
+	case OrderWebFirst:
+		return WebFirst(tasks)
+	case OrderMixed:
+		return slices.Clone(tasks)
+	}
+	panic("bench: unknown queue order " + name)
 }

@@ -67,7 +67,7 @@ func summarize(ctx context.Context, bin, cfgPath, spoolDir string, tasks []bench
 		rows[r.TaskID] = r
 	}
 	s := &summary{scale: scale, apiConc: apiConc, lanes: map[spool.Kind]*laneSum{spool.KindWeb: {}, spool.KindAPI: {}}}
-	s.lowerBound = time.Duration(float64(bench.LowerBound(tasks, apiConc)) * scale)
+	s.lowerBound = time.Duration(float64(bench.LowerBound(tasks, bench.Limits{Sessions: 1, API: apiConc})) * scale)
 	kind := map[string]spool.Kind{}
 	for _, t := range tasks {
 		kind[t.ID] = t.Kind
