@@ -223,10 +223,14 @@ func TestLanes_Run(t *testing.T) {
 	if r.chat.MaxConcurrent() != 1 {
 		t.Errorf("the session saw %d generations at once", r.chat.MaxConcurrent())
 	}
-	// The web chain is the bound; the lanes may add their per-task file
-	// work on top, but not a whole task's worth.
-	if res.Makespan < res.LowerBound || res.Ratio() > 1.3 {
-		t.Errorf("makespan %s against lower bound %s (ratio %.2f)", res.Makespan, res.LowerBound, res.Ratio())
+	// No schedule beats the bound. How close the lanes come is a speed,
+	// which make bench measures; what a test can hold is that each web
+	// task follows the last on an event, not on the next rescan.
+	if res.Makespan < res.LowerBound {
+		t.Errorf("makespan %s below the lower bound %s", res.Makespan, res.LowerBound)
+	}
+	if len(res.WebGaps) != 3 || Percentile(res.WebGaps, 100) >= r.cfg.Rescan.D()/2 {
+		t.Errorf("web model idle between calls: %v, want 3 gaps each under half the rescan %s", res.WebGaps, r.cfg.Rescan.D())
 	}
 	if len(res.APIWaits) != 6 || len(res.WebWaits) != 4 {
 		t.Errorf("waits: api %d web %d", len(res.APIWaits), len(res.WebWaits))
