@@ -48,7 +48,7 @@ type jsonCell struct {
 	Runs              []jsonRun  `json:"runs"`
 }
 
-func writeJSON(w io.Writer, o options, cells []*cell, core []coreFigure) error {
+func writeJSON(w io.Writer, o options, cells []*cell, machine string, core []coreFigure) error {
 	fs := func(d time.Duration) float64 { return bench.Unscale(d, o.scale).Seconds() }
 	ds := func(s bench.Spread[time.Duration]) jsonSpread {
 		return jsonSpread{fs(s.Median), fs(s.Min), fs(s.Max)}
@@ -66,13 +66,14 @@ func writeJSON(w io.Writer, o options, cells []*cell, core []coreFigure) error {
 		APIConc    int          `json:"apiConcurrency"`
 		Quota      int          `json:"quota"`
 		WebStandIn string       `json:"webStandIn"`
+		Machine    string       `json:"machine"`
 		TimesAre   string       `json:"timesAre"`
 		Strategies []jsonCell   `json:"strategies"`
 		Core       []coreFigure `json:"core,omitempty"`
 	}{Scale: o.scale, Seed: o.seed, Repeat: o.repeat, Orders: o.orders,
 		Web: bench.Count(tasks, spool.KindWeb), API: bench.Count(tasks, spool.KindAPI),
 		SumWeb: bench.Sum(tasks, spool.KindWeb).Seconds(), SumAPI: bench.Sum(tasks, spool.KindAPI).Seconds(),
-		APIConc: o.apiConc, Quota: o.quota, WebStandIn: "chat stand-in HTTP form (POST /api/generate), not a browser",
+		APIConc: o.apiConc, Quota: o.quota, WebStandIn: "chat stand-in HTTP form (POST /api/generate), not a browser", Machine: machine,
 		TimesAre: "field-report seconds (measured ÷ scale), except measuredMakespanSeconds", Core: core}
 	for _, c := range cells {
 		if len(c.runs) == 0 {

@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -161,6 +162,7 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	// Round-robin: run i of every cell before run i+1 of any, so that load
 	// from the rest of the machine falls on every strategy alike.
 	start := time.Now()
+	loadBefore := loadAverage()
 	for i := range o.repeat {
 		for _, c := range cells {
 			fmt.Fprintf(stderr, "bench: %s: %s, %s (%d/%d) ...\n", time.Since(start).Round(time.Second), c.st.key, c.order, i+1, o.repeat)
@@ -171,6 +173,8 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			c.runs = append(c.runs, r)
 		}
 	}
+	machine := fmt.Sprintf("%d CPUs; load average (1 min) %s before the strategies, %s after",
+		runtime.NumCPU(), loadBefore, loadAverage())
 	var core []coreFigure
 	if o.core && (len(want) == 0 || want["core"]) {
 		fmt.Fprintf(stderr, "bench: %s: measuring the spool core ...\n", time.Since(start).Round(time.Second))
@@ -180,10 +184,10 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.asJSON {
-		return writeJSON(stdout, o, cells, core)
+		return writeJSON(stdout, o, cells, machine, core)
 	}
 	if len(cells) > 0 {
-		writeTable(stdout, o, cells)
+		writeTable(stdout, o, cells, machine)
 	}
 	writeCore(stdout, core)
 	return nil
@@ -199,6 +203,16 @@ func runOnce(ctx context.Context, o options, c *cell) (bench.Result, error) {
 	r, err := c.st.run(ctx, s, c.tasks)
 	r.MaxWebAtOnce, r.MaxAPIAtOnce = s.chat.MaxConcurrent(), s.api.MaxConcurrent()
 	return r, err
+}
+
+// loadAverage is the system's 1-minute load average, or "unknown" where
+// /proc/loadavg is not.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 // field formats a measured duration in field-report time.

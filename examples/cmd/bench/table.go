@@ -122,7 +122,7 @@ func orderTitle(order string, seed uint64) string {
 	return order
 }
 
-func writeTable(w io.Writer, o options, cells []*cell) {
+func writeTable(w io.Writer, o options, cells []*cell, machine string) {
 	tasks := bench.FieldReport(o.seed)
 	web, api := bench.Count(tasks, spool.KindWeb), bench.Count(tasks, spool.KindAPI)
 	longest := func(k spool.Kind) time.Duration {
@@ -140,6 +140,9 @@ func writeTable(w io.Writer, o options, cells []*cell) {
 	fmt.Fprintf(w, "time scale %g: every time below is field-report time (measured ÷ %g); API quota %d at once; up to %d retries, backoff %s doubling\n",
 		o.scale, o.scale, o.quota, o.maxRetries, o.backoff)
 	fmt.Fprintln(w, "web calls go to the chat stand-in's HTTP form (POST /api/generate, one generation per session), not a browser; API calls through lanes/apimodel")
+	if machine != "" {
+		fmt.Fprintln(w, "machine:", machine)
+	}
 	fmt.Fprintln(w)
 
 	rs := rows(cells)

@@ -43,7 +43,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	writeTable(&b, o, fakeCells(o))
+	writeTable(&b, o, fakeCells(o), "")
 	out := b.String()
 	lines := strings.Split(out, "\n")
 	var title, head int
