@@ -189,7 +189,9 @@ func writeTable(w io.Writer, o options, cells []*cell, machine string) {
 		}
 	}
 	fmt.Fprintln(w, strings.TrimRight(string(title), " "))
-	_, _ = buf.WriteTo(w)
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
+	}
 	fmt.Fprintln(w)
 	writeBounds(w, o, list)
 	fmt.Fprintln(w, "web collisions: web attempts the session refused (another generation was running); failed: tasks failed after all retries")
