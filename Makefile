@@ -58,6 +58,7 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzScanSummary$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/safetext -run '^$$' -fuzz '^FuzzLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
 
 reliability:
 	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 30m -run 'Reliability' -v ./cmd/spoolgate | grep -E '^(=== RUN|--- |    reliability|ok|FAIL|PASS)'

@@ -14,7 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Duration is a time.Duration that reads and writes as "15s", "2m".
+// Duration is a time.Duration that reads as "15s", "2m", "30d" (see
+// ParseDuration) and writes as Go writes durations.
 type Duration time.Duration
 
 // D returns d as a time.Duration.
@@ -24,12 +25,12 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a duration such as 15s", n.Line)
 	}
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (such as 15s, 2m)", n.Line, n.Value)
-	}
-	if v < 0 {
+	if strings.HasPrefix(strings.TrimSpace(n.Value), "-") {
 		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (such as 15s, 2m, 30d)", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil
@@ -55,6 +56,8 @@ type Config struct {
 	Models        []ModelConfig          `yaml:"models"`
 	Sites         map[string]SiteConfig  `yaml:"sites"`
 	Accounts      map[string]AccountConf `yaml:"accounts"`
+	Notify        NotifyConfig           `yaml:"notify"`
+	Retention     RetentionConfig        `yaml:"retention"`
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
@@ -319,6 +322,9 @@ func (c *Config) Check() error {
 		default:
 			return &ConfigError{Key: key + ".kind", Msg: fmt.Sprintf("%q is not web or api", m.Kind)}
 		}
+	}
+	if err := c.checkOps(); err != nil {
+		return err
 	}
 	names := make([]string, 0, len(c.Sites))
 	for n := range c.Sites {

@@ -132,7 +132,7 @@ func (r *e2eRig) cli(args ...string) string {
 
 // e2eTask is a task to submit.
 type e2eTask struct {
-	ID, Model, Prompt, Content, Output string
+	ID, Model, Prompt, Content, Output, Batch string
 }
 
 // submit writes the tasks as files in the rig's folder (outside the spool)
@@ -145,7 +145,7 @@ func (r *e2eRig) submit(tasks ...e2eTask) {
 	}
 	args := []string{"submit"}
 	for _, tk := range tasks {
-		t := spool.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output}
+		t := spool.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch}
 		data, err := t.Encode()
 		if err != nil {
 			r.t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
@@ -101,11 +103,18 @@ func run(ctx context.Context, args []string, env *Env) error {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: spoolgate COMMAND [--config FILE] [--spool DIR] [ARGS]")
 	fmt.Fprintln(w, "")
-	for _, order := range []string{"run", "submit", "status", "cancel", "retry", "results", "pause", "resume", "login", "service", "version"} {
+	order := []string{"run", "submit", "status", "cancel", "retry", "results", "pause", "resume", "login", "service", "version"}
+	for _, name := range order {
 		for _, c := range commands {
-			if c.name == order {
+			if c.name == name {
 				fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
 			}
 		}
+	}
+	// Commands not placed above follow in name order, so none is hidden.
+	rest := slices.DeleteFunc(slices.Clone(commands), func(c command) bool { return slices.Contains(order, c.name) })
+	slices.SortFunc(rest, func(a, b command) int { return strings.Compare(a.name, b.name) })
+	for _, c := range rest {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
 	}
 }

@@ -64,12 +64,15 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	d.Hooks = hs.Hooks()
 	defer hs.Stop()
+	ops := newDailyOps(cfg, store, log)
+	d.Hooks = chainHooks(hs.Hooks(), ops.hooks())
 	// The daemon's own goroutines must not end with ctx: shutdown is staged.
 	if err := d.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	ops.start(context.WithoutCancel(ctx), d.Info)
+	defer ops.stop()
 	<-ctx.Done()
 	log.Info("shutting down: draining", "grace", cfg.ShutdownGrace.D())
 	grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace.D())

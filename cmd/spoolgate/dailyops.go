@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/notify"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// dailyOps are the daemon's components beside the lanes: notifications
+// (the notifier, the batch watch, the state watch). Each is off unless the
+// config asks for it.
+type dailyOps struct {
+	cfg   *spool.Config
+	store *spool.Store
+	log   *slog.Logger
+	n     *notify.Notifier
+	batch *notify.BatchWatch
+	state *notify.StateWatch
+}
+
+func newDailyOps(cfg *spool.Config, store *spool.Store, log *slog.Logger) *dailyOps {
+	o := &dailyOps{cfg: cfg, store: store, log: log, n: notify.New(cfg, log)}
+	if o.n.Wants(spool.EventBatchFinished) {
+		o.batch = &notify.BatchWatch{Store: store, Notifier: o.n, Log: log}
+	}
+	return o
+}
+
+// hooks are what the lanes tell the daily operations.
+func (o *dailyOps) hooks() lanes.Hooks {
+	if o.n == nil {
+		return lanes.Hooks{}
+	}
+	return lanes.Hooks{
+		OnAttemptEnd: func(k spool.Kind, t *spool.Task, _ time.Duration) { o.taskEnded(k, t) },
+		OnReclaim:    o.taskEnded,
+	}
+}
+
+func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
+	if !t.State.Final() {
+		return
+	}
+	if t.Batch != "" && o.batch != nil {
+		o.batch.Kick()
+	}
+	if t.State != spool.StateFailed {
+		return
+	}
+	o.n.Notify(notify.TaskFailed(o.cfg, k, t))
+	if k == spool.KindWeb && t.ErrorClass == spool.ClassAccount {
+		account := ""
+		if m, ok := o.cfg.Model(t.Model); ok {
+			account = m.Account
+		}
+		o.n.Notify(notify.AccountLoggedOut(o.cfg, account, t))
+	}
+}
+
+// start runs the components; info is the running daemon's view of its
+// lanes.
+func (o *dailyOps) start(ctx context.Context, info func() []lanes.LaneInfo) {
+	if o.n == nil {
+		return
+	}
+	o.n.Start(ctx)
+	if o.batch != nil {
+		o.batch.Start(ctx)
+	}
+	web := func() (lanes.LaneInfo, bool) {
+		for _, li := range info() {
+			if li.Kind == spool.KindWeb {
+				return li, true
+			}
+		}
+		return lanes.LaneInfo{}, false
+	}
+	if _, ok := web(); !ok {
+		return // no web lane: no standby, no account holds to tell
+	}
+	o.state = &notify.StateWatch{Notifier: o.n, Cfg: o.cfg,
+		Standby: func() (bool, string) { li, _ := web(); return li.Standby, li.Holder },
+		Holds: func() (map[string]notify.Hold, bool) {
+			if li, _ := web(); li.Standby {
+				return nil, false
+			}
+			return o.accountHolds(), true
+		}}
+	o.state.Start(ctx)
+}
+
+// accountHolds lists the accounts of web models that are switched off.
+func (o *dailyOps) accountHolds() map[string]notify.Hold {
+	out := map[string]notify.Hold{}
+	for _, m := range o.cfg.Models {
+		if m.Kind != spool.KindWeb || m.Account == "" || !o.store.AccountDisabled(m.Account) {
+			continue
+		}
+		reason := "disabled in the config"
+		if a, ok := o.cfg.Accounts[m.Account]; !ok || !a.Disabled {
+			reason = "disabled by " + filepath.Join(o.store.L.Accounts(), m.Account+".disabled")
+		}
+		out[m.Account] = notify.Hold{Reason: reason}
+	}
+	return out
+}
+
+// stop ends the components after the lanes have stopped: the batch watch
+// takes a last look, the notifier sends what is queued.
+func (o *dailyOps) stop() {
+	if o.state != nil {
+		o.state.Stop()
+	}
+	if o.batch != nil {
+		o.batch.Stop()
+	}
+	o.n.Stop()
+}
+
+// chainHooks calls a's hooks, then b's.
+func chainHooks(a, b lanes.Hooks) lanes.Hooks {
+	return lanes.Hooks{
+		OnAttemptEnd: func(k spool.Kind, t *spool.Task, d time.Duration) {
+			if a.OnAttemptEnd != nil {
+				a.OnAttemptEnd(k, t, d)
+			}
+			if b.OnAttemptEnd != nil {
+				b.OnAttemptEnd(k, t, d)
+			}
+		},
+		OnReject: func(k spool.Kind, reason string) {
+			if a.OnReject != nil {
+				a.OnReject(k, reason)
+			}
+			if b.OnReject != nil {
+				b.OnReject(k, reason)
+			}
+		},
+		OnReclaim: func(k spool.Kind, t *spool.Task) {
+			if a.OnReclaim != nil {
+				a.OnReclaim(k, t)
+			}
+			if b.OnReclaim != nil {
+				b.OnReclaim(k, t)
+			}
+		},
+	}
+}

@@ -1,0 +1,358 @@
+package notify
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/spoolgate/spoolgate/internal/runloop"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// BatchWatch sends batch.finished exactly once per completion of a batch,
+// however many daemons share the spool and however often they restart.
+//
+// A batch is finished when every task of it, in both lanes, is final and
+// no drop of it waits in a drop box. Tasks that arrive later (a new task of
+// the batch, or `spoolgate retry` of one of its failed tasks) reopen it;
+// when they are final too, the batch finishes again and a new
+// batch.finished is sent with the new counts. Each completion is named by
+// the batch and its last finishedAt, which every daemon reads the same.
+//
+// The daemon that creates the completion's marker in <spool>/notify/batches/
+// with a no-replace move sends the event; the others find the marker and
+// send nothing. A marker records its owner; once every receiver has the
+// event, a KEY.sent file says so. A marker left unsent by a daemon that
+// died (same host, pid gone) is taken over, by another no-replace move, and
+// sent again with the same event id: a receiver that got it just before
+// the crash sees that id twice and may drop the repeat. Completions from
+// before notifications were first switched on (<spool>/notify/since) are
+// never sent.
+type BatchWatch struct {
+	Store    *spool.Store
+	Notifier *Notifier
+	Log      *slog.Logger
+	// Every is the period of the full sweep (default 1 min), which also
+	// catches completions that no event of this daemon announced (the
+	// last task finished on another host that died before it sent).
+	Every time.Duration
+	// Settle is how long Kick waits for more kicks before it looks
+	// (default 300 ms): the tasks of a batch often finish together.
+	Settle time.Duration
+	// Owner names this daemon in markers: host:pid (the default). A dead
+	// owner's unsent markers are sent again by another daemon of its host.
+	Owner string
+
+	owner   string
+	dir     string
+	scanner *spool.BatchScanner
+	since   time.Time
+	kick    chan struct{}
+	g       runloop.Loop
+	setup   sync.Once
+	checkMu sync.Mutex // one Check at a time
+}
+
+// markerRecord is the content of a marker (and of a takeover file).
+type markerRecord struct {
+	Owner   string    `json:"owner"`
+	Created time.Time `json:"created"`
+	Event   *Event    `json:"event,omitempty"`
+}
+
+// Start runs the watch until Stop: a sweep at once, then at each Kick and
+// every Every. Safe to call twice.
+func (w *BatchWatch) Start(ctx context.Context) {
+	w.setup.Do(w.init)
+	w.g.Run(ctx, w.loop)
+}
+
+func (w *BatchWatch) init() {
+	if w.Log == nil {
+		w.Log = slog.New(slog.DiscardHandler)
+	}
+	w.Log = w.Log.With("component", "notify")
+	if w.Every <= 0 {
+		w.Every = time.Minute
+	}
+	if w.Settle <= 0 {
+		w.Settle = 300 * time.Millisecond
+	}
+	w.owner = w.Owner
+	if w.owner == "" {
+		w.owner = w.Store.Cfg.Host + ":" + strconv.Itoa(os.Getpid())
+	}
+	w.dir = filepath.Join(w.Store.L.Root, "notify", "batches")
+	w.scanner = spool.NewBatchScanner(w.Store.L)
+	w.kick = make(chan struct{}, 1)
+}
+
+// Stop ends the watch and waits for it, after a last look (a batch whose
+// last task finished during shutdown is still announced, if the notifier
+// runs). Safe to call twice, and without Start.
+func (w *BatchWatch) Stop() {
+	if w.g.End() {
+		w.Check()
+	}
+}
+
+// Kick asks for a look soon: a task of a batch just became final.
+func (w *BatchWatch) Kick() {
+	w.setup.Do(w.init)
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *BatchWatch) loop(ctx context.Context) {
+	tick := time.NewTicker(w.Every)
+	defer tick.Stop()
+	for {
+		w.Check()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-w.kick:
+			// Let the batch's other tasks land first.
+			t := time.NewTimer(w.Settle)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// Check looks once: it sends batch.finished for each completion that has
+// no marker yet, and again for markers a dead daemon left unsent.
+func (w *BatchWatch) Check() {
+	w.setup.Do(w.init)
+	w.checkMu.Lock()
+	defer w.checkMu.Unlock()
+	if err := os.MkdirAll(w.dir, spool.DirPerm); err != nil {
+		w.Log.Error("batch markers", "err", err)
+		return
+	}
+	since, err := w.sinceTime()
+	if err != nil {
+		w.Log.Error("batch markers", "err", err)
+		return
+	}
+	marks, err := w.readMarks()
+	if err != nil {
+		w.Log.Error("batch markers", "err", err)
+		return
+	}
+	tallies, err := w.scanner.Scan()
+	if err != nil {
+		w.Log.Error("batch scan", "err", err)
+		return
+	}
+	names := make([]string, 0, len(tallies))
+	for n := range tallies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := tallies[name]
+		if !t.Finished() || t.LastFinishedAt.Before(since) {
+			continue
+		}
+		h, ms := batchHash(name), t.LastFinishedAt.UnixMilli()
+		if last, ok := marks.latest[h]; ok && last >= ms {
+			continue
+		}
+		key := h + "-" + strconv.FormatInt(ms, 10)
+		e := BatchFinished(w.Store.Cfg, t, key, time.Now())
+		created, err := w.create(key+".json", markerRecord{Owner: w.owner, Created: time.Now().UTC(), Event: &e})
+		if err != nil {
+			w.Log.Error("batch marker", "batch", name, "err", err)
+			continue
+		}
+		if !created {
+			continue // another daemon saw this completion first: it sends
+		}
+		w.Log.Info("batch finished", "batch", name, "success", t.Success, "failed", t.Failed, "canceled", t.Canceled, "id", e.ID)
+		w.send(key, e)
+	}
+	for _, key := range marks.unsent {
+		w.takeOver(key, marks)
+	}
+}
+
+// send queues e and records the delivery once every receiver has it.
+func (w *BatchWatch) send(key string, e Event) {
+	w.Notifier.NotifyThen(e, func(err error) {
+		if err != nil {
+			return // left unsent: a restart on this host sends it again
+		}
+		if _, err := w.create(key+".sent", markerRecord{Owner: w.owner, Created: time.Now().UTC()}); err != nil {
+			w.Log.Error("record batch event sent", "id", e.ID, "err", err)
+		}
+	})
+}
+
+// takeOver resends an unsent marker whose current owner is a dead process
+// of this host. Of several daemons that see it, the one whose no-replace
+// move creates the next takeover file resends.
+func (w *BatchWatch) takeOver(key string, marks markSet) {
+	n := marks.takes[key]
+	name := key + ".json"
+	if n > 0 {
+		name = key + ".take." + strconv.Itoa(n)
+	}
+	var cur markerRecord
+	if err := readJSON(filepath.Join(w.dir, name), &cur); err != nil {
+		return
+	}
+	if cur.Owner == w.owner || !deadHere(cur.Owner, w.Store.Cfg.Host) {
+		return // still in flight, or on another host that may yet send it
+	}
+	var orig markerRecord
+	if err := readJSON(filepath.Join(w.dir, key+".json"), &orig); err != nil || orig.Event == nil {
+		return
+	}
+	created, err := w.create(key+".take."+strconv.Itoa(n+1), markerRecord{Owner: w.owner, Created: time.Now().UTC()})
+	if err != nil || !created {
+		return
+	}
+	w.Log.Warn("resending batch.finished left unsent by a daemon that died", "batch", orig.Event.Batch, "id", orig.Event.ID, "owner", cur.Owner)
+	w.send(key, *orig.Event)
+}
+
+// create writes name in the marker folder only if it does not exist yet.
+func (w *BatchWatch) create(name string, rec markerRecord) (bool, error) {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return false, err
+	}
+	err = spool.WriteFileNew(filepath.Join(w.dir, name), data)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+type markSet struct {
+	latest map[string]int64 // batch hash → last completion (ms) with a marker
+	unsent []string         // keys without .sent
+	takes  map[string]int   // key → highest takeover number
+}
+
+func (w *BatchWatch) readMarks() (markSet, error) {
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		return markSet{}, err
+	}
+	m := markSet{latest: map[string]int64{}, takes: map[string]int{}}
+	sent := map[string]bool{}
+	var keys []string
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".json") && !spool.IsOwnTemp(name):
+			key := strings.TrimSuffix(name, ".json")
+			h, ms, ok := splitKey(key)
+			if !ok {
+				continue
+			}
+			keys = append(keys, key)
+			if ms > m.latest[h] {
+				m.latest[h] = ms
+			}
+		case strings.HasSuffix(name, ".sent"):
+			sent[strings.TrimSuffix(name, ".sent")] = true
+		case strings.Contains(name, ".take."):
+			key, num, _ := strings.Cut(name, ".take.")
+			if n, err := strconv.Atoi(num); err == nil && n > m.takes[key] {
+				m.takes[key] = n
+			}
+		}
+	}
+	for _, k := range keys {
+		if !sent[k] {
+			m.unsent = append(m.unsent, k)
+		}
+	}
+	return m, nil
+}
+
+// sinceTime is when notifications were first switched on for this spool:
+// the first daemon to start with them writes it.
+func (w *BatchWatch) sinceTime() (time.Time, error) {
+	if !w.since.IsZero() {
+		return w.since, nil
+	}
+	p := filepath.Join(filepath.Dir(w.dir), "since")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	err := spool.WriteFileNew(p, []byte(now.Format(time.RFC3339Nano)+"\n"))
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return time.Time{}, err
+	}
+	data, _, err := spool.ReadOwn(p, 1024)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", p, err)
+	}
+	w.since = t
+	return t, nil
+}
+
+// batchHash names a batch in file names: batch labels may hold any
+// character, file names may not.
+func batchHash(batch string) string {
+	s := sha256.Sum256([]byte(batch))
+	return hex.EncodeToString(s[:8])
+}
+
+func splitKey(key string) (string, int64, bool) {
+	h, ms, ok := strings.Cut(key, "-")
+	if !ok || len(h) != 16 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	return h, n, err == nil
+}
+
+func readJSON(p string, v any) error {
+	data, _, err := spool.ReadOwn(p, 1<<20)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// deadHere reports whether owner (host:pid) is a process of this host
+// that no longer runs. Another host's processes cannot be asked.
+func deadHere(owner, host string) bool {
+	i := strings.LastIndexByte(owner, ':')
+	if i < 0 || owner[:i] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(owner[i+1:])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	ok, err := process.PidExists(int32(pid))
+	return err == nil && !ok
+}

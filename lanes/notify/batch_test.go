@@ -1,0 +1,209 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// put writes a task file into the spool, finished at fin if final.
+func put(t *testing.T, st *spool.Store, k spool.Kind, dir, id, batch string, fin time.Time) {
+	t.Helper()
+	tk := spool.Task{TaskID: id, ModelKind: k, Model: "m", Batch: batch, Content: "x", State: spool.FolderState[dir],
+		SubmittedAt: fin.Add(-time.Minute), Attempt: 1}
+	if tk.State.Final() {
+		tk.FinishedAt = fin
+	}
+	if dir == spool.DirFailed {
+		tk.ErrorClass, tk.Error = spool.ClassPermanent, "boom"
+	}
+	data, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spool.WriteFileAtomic(st.L.TaskPath(k, dir, id), data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func remove(t *testing.T, st *spool.Store, k spool.Kind, from, id string) {
+	t.Helper()
+	if err := os.Remove(st.L.TaskPath(k, from, id)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func watchRig(t *testing.T, h *hook) (*spool.Store, *Notifier) {
+	t.Helper()
+	cfg := testConfig(t, fmt.Sprintf("notify: {webhook: %q, retryBackoff: 10ms}\n", h.URL))
+	st := spool.NewStore(cfg, nil)
+	if err := st.L.Create(); err != nil {
+		t.Fatal(err)
+	}
+	n := New(cfg, nil)
+	n.Start(context.Background())
+	t.Cleanup(n.Stop)
+	return st, n
+}
+
+// drain waits until no more events arrive for a while after the expected
+// count, and returns them all.
+func (h *hook) settle(t *testing.T, want int) []Event {
+	t.Helper()
+	for i := 0; i < want; i++ {
+		h.wait(t, 10*time.Second)
+	}
+	return h.events()
+}
+
+// TestBatchWatch_ExactlyOnce: two daemons (two watches, two owners) look
+// at the same completion at the same moment, several times; the webhook
+// gets it once.
+func TestBatchWatch_ExactlyOnce(t *testing.T) {
+	h := newHook(t)
+	st, n := watchRig(t, h)
+	w1 := &BatchWatch{Store: st, Notifier: n, Owner: "testhost:1"}
+	w2 := &BatchWatch{Store: st, Notifier: n, Owner: "otherhost:2"}
+	w1.Check() // writes since: tasks must finish after it
+	now := time.Now()
+	put(t, st, spool.KindAPI, spool.DirDone, "a1", "launch", now.Add(time.Second))
+	put(t, st, spool.KindWeb, spool.DirDone, "w1", "launch", now.Add(2*time.Second))
+	put(t, st, spool.KindAPI, spool.DirFailed, "a2", "launch", now.Add(3*time.Second))
+	put(t, st, spool.KindAPI, spool.DirPending, "p1", "open", now)
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		for _, w := range []*BatchWatch{w1, w2} {
+			wg.Add(1)
+			go func() { defer wg.Done(); w.Check() }()
+		}
+	}
+	wg.Wait()
+	got := h.settle(t, 1)
+	if len(got) != 1 {
+		t.Fatalf("webhook got %d events, want 1: %+v", len(got), got)
+	}
+	e := got[0]
+	if e.Event != spool.EventBatchFinished || e.Batch != "launch" || e.Counts == nil ||
+		*e.Counts != (Counts{Success: 2, Failed: 1, Total: 3}) || len(e.Failed) != 1 || e.Failed[0] != "a2" {
+		t.Errorf("event %+v counts %+v", e, e.Counts)
+	}
+	key := e.ID[len(spool.EventBatchFinished)+1:]
+	waitFile(t, filepath.Join(st.L.Root, "notify", "batches", key+".sent"))
+
+	// More of the batch arrives and finishes: a second completion, with
+	// the new counts; the open batch never finishes.
+	put(t, st, spool.KindAPI, spool.DirDone, "a3", "launch", now.Add(4*time.Second))
+	w2.Check()
+	w1.Check()
+	got = h.settle(t, 1)
+	if len(got) != 2 || got[1].Counts.Total != 4 || got[1].Counts.Success != 3 || got[1].ID == e.ID {
+		t.Errorf("after a late task: %+v", got)
+	}
+	// A retried task leaves failed/ (reopening the batch), fails again.
+	remove(t, st, spool.KindAPI, spool.DirFailed, "a2") // as retry moves it to incoming/ and intake takes it
+	w1.Check()
+	put(t, st, spool.KindAPI, spool.DirFailed, "a2", "launch", now.Add(5*time.Second))
+	w1.Check()
+	w2.Check()
+	got = h.settle(t, 1)
+	if len(got) != 3 || got[2].Counts.Total != 4 || got[2].Counts.Failed != 1 {
+		t.Errorf("after a retry: %+v", got)
+	}
+	for _, e := range got {
+		if e.Batch == "open" {
+			t.Errorf("a batch with a pending task finished: %+v", e)
+		}
+	}
+}
+
+// TestBatchWatch_Since: a batch that finished before notifications were
+// first switched on is never announced.
+func TestBatchWatch_Since(t *testing.T) {
+	h := newHook(t)
+	st, n := watchRig(t, h)
+	put(t, st, spool.KindAPI, spool.DirDone, "old", "old-batch", time.Now().Add(-24*time.Hour))
+	w := &BatchWatch{Store: st, Notifier: n}
+	w.Check()
+	put(t, st, spool.KindAPI, spool.DirDone, "new", "new-batch", time.Now().Add(time.Second))
+	w.Check()
+	got := h.settle(t, 1)
+	if len(got) != 1 || got[0].Batch != "new-batch" {
+		t.Errorf("got %+v, want new-batch only", got)
+	}
+}
+
+// TestBatchWatch_TakeOver: a marker left unsent by a daemon of this host
+// that died is sent again, once, with its original id; a marker of a live
+// owner or of another host is left alone.
+func TestBatchWatch_TakeOver(t *testing.T) {
+	h := newHook(t)
+	st, n := watchRig(t, h)
+	dir := filepath.Join(st.L.Root, "notify", "batches")
+	os.MkdirAll(dir, 0o750)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(key, owner, batch string) Event {
+		e := BatchFinished(st.Cfg, &spool.BatchTally{Batch: batch, Success: 1, LastFinishedAt: time.Now()}, key, time.Now())
+		data, _ := json.Marshal(markerRecord{Owner: owner, Created: time.Now(), Event: &e})
+		if err := os.WriteFile(filepath.Join(dir, key+".json"), data, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	orphan := mk(batchHash("orphan")+"-1000", "testhost:"+strconv.Itoa(dead.Process.Pid), "orphan")
+	mk(batchHash("live")+"-1000", "testhost:"+strconv.Itoa(os.Getpid()), "live")
+	mk(batchHash("remote")+"-1000", "otherhost:1", "remote")
+	// Two live daemons of this host: two live processes lend their pids.
+	var owners []string
+	for i := 0; i < 2; i++ {
+		p := exec.Command("sleep", "60")
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+		owners = append(owners, "testhost:"+strconv.Itoa(p.Process.Pid))
+	}
+	w1 := &BatchWatch{Store: st, Notifier: n, Owner: owners[0]}
+	w2 := &BatchWatch{Store: st, Notifier: n, Owner: owners[1]}
+	var wg sync.WaitGroup
+	for _, w := range []*BatchWatch{w1, w2, w1, w2} {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Check() }()
+	}
+	wg.Wait()
+	got := h.settle(t, 1)
+	if len(got) != 1 || got[0].ID != orphan.ID || got[0].Batch != "orphan" {
+		t.Fatalf("got %+v, want the orphan's event once", got)
+	}
+	waitFile(t, filepath.Join(dir, batchHash("orphan")+"-1000.sent"))
+	w1.Check()
+	w2.Check()
+	if got := h.events(); len(got) != 1 {
+		t.Errorf("resent after it was sent: %+v", got)
+	}
+}
+
+func waitFile(t *testing.T, p string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

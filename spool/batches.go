@@ -1,0 +1,265 @@
+package spool
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BatchTally is one batch as the spool's folders show it, both lanes
+// together. Archived tasks are not in it.
+type BatchTally struct {
+	Batch                      string
+	Incoming, Pending, Running int // drops not taken yet, and tasks not final
+	Success, Failed, Canceled  int
+	// FailedIDs are the failed tasks' ids, oldest failure first.
+	FailedIDs                        []string
+	FirstSubmittedAt, LastFinishedAt time.Time
+
+	open     bool // seen not final by the scan's second look
+	failedAt []time.Time
+}
+
+// Total is every task of the batch, final or not.
+func (b *BatchTally) Total() int {
+	return b.Incoming + b.Pending + b.Running + b.Success + b.Failed + b.Canceled
+}
+
+// Finished reports whether every task of the batch is final.
+func (b *BatchTally) Finished() bool {
+	return !b.open && b.Incoming+b.Pending+b.Running == 0 && b.Total() > 0
+}
+
+// BatchScanner tallies batches from the task folders, caching what it read
+// of each file by (path, size, mtime) so that a scan re-reads only files
+// that changed. Safe for concurrent use.
+type BatchScanner struct {
+	l     Layout
+	mu    sync.Mutex
+	cache map[string]batchEntry
+}
+
+type batchEntry struct {
+	size  int64
+	mtime time.Time
+	sum   Summary
+}
+
+// NewBatchScanner returns a scanner of the spool at l.
+func NewBatchScanner(l Layout) *BatchScanner {
+	return &BatchScanner{l: l, cache: map[string]batchEntry{}}
+}
+
+// Scan tallies every named batch. A task moves between folders while the
+// scan lists them; a batch must never look finished because one of its
+// tasks was between two listings, so after the final folders the drop
+// boxes, pending/ and running/ are listed a second time, and a batch seen
+// there is not finished. (A task moving backwards, running → pending for a
+// retry, or failed → incoming for `spoolgate retry`, could otherwise be in
+// neither listing.)
+func (b *BatchScanner) Scan() (map[string]*BatchTally, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]*BatchTally{}
+	get := func(name string) *BatchTally {
+		t := out[name]
+		if t == nil {
+			t = &BatchTally{Batch: name}
+			out[name] = t
+		}
+		return t
+	}
+	seen := map[string]bool{}
+	open := []string{DirPending, DirRunning}
+	for pass := 0; pass < 2; pass++ {
+		for _, dir := range b.dropBoxes() {
+			for _, batch := range readDropBatches(dir) {
+				if pass == 0 {
+					get(batch).Incoming++
+				} else {
+					get(batch).open = true
+				}
+			}
+		}
+		dirs := TaskDirs
+		if pass == 1 {
+			dirs = open
+		}
+		for _, k := range Kinds {
+			for _, dir := range dirs {
+				err := b.scanDir(k, dir, seen, func(s Summary, mtime time.Time) {
+					if s.Batch == "" {
+						return
+					}
+					t := get(s.Batch)
+					if pass == 1 {
+						t.open = true
+						return
+					}
+					t.count(dir, s, mtime)
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for p := range b.cache {
+		if !seen[p] {
+			delete(b.cache, p)
+		}
+	}
+	for _, t := range out {
+		sort.Sort(byFailedAt{t})
+	}
+	return out, nil
+}
+
+func (t *BatchTally) count(dir string, s Summary, mtime time.Time) {
+	if !s.SubmittedAt.IsZero() && (t.FirstSubmittedAt.IsZero() || s.SubmittedAt.Before(t.FirstSubmittedAt)) {
+		t.FirstSubmittedAt = s.SubmittedAt
+	}
+	fin := s.FinishedAt
+	if fin.IsZero() {
+		fin = mtime // a final file always has finishedAt; be safe anyway
+	}
+	switch dir {
+	case DirPending:
+		t.Pending++
+		return
+	case DirRunning:
+		t.Running++
+		return
+	case DirDone:
+		t.Success++
+	case DirFailed:
+		t.Failed++
+		t.FailedIDs = append(t.FailedIDs, s.TaskID)
+		t.failedAt = append(t.failedAt, fin)
+	case DirCanceled:
+		t.Canceled++
+	}
+	if fin.After(t.LastFinishedAt) {
+		t.LastFinishedAt = fin
+	}
+}
+
+type byFailedAt struct{ t *BatchTally }
+
+func (s byFailedAt) Len() int { return len(s.t.FailedIDs) }
+func (s byFailedAt) Less(i, j int) bool {
+	if !s.t.failedAt[i].Equal(s.t.failedAt[j]) {
+		return s.t.failedAt[i].Before(s.t.failedAt[j])
+	}
+	return s.t.FailedIDs[i] < s.t.FailedIDs[j]
+}
+func (s byFailedAt) Swap(i, j int) {
+	s.t.FailedIDs[i], s.t.FailedIDs[j] = s.t.FailedIDs[j], s.t.FailedIDs[i]
+	s.t.failedAt[i], s.t.failedAt[j] = s.t.failedAt[j], s.t.failedAt[i]
+}
+
+func (b *BatchScanner) dropBoxes() []string {
+	out := []string{b.l.Incoming()}
+	for _, k := range Kinds {
+		out = append(out, b.l.Lane(k, DirIncoming))
+	}
+	return out
+}
+
+// scanDir calls fn for each task file of one folder (rejected drops left
+// out), with its summary and mtime.
+func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func(Summary, time.Time)) error {
+	path := b.l.Lane(k, dir)
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var rejected map[string]bool
+	if dir == DirFailed {
+		rejected = rejectedDrops(ents)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !IsTaskFileName(name) || IsOwnTemp(name) || rejected[TrimTaskExt(name)] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // moved on meanwhile
+		}
+		p := filepath.Join(path, name)
+		seen[p] = true
+		c, ok := b.cache[p]
+		if !ok || c.size != fi.Size() || !c.mtime.Equal(fi.ModTime()) {
+			s, ok := readSummary(p)
+			if !ok {
+				continue // unreadable: it belongs to no batch we can name
+			}
+			c = batchEntry{size: fi.Size(), mtime: fi.ModTime(), sum: s}
+			b.cache[p] = c
+		}
+		fn(c.sum, c.mtime)
+	}
+	return nil
+}
+
+// rejectedDrops names the NAME.yaml files of failed/ that have NAME.error
+// beside them: drops refused at intake, not tasks.
+func rejectedDrops(ents []os.DirEntry) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range ents {
+		if base, ok := strings.CutSuffix(e.Name(), ".error"); ok {
+			out[base] = true
+		}
+	}
+	return out
+}
+
+// readSummary reads a task file of spoolgate's own folders: the line scan
+// when the file is in spoolgate's form, else a full decode.
+func readSummary(p string) (Summary, bool) {
+	data, _, err := ReadOwn(p, MaxTaskSize)
+	if err != nil {
+		return Summary{}, false
+	}
+	if s, ok := ScanSummary(data); ok {
+		return s, true
+	}
+	t, err := DecodeTask(data)
+	if err != nil {
+		return Summary{}, false
+	}
+	return SummaryOf(t), true
+}
+
+// readDropBatches returns the batch of each drop in dir that names one.
+// Drops are few and change all the time: they are read each time.
+func readDropBatches(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !IsTaskFileName(name) || IsOwnTemp(name) {
+			continue
+		}
+		data, _, err := ReadRegular(filepath.Join(dir, name), MaxTaskSize)
+		if err != nil {
+			continue
+		}
+		if t, err := DecodeTask(data); err == nil && t.Batch != "" {
+			out = append(out, t.Batch)
+		}
+	}
+	return out
+}

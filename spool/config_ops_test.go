@@ -1,0 +1,66 @@
+package spool
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_Ops(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, wantErr string
+		check             func(*Config) string
+	}{
+		{"defaults: nothing sent, nothing archived", "", "", func(c *Config) string {
+			if c.Notify.Enabled() || c.Notify.Wants(EventTaskFailed) || c.Retention.Shortest() != 0 {
+				return "notify or retention on by default"
+			}
+			return ""
+		}},
+		{"command as a string", "notify: {command: /usr/local/bin/on-event}\n", "", func(c *Config) string {
+			if len(c.Notify.Command) != 1 || c.Notify.Command[0] != "/usr/local/bin/on-event" || !c.Notify.Wants(EventBatchFinished) {
+				return "command not read"
+			}
+			if c.Notify.Timeout.D() != 30*time.Second || *c.Notify.Retries != 5 || c.Notify.RetryBackoff.D() != 2*time.Second {
+				return "defaults not filled"
+			}
+			return ""
+		}},
+		{"command as a list, events filtered", "notify: {command: [notify-send, -u, low], events: [task.failed]}\n", "", func(c *Config) string {
+			if len(c.Notify.Command) != 3 || c.Notify.Wants(EventBatchFinished) || !c.Notify.Wants(EventTaskFailed) {
+				return "list or events not read"
+			}
+			return ""
+		}},
+		{"retention in days", "retention: {done: 30d, failed: 90d}\n", "", func(c *Config) string {
+			if c.Retention.For(DirDone) != 30*24*time.Hour || c.Retention.For(DirFailed) != 90*24*time.Hour ||
+				c.Retention.For(DirCanceled) != 0 || c.Retention.Shortest() != 30*24*time.Hour {
+				return "retention not read"
+			}
+			return ""
+		}},
+		{"bad webhook", "notify: {webhook: 'ftp://x'}\n", "notify.webhook", nil},
+		{"unknown event", "notify: {webhook: 'http://127.0.0.1:1/', events: [batch.done]}\n", `notify.events: "batch.done" is not an event`, nil},
+		{"empty program", "notify: {command: ['']}\n", "notify.command", nil},
+		{"retries", "notify: {retries: 21}\n", "notify.retries", nil},
+		{"bad retention", "retention: {done: 30 days}\n", "not a duration", nil},
+		{"negative retention", "retention: {done: -1d}\n", "negative", nil},
+		{"unknown retention key", "retention: {archive: 1d}\n", "field archive not found", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tc.check(c); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,45 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseDuration is time.ParseDuration that also takes days, the unit of
+// retention periods: "30d", "1.5d", "1d12h". A day is 24 hours (retention
+// is not a calendar). Negative durations are refused.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	days, rest, hasDays := strings.Cut(s, "d")
+	if !hasDays {
+		d, err := time.ParseDuration(s)
+		if err == nil && d < 0 {
+			return 0, errors.New("negative")
+		}
+		return d, err
+	}
+	// Only a leading day count: "d" appears in no other unit.
+	n, err := strconv.ParseFloat(days, 64)
+	if err != nil || n < 0 || days == "" || strings.ContainsAny(days, "eEpPxX_+-") || strings.Contains(rest, "d") {
+		return 0, fmt.Errorf("%q: a day count is digits followed by d, such as 30d", s)
+	}
+	const maxDays = 100 * 365 // far beyond any retention; keeps the sum in range
+	if n > maxDays {
+		return 0, fmt.Errorf("%q: over %d days", s, maxDays)
+	}
+	d := time.Duration(n * float64(24*time.Hour))
+	if rest != "" {
+		r, err := time.ParseDuration(rest)
+		if err != nil {
+			return 0, err
+		}
+		if r < 0 {
+			return 0, errors.New("negative")
+		}
+		d += r
+	}
+	return d, nil
+}
