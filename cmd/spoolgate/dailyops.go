@@ -64,7 +64,7 @@ func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
 
 // start runs the components; info is the running daemon's view of its
 // lanes.
-func (o *dailyOps) start(ctx context.Context, info func() []lanes.LaneInfo) {
+func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
 	if o.n == nil {
 		return
 	}
@@ -72,13 +72,13 @@ func (o *dailyOps) start(ctx context.Context, info func() []lanes.LaneInfo) {
 	if o.batch != nil {
 		o.batch.Start(ctx)
 	}
-	web := func() (lanes.LaneInfo, bool) {
+	web := func() (spool.LaneInfo, bool) {
 		for _, li := range info() {
 			if li.Kind == spool.KindWeb {
 				return li, true
 			}
 		}
-		return lanes.LaneInfo{}, false
+		return spool.LaneInfo{}, false
 	}
 	if _, ok := web(); !ok {
 		return // no web lane: no standby, no account holds to tell
@@ -103,7 +103,7 @@ func (o *dailyOps) accountHolds() map[string]notify.Hold {
 		}
 		reason := "disabled in the config"
 		if a, ok := o.cfg.Accounts[m.Account]; !ok || !a.Disabled {
-			reason = "disabled by " + filepath.Join(o.store.L.Accounts(), m.Account+".disabled")
+			reason = "disabled by " + filepath.Join(o.store.Layout.Accounts(), m.Account+".disabled")
 		}
 		out[m.Account] = notify.Hold{Reason: reason}
 	}

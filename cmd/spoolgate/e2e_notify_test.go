@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/notify"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -95,10 +94,10 @@ notify:
   retryBackoff: 50ms
 `
 	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
-	lock := lanes.WebLockPath(r.profiles)
+	lock := spool.RunnerLockPath(r.profiles)
 	a := r.start()
 	e2eWait(t, "daemon A to hold the web lock", 20*time.Second, func() bool {
-		pid, _ := lanes.ReadWebLock(lock)
+		pid, _ := spool.ReadRunnerLock(lock)
 		return pid == a.cmd.Process.Pid
 	})
 	b := r.start()

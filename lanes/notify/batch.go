@@ -95,8 +95,8 @@ func (w *BatchWatch) init() {
 	if w.owner == "" {
 		w.owner = w.Store.Cfg.Host + ":" + strconv.Itoa(os.Getpid())
 	}
-	w.dir = filepath.Join(w.Store.L.Root, "notify", "batches")
-	w.scanner = spool.NewBatchScanner(w.Store.L)
+	w.dir = filepath.Join(w.Store.Layout.Root, "notify", "batches")
+	w.scanner = spool.NewBatchScanner(w.Store.Layout)
 	w.kick = make(chan struct{}, 1)
 }
 

@@ -30,14 +30,14 @@ func put(t *testing.T, st *spool.Store, k spool.Kind, dir, id, batch string, fin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := spool.WriteFileAtomic(st.L.TaskPath(k, dir, id), data); err != nil {
+	if err := spool.WriteFileAtomic(st.Layout.TaskPath(k, dir, id), data); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func remove(t *testing.T, st *spool.Store, k spool.Kind, from, id string) {
 	t.Helper()
-	if err := os.Remove(st.L.TaskPath(k, from, id)); err != nil {
+	if err := os.Remove(st.Layout.TaskPath(k, from, id)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -46,7 +46,7 @@ func watchRig(t *testing.T, h *hook) (*spool.Store, *Notifier) {
 	t.Helper()
 	cfg := testConfig(t, fmt.Sprintf("notify: {webhook: %q, retryBackoff: 10ms}\n", h.URL))
 	st := spool.NewStore(cfg, nil)
-	if err := st.L.Create(); err != nil {
+	if err := st.Layout.Create(); err != nil {
 		t.Fatal(err)
 	}
 	n := New(cfg, nil)
@@ -97,7 +97,7 @@ func TestBatchWatch_ExactlyOnce(t *testing.T) {
 		t.Errorf("event %+v counts %+v", e, e.Counts)
 	}
 	key := e.ID[len(spool.EventBatchFinished)+1:]
-	waitFile(t, filepath.Join(st.L.Root, "notify", "batches", key+".sent"))
+	waitFile(t, filepath.Join(st.Layout.Root, "notify", "batches", key+".sent"))
 
 	// More of the batch arrives and finishes: a second completion, with
 	// the new counts; the open batch never finishes.
@@ -147,7 +147,7 @@ func TestBatchWatch_Since(t *testing.T) {
 func TestBatchWatch_TakeOver(t *testing.T) {
 	h := newHook(t)
 	st, n := watchRig(t, h)
-	dir := filepath.Join(st.L.Root, "notify", "batches")
+	dir := filepath.Join(st.Layout.Root, "notify", "batches")
 	os.MkdirAll(dir, 0o750)
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
