@@ -22,6 +22,15 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"eta":  func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, false) },
 	"etab": func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, true) },
 	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
+	"short": func(st *status.Status, t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return shortTime(st.Now, v)
+		case *time.Time:
+			return shortTime(st.Now, *v)
+		}
+		return ""
+	},
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
@@ -50,7 +59,10 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{range .Running}}<tr class="run"><td>{{.TaskID}}</td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
-{{end}}</section>
+{{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>
+{{range .RejectedDrops}}<tr class="rejected-drop"><td>{{short $.St .At}}</td><td>{{.File}}</td><td>{{.Reason}}</td></tr>
+{{end}}{{if .RejectedMore}}<tr><td colspan="3" class="meta more">{{printf $.L.More .RejectedMore}}</td></tr>{{end}}</table>{{end}}
+</section>
 {{end}}
 <h2>{{.L.Batches}}</h2>
 {{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
@@ -58,6 +70,10 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{range .St.Batches}}<tr class="batch"><td>{{.Batch}}</td><td><span class="bar" data-kind="batch" data-name="{{.Batch}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
 <td>{{$.L.ETA}} {{eta $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · {{$.L.Failed}} {{.Counts.Failed}}</td></tr>
 {{end}}</table>
+{{if .St.Failed}}<h2>{{.L.FailedTasks}}</h2>
+<table class="failed-tasks"><tr><th>{{.L.Task}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
+{{range .St.Failed}}<tr class="failed-task"><td>{{.Lane}}/{{.TaskID}}</td><td>{{.Batch}}</td><td>{{.ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td>{{.Error}}</td></tr>
+{{end}}{{if .St.FailedMore}}<tr><td colspan="6" class="meta more">{{printf .L.More .St.FailedMore}}</td></tr>{{end}}</table>{{end}}
 </body></html>
 `))
 

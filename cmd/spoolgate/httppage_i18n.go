@@ -17,6 +17,8 @@ type pageLabels struct {
 	Rejected, Incoming                          string
 	Task, Model, Attempt, Elapsed, Heartbeat    string
 	Owner, Ago, Stale, Held, Batches, NoBatches string
+	RejectedDrops, File, Reason, When           string
+	FailedTasks, Batch, Class, Attempts, More   string
 }
 
 var (
@@ -27,6 +29,8 @@ var (
 		Rejected: "rejected", Incoming: "incoming",
 		Task: "running", Model: "model", Attempt: "attempt", Elapsed: "elapsed", Heartbeat: "heartbeat",
 		Owner: "owner", Ago: " ago", Stale: "(stale)", Held: "held: ", Batches: "batches", NoBatches: "no batches",
+		RejectedDrops: "rejected drops, newest first", File: "file", Reason: "reason", When: "when",
+		FailedTasks: "failed tasks, newest first", Batch: "batch", Class: "class", Attempts: "attempts", More: "… and %d more",
 	}
 	labelsZH = pageLabels{
 		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
@@ -35,6 +39,8 @@ var (
 		Rejected: "被拒收", Incoming: "待接收",
 		Task: "运行中的任务", Model: "模型", Attempt: "第几次尝试", Elapsed: "已用时", Heartbeat: "心跳",
 		Owner: "执行者", Ago: "前", Stale: "（已失联）", Held: "受阻：", Batches: "批次", NoBatches: "暂无批次",
+		RejectedDrops: "被拒收的文件（最新在前）", File: "文件", Reason: "原因", When: "时间",
+		FailedTasks: "失败的任务（最新在前）", Batch: "批次", Class: "错误类别", Attempts: "尝试次数", More: "…… 另有 %d 个",
 	}
 )
 

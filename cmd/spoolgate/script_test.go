@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 //
 //	waitfile [-t 20s] PATH...  wait until each PATH exists (! waitfile:
 //	                      until none does), polling with a deadline
+//	mtime TIME PATH...    set each PATH's modification time to TIME
+//	                      (RFC 3339), e.g. when a drop was rejected
 //	weblock DIR CONTENT   write CONTENT into the web runner lock file of
 //	                      the profiles folder DIR (the path hashes the user
 //	                      name, so scripts cannot name it themselves)
@@ -49,6 +51,16 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile": cmdWaitFile,
+			"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: mtime TIME PATH...")
+				}
+				at, err := time.Parse(time.RFC3339, args[0])
+				ts.Check(err)
+				for _, p := range args[1:] {
+					ts.Check(os.Chtimes(ts.MkAbs(p), at, at))
+				}
+			},
 			"weblock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {
 					ts.Fatalf("usage: weblock DIR CONTENT")

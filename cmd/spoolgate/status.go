@@ -153,23 +153,23 @@ func renderStatusText(w io.Writer, st *status.Status) {
 		for _, h := range ln.Held {
 			fmt.Fprintf(w, "  held: %s\n", h.Message)
 		}
+		writeRejectedDrops(w, st.Now, ln)
 	}
 	if len(st.Batches) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "batches")
-		width := 0
-		for _, b := range st.Batches {
-			width = max(width, len(b.Batch))
-		}
+		rows := make([][]string, 0, len(st.Batches))
 		for _, b := range st.Batches {
 			var shares []string
 			for _, bl := range b.Lanes {
 				shares = append(shares, fmt.Sprintf("%s %d/%d", bl.Lane, bl.Progress.Finished, bl.Progress.Total))
 			}
-			fmt.Fprintf(w, "  %-*s  %s  ETA %s  (%s; failed %d, canceled %d)\n", width, b.Batch, bar(b.Progress),
-				etaText(st.Now, b.ETA, false), strings.Join(shares, ", "), b.Counts.Failed, b.Counts.Canceled)
+			rows = append(rows, []string{b.Batch, fmt.Sprintf("%s  ETA %s  (%s; failed %d, canceled %d)", bar(b.Progress),
+				etaText(st.Now, b.ETA, false), strings.Join(shares, ", "), b.Counts.Failed, b.Counts.Canceled)})
 		}
+		writeColumns(w, "  ", rows)
 	}
+	writeFailed(w, st)
 }
 
 const barWidth = 20

@@ -60,13 +60,14 @@ func NewSnapshotter(cfg *spool.Config, live func() []spool.LaneInfo) *Snapshotte
 type task struct {
 	lane spool.Kind
 	dir  string
+	name string // file name in dir
 	sum  summary
 }
 
 // Snapshot reads the spool and returns its status at now.
 func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	now = now.UTC()
-	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}}
+	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}, Failed: []Failed{}}
 	if fi, err := os.Stat(s.store.Layout.Root); err != nil {
 		return nil, fmt.Errorf("read spool: %w", err)
 	} else if !fi.IsDir() {
@@ -83,7 +84,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	s.mu.Lock()
 	seen := make(map[string]bool, len(s.cache))
 	perLane := map[spool.Kind][]task{}
-	rejected := map[spool.Kind]int{}
+	rejected := map[spool.Kind][]string{}
 	for _, k := range spool.Kinds {
 		for _, dir := range spool.TaskDirs {
 			ts, rej, err := s.readDir(k, dir, seen)
@@ -92,7 +93,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 				return nil, err
 			}
 			perLane[k] = append(perLane[k], ts...)
-			rejected[k] += rej
+			rejected[k] = append(rejected[k], rej...)
 		}
 	}
 	for p := range s.cache {
@@ -107,7 +108,8 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	batchLanes := map[string]map[spool.Kind]*BatchLane{}
 	disabled := map[string]bool{}
 	for _, k := range spool.Kinds {
-		ln, shares := s.lane(k, perLane[k], rejected[k], now, live, disabled)
+		ln, shares := s.lane(k, perLane[k], len(rejected[k]), now, live, disabled)
+		ln.RejectedDrops, ln.RejectedMore = s.rejectedDrops(k, rejected[k])
 		st.Lanes = append(st.Lanes, ln)
 		for name, bl := range shares {
 			b := batches[name]
@@ -119,6 +121,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 			batchLanes[name][k] = bl
 		}
 	}
+	st.Failed, st.FailedMore = s.failed(perLane)
 	names := make([]string, 0, len(batches))
 	for n := range batches {
 		names = append(names, n)
@@ -159,22 +162,23 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 }
 
 // readDir lists one task folder, parsing the files that changed since the
-// last snapshot. In failed/ it counts rejected drops instead of parsing them.
-func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([]task, int, error) {
+// last snapshot. In failed/ it returns the file names of rejected drops
+// instead of parsing them.
+func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([]task, []string, error) {
 	path := s.store.Layout.Lane(k, dir)
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, 0, nil // not created yet: no daemon has run here
+			return nil, nil, nil // not created yet: no daemon has run here
 		}
-		return nil, 0, fmt.Errorf("read spool: %w", err)
+		return nil, nil, fmt.Errorf("read spool: %w", err)
 	}
 	var rejectedBase map[string]bool
 	if dir == spool.DirFailed {
 		rejectedBase = spool.RejectedDrops(ents)
 	}
 	out := make([]task, 0, len(ents))
-	rejected := 0
+	var rejected []string
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() || !spool.IsTaskFileName(name) || spool.IsOwnTemp(name) {
@@ -182,7 +186,7 @@ func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([
 		}
 		base := spool.TrimTaskExt(name)
 		if rejectedBase[base] {
-			rejected++
+			rejected = append(rejected, name)
 			continue
 		}
 		p := filepath.Join(path, name)
@@ -191,7 +195,7 @@ func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([
 		if !ok || sum.id == "" {
 			sum.id = base // unreadable: still a task in this state
 		}
-		out = append(out, task{lane: k, dir: dir, sum: sum})
+		out = append(out, task{lane: k, dir: dir, name: name, sum: sum})
 	}
 	return out, rejected, nil
 }

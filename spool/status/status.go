@@ -27,6 +27,40 @@ type Status struct {
 	// Batches are the named batches with at least one task, sorted by name.
 	// Tasks without a batch appear only in their lane.
 	Batches []Batch `json:"batches"`
+	// Failed lists the latest failed tasks of both lanes (of every batch,
+	// and of none), newest finishedAt first, at most ListCap of them.
+	Failed []Failed `json:"failed"`
+	// FailedMore counts the failed tasks left out of Failed.
+	FailedMore int `json:"failedMore"`
+}
+
+// ListCap is the most entries Status.Failed and Lane.RejectedDrops hold;
+// the rest are counted in FailedMore and RejectedMore.
+const ListCap = 10
+
+// Failed is one task in failed/.
+type Failed struct {
+	Lane   string `json:"lane"`
+	TaskID string `json:"taskId"`
+	Batch  string `json:"batch,omitempty"`
+	// ErrorClass and Error are the task's own: why its last attempt failed.
+	ErrorClass string `json:"errorClass"`
+	Error      string `json:"error"`
+	// Attempt counts the attempts it was given.
+	Attempt    int        `json:"attempt"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+}
+
+// RejectedDrop is one drop that intake refused: NAME.yaml with NAME.error
+// beside it in the lane's failed/. A rejected drop often has no readable
+// taskId or batch: it is named by its file.
+type RejectedDrop struct {
+	// File is the drop's file name in failed/.
+	File string `json:"file"`
+	// Reason is the first line of NAME.error.
+	Reason string `json:"reason"`
+	// At is when it was rejected (NAME.error's modification time).
+	At time.Time `json:"at"`
 }
 
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
@@ -69,6 +103,10 @@ type Lane struct {
 	// Rejected counts rejected drops in failed/ (NAME.yaml with NAME.error
 	// beside it). They are not tasks and are in no other count.
 	Rejected int `json:"rejected"`
+	// RejectedDrops lists the latest of them, newest first, at most ListCap.
+	RejectedDrops []RejectedDrop `json:"rejectedDrops"`
+	// RejectedMore counts the rejected drops left out of RejectedDrops.
+	RejectedMore int `json:"rejectedMore"`
 	// Progress is finished of total.
 	Progress Progress `json:"progress"`
 	// Running lists the tasks in running/, oldest start first.
