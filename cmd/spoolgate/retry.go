@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -76,7 +77,7 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 			if !bulk {
 				return err
 			}
-			fmt.Fprintf(env.Stderr, "spoolgate: %v\n", err)
+			fmt.Fprintf(env.Stderr, "spoolgate: %s\n", safetext.Text(err.Error()))
 			errs++
 			continue
 		}
