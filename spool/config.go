@@ -61,6 +61,8 @@ type Config struct {
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
+
+	sessions []WebSession // accounts and sites of the web sessions, by checkSessions
 }
 
 // APIConfig holds the API lane's settings.
@@ -97,7 +99,10 @@ type ModelConfig struct {
 	MaxTokensField  string            `yaml:"maxTokensField"` // MaxTokensDefault or MaxCompletionTokens
 	Headers         map[string]string `yaml:"headers"`
 	Site            string            `yaml:"site"`
-	Account         string            `yaml:"account"`
+	// Account pins a web model to one account's session; Accounts to
+	// several; neither: any session of its site (see WebSessions).
+	Account  string   `yaml:"account"`
+	Accounts []string `yaml:"accounts"`
 }
 
 // The values of a model's maxTokensField: the request field that carries
@@ -133,6 +138,12 @@ type SiteConfig struct {
 // AccountConf is one entry of `accounts:`.
 type AccountConf struct {
 	Disabled bool `yaml:"disabled"`
+	// Site is the site the account signs in to; it makes the account a
+	// web session (see WebSessions).
+	Site string `yaml:"site"`
+	// Profile is the session's browser profile folder: absolute, or
+	// relative to web.profiles. Default: see WebSessions.
+	Profile string `yaml:"profile"`
 }
 
 // ConfigError is a start-up error about one key.
@@ -314,9 +325,6 @@ func (c *Config) Check() error {
 			if _, ok := c.Sites[m.Site]; !ok {
 				return &ConfigError{Key: key + ".site", Msg: fmt.Sprintf("%q is not in `sites:`", m.Site)}
 			}
-			if m.Account == "" {
-				m.Account = "default"
-			}
 		case "":
 			return &ConfigError{Key: key + ".kind", Msg: "missing: web or api"}
 		default:
@@ -324,6 +332,9 @@ func (c *Config) Check() error {
 		}
 	}
 	if err := c.checkOps(); err != nil {
+		return err
+	}
+	if err := c.checkSessions(); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(c.Sites))

@@ -14,6 +14,8 @@ type Entry struct {
 	Model       string
 	Account     string // the web model's account, for the off switch
 	Batch       string
+	Site        string   // the web model's site
+	Pinned      []string // the web model's accounts; none: any session of Site
 }
 
 func (e Entry) less(o Entry) bool {
@@ -30,7 +32,7 @@ func (e Entry) less(o Entry) bool {
 func EntryOf(cfg *Config, t *Task) Entry {
 	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch}
 	if m, ok := cfg.Model(t.Model); ok {
-		e.Account = m.Account
+		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
 	}
 	return e
 }

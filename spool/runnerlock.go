@@ -34,18 +34,21 @@ import (
 // hold waiting; and the browser executor's TryLock, which refuses an
 // overlapping call on one executor as transient.
 //
-// The lock is per machine and user: each host has its own profile and so
-// its own session. Several sessions (one per account) will each be one
-// RunnerLock on its own file, with its own mutex.
+// The lock is per machine, user and session: each web session (one
+// account in one profile, see Config.WebSessions) is one RunnerLock on its
+// own file, with its own mutex. Across hosts sharing a spool, the
+// account's lease (AccountLease) keeps one account on one host.
 
-// WebConcurrency is the web lane's concurrency. It is 1, always, and not a
-// setting: see the comment above.
+// WebConcurrency is how many tasks one web session runs at once. It is 1,
+// always, and not a setting: see the comment above. The web lane runs one
+// session per account, so its parallelism comes only from more accounts.
 const WebConcurrency = 1
 
-// Concurrency is how many tasks lane k runs at once under cfg.
+// Concurrency is how many tasks lane k runs at once under cfg: for the web
+// lane, WebConcurrency per session.
 func Concurrency(cfg *Config, k Kind) int {
 	if k == KindWeb {
-		return WebConcurrency
+		return WebConcurrency * max(1, len(cfg.WebSessions()))
 	}
 	return cfg.API.Concurrency
 }
@@ -69,7 +72,18 @@ var sessionMus sync.Map // path -> *sync.Mutex
 // RunnerLockPath is the lock file of the web session in profiles:
 // web-runner-<h>.lock, h = first 12 hex digits of SHA-256 of the OS user
 // name, so two instances of one user never drive one session at once.
+// It is the lock of the first web session (see Config.WebSessions).
 func RunnerLockPath(profiles string) string {
+	return filepath.Join(profiles, "web-runner-"+userHash()+".lock")
+}
+
+// sessionLockPath is the lock file of the web session of account, other
+// than the first: web-runner-<h>-<account>.lock.
+func sessionLockPath(profiles, account string) string {
+	return filepath.Join(profiles, "web-runner-"+userHash()+"-"+account+".lock")
+}
+
+func userHash() string {
 	name := "unknown"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
@@ -77,13 +91,18 @@ func RunnerLockPath(profiles string) string {
 		name = v
 	}
 	sum := sha256.Sum256([]byte(name))
-	return filepath.Join(profiles, "web-runner-"+hex.EncodeToString(sum[:])[:12]+".lock")
+	return hex.EncodeToString(sum[:])[:12]
 }
 
-// NewRunnerLock returns the web session's lock in profiles; it takes
+// NewRunnerLock returns the first web session's lock in profiles; it takes
 // nothing.
 func NewRunnerLock(profiles string) *RunnerLock {
-	p := RunnerLockPath(profiles)
+	return OpenRunnerLock(RunnerLockPath(profiles))
+}
+
+// OpenRunnerLock returns the session lock at path (WebSession.Lock); it
+// takes nothing.
+func OpenRunnerLock(p string) *RunnerLock {
 	mu, _ := sessionMus.LoadOrStore(filepath.Clean(p), new(sync.Mutex))
 	return &RunnerLock{path: p, fl: flock.New(p), mu: mu.(*sync.Mutex)}
 }
