@@ -11,11 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
 // Daemon is `spoolgate run`: intake, the two lanes, cancel requests. It
-// owns every goroutine it starts.
+// owns every goroutine it starts. Its lifecycle is startstop's: Started is
+// closed once recovery is done and the lanes and the watcher have started.
 type Daemon struct {
 	Store     *spool.Store
 	Executors map[spool.Kind]Executor // a lane without an executor does not run
@@ -27,11 +29,35 @@ type Daemon struct {
 	lanes   map[spool.Kind]*Lane
 	watcher *spool.Watcher
 	once    sync.Once
+	stopped func() // ends the startstop run; set by Start
+
+	startstop.Base
 }
 
 // Start creates the spool's folders, repairs what a crash left, rebuilds the
 // pending indexes from disk, and starts the lanes and the watcher.
 func (d *Daemon) Start(ctx context.Context) error {
+	ctx, ok, started, stopped := d.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	err := d.start(ctx)
+	if err != nil {
+		stopped()
+		return err
+	}
+	d.stopped = stopped
+	for _, l := range d.lanes {
+		<-l.Started()
+	}
+	<-d.watcher.Started()
+	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
+		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", spool.WebConcurrency)
+	started()
+	return nil
+}
+
+func (d *Daemon) start(ctx context.Context) error {
 	d.cfg = d.Store.Cfg
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -59,13 +85,13 @@ func (d *Daemon) Start(ctx context.Context) error {
 			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k])})
 	}
 	for _, l := range d.lanes {
-		l.Start(ctx)
+		_ = l.Start(ctx) // a lane's Start cannot fail
 	}
 	dirs := []spool.WatchDir{{Path: d.Store.Layout.Incoming()}}
 	for _, k := range spool.Kinds {
 		dirs = append(dirs,
 			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirIncoming), Lane: k},
-			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, Immediate: true, Accept: spool.ValidTaskID})
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, CancelRequests: true, Accept: spool.ValidTaskID})
 	}
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
@@ -77,8 +103,6 @@ func (d *Daemon) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
-		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", spool.WebConcurrency)
 	return nil
 }
 
@@ -126,19 +150,26 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 		for _, l := range d.lanes {
 			l.Stop()
 		}
-		d.Log.Info("stopped")
+		if d.stopped != nil {
+			d.Log.Info("stopped")
+			d.stopped()
+		}
 	})
 }
 
-// Stop is Shutdown with the configured shutdownGrace.
+// Stop is Shutdown with the configured shutdownGrace. Safe to call twice,
+// and before Start.
 func (d *Daemon) Stop() {
+	if !d.Running() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownGrace.D())
 	defer cancel()
 	d.Shutdown(ctx)
 }
 
 func (d *Daemon) handle(w spool.WatchDir, name string) {
-	if w.Immediate {
+	if w.CancelRequests {
 		d.cancelRequest(w.Lane, name)
 		return
 	}
@@ -154,6 +185,9 @@ func (d *Daemon) handle(w spool.WatchDir, name string) {
 		laneLogger(d.Log, res.Lane).Info("accepted", "taskId", res.Task.TaskID, "file", name)
 		if l != nil {
 			l.Requeue(res.Task)
+		}
+		if d.Hooks.OnAccept != nil {
+			d.Hooks.OnAccept(res.Lane, res.Task)
 		}
 	case spool.Rejected:
 		laneLogger(d.Log, res.Lane).Warn("rejected drop", "file", name, "moved", res.Path, "reason", res.Reason)
@@ -186,6 +220,9 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		if err := os.Remove(req); err != nil && !errors.Is(err, os.ErrNotExist) {
 			log.Error("consume cancel request", "err", err)
 		}
+		if d.Hooks.OnCancelRequest != nil {
+			d.Hooks.OnCancelRequest(k, id)
+		}
 	}
 	l := d.lanes[k]
 	ours := func() bool {
@@ -203,7 +240,7 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		where := d.Store.Layout.Locate(k, id)
 		switch where {
 		case spool.DirPending:
-			err := d.Store.CancelPending(k, id, time.Now())
+			t, err := d.Store.CancelPending(k, id, time.Now())
 			if errors.Is(err, os.ErrNotExist) {
 				continue // claimed just now: look again
 			}
@@ -218,6 +255,7 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 			}
 			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("canceled while pending")
 			consume()
+			d.Hooks.final(k, t)
 			return
 		case spool.DirRunning:
 			// Our claims register their runner before they move the file,

@@ -6,8 +6,9 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-// Hooks let the daemon's observers (metrics) see what the lanes do. Every
-// hook is optional and is called synchronously: keep it cheap.
+// Hooks let the daemon's observers (metrics) and tests see what the lanes
+// do: tests wait on these events (river's test signals), not on the disk.
+// Every hook is optional and is called synchronously: keep it cheap.
 type Hooks struct {
 	// OnAttemptEnd is called after an attempt's outcome is written: t as
 	// written (state pending when it will be retried), d the attempt's
@@ -17,4 +18,27 @@ type Hooks struct {
 	OnReject func(lane spool.Kind, reason string)
 	// OnReclaim is called when a stale task is reclaimed.
 	OnReclaim func(k spool.Kind, t *spool.Task)
+
+	// OnAccept is called when intake has made a drop a pending task.
+	OnAccept func(k spool.Kind, t *spool.Task)
+	// OnAttemptStart is called when an attempt starts: t is marked
+	// running and its executor is about to be called.
+	OnAttemptStart func(k spool.Kind, t *spool.Task)
+	// OnFinal is called whenever this daemon has put a task in done/,
+	// failed/ or canceled/ (an attempt's end, a reclaim, a cancel of a
+	// pending task), with the record as written.
+	OnFinal func(k spool.Kind, t *spool.Task)
+	// OnCancelRequest is called when a cancel request for id has been
+	// handled and consumed (or left to the daemon that runs the task).
+	OnCancelRequest func(k spool.Kind, id string)
+	// OnHold is called when a lane starts holding its tasks for a new
+	// reason (lane paused, account disabled).
+	OnHold func(k spool.Kind, reason string)
+}
+
+// final calls OnFinal for t if t is in a final state.
+func (h Hooks) final(k spool.Kind, t *spool.Task) {
+	if h.OnFinal != nil && t.State.Final() {
+		h.OnFinal(k, t)
+	}
 }

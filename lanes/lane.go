@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -38,10 +39,8 @@ type Lane struct {
 
 	lastReclaim time.Time
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	wg     sync.WaitGroup // runners
-	once   sync.Once
+	startstop.Base
+	wg sync.WaitGroup // runners
 }
 
 // LaneOptions configures a Lane.
@@ -84,10 +83,18 @@ func (l *Lane) Index() *spool.Index { return l.index }
 func (l *Lane) Kind() spool.Kind { return l.kind }
 
 // Start runs the scheduler loop until Stop.
-func (l *Lane) Start(ctx context.Context) {
-	ctx, l.cancel = context.WithCancel(ctx)
-	l.done = make(chan struct{})
-	go l.loop(ctx)
+// Start runs the scheduler loop until Stop; Started is closed once the
+// loop has done its first round.
+func (l *Lane) Start(ctx context.Context) error {
+	ctx, ok, started, stopped := l.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		l.loop(ctx, started)
+	}()
+	return nil
 }
 
 // Wake asks for a scheduling round now.
@@ -130,18 +137,13 @@ func (l *Lane) WaitRunning(ctx context.Context) bool {
 // Stop ends the loop after canceling whatever still runs (back to pending,
 // no attempt spent) and waits for every goroutine. Safe to call twice.
 func (l *Lane) Stop() {
-	l.once.Do(func() {
-		l.Drain()
-		l.CancelRunning(ErrShutdown)
-		l.wg.Wait()
-		if l.cancel != nil {
-			l.cancel()
-			<-l.done
-		}
-		if l.lock != nil {
-			_ = l.lock.Unlock()
-		}
-	})
+	l.Drain()
+	l.CancelRunning(ErrShutdown)
+	l.wg.Wait()
+	l.Base.Stop()
+	if l.lock != nil {
+		_ = l.lock.Unlock()
+	}
 }
 
 // Info is the lane's live view.
@@ -156,8 +158,7 @@ func (l *Lane) Info() spool.LaneInfo {
 	return li
 }
 
-func (l *Lane) loop(ctx context.Context) {
-	defer close(l.done)
+func (l *Lane) loop(ctx context.Context, started func()) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -168,6 +169,7 @@ func (l *Lane) loop(ctx context.Context) {
 		case <-timer.C:
 		}
 		next := l.round(ctx)
+		started()
 		// Look again at least every second: pause files, account switches
 		// and the web lock change without events.
 		d := time.Second
@@ -249,6 +251,9 @@ func (l *Lane) holdOnce(reason string) {
 	if l.held != reason {
 		l.held = reason
 		l.log.Info("held", "reason", reason)
+		if l.hooks.OnHold != nil {
+			l.hooks.OnHold(l.kind, reason)
+		}
 	}
 }
 
@@ -347,8 +352,10 @@ func (l *Lane) markRunning(lease *spool.Lease, e spool.Entry) (*spool.Task, *spo
 	if !ok || model.Kind != l.kind {
 		o := spool.Outcome{State: spool.StateFailed, Class: spool.ClassInvalid,
 			Error: fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)}
-		if _, err := lease.Finish(o, time.Now()); err != nil {
+		if t, err := lease.Finish(o, time.Now()); err != nil {
 			l.log.Error("finish failed", "taskId", e.ID, "err", err)
+		} else {
+			l.hooks.final(l.kind, t)
 		}
 		return nil, nil, false
 	}

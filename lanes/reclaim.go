@@ -20,6 +20,7 @@ func (l *Lane) reclaim(now time.Time) {
 		switch r.Action {
 		case spool.Completed:
 			log.Info("completed a final move left by a crash", "state", t.State)
+			l.hooks.final(l.kind, t)
 		case spool.Returned:
 			log.Info("claim cut short: back to pending", "reason", r.Reason)
 			l.Requeue(t)
@@ -31,6 +32,7 @@ func (l *Lane) reclaim(now time.Time) {
 			if l.hooks.OnReclaim != nil {
 				l.hooks.OnReclaim(l.kind, t)
 			}
+			l.hooks.final(l.kind, t)
 		}
 	}
 }

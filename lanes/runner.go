@@ -101,6 +101,9 @@ func (r *runner) run(parent context.Context) {
 	}
 	start := time.Now()
 	r.log.Info("attempt started", "model", r.task.Model, "owner", r.task.Owner)
+	if l.hooks.OnAttemptStart != nil {
+		l.hooks.OnAttemptStart(l.kind, r.task.Clone())
+	}
 
 	hbDone := make(chan struct{})
 	hbStop := make(chan struct{})
@@ -209,6 +212,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	if l.hooks.OnAttemptEnd != nil {
 		l.hooks.OnAttemptEnd(l.kind, t, took)
 	}
+	l.hooks.final(l.kind, t)
 }
 
 // writeOutput writes the answer to <spool>/output/<output>, durably, never

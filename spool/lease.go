@@ -229,13 +229,12 @@ func (l *Lease) Return(notBefore time.Time) error {
 // canceled, so readers of canceled/ never see a half-written record. An
 // error matching os.ErrNotExist means it is no longer pending (claimed or
 // canceled meanwhile): look where it is now.
-func (s *Store) CancelPending(k Kind, id string, now time.Time) error {
+func (s *Store) CancelPending(k Kind, id string, now time.Time) (*Task, error) {
 	l, err := s.Claim(k, id, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = l.Finish(Outcome{State: StateCanceled, Class: ClassCanceled, Error: "canceled by request before it started"}, now)
-	return err
+	return l.Finish(Outcome{State: StateCanceled, Class: ClassCanceled, Error: "canceled by request before it started"}, now)
 }
 
 // RequestCancel drops <lane>/cancel/ID: whichever daemon holds the task

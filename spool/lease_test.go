@@ -205,13 +205,13 @@ func TestStale(t *testing.T) {
 func TestStore_CancelPendingAndRetry(t *testing.T) {
 	s := newTestStore(t)
 	accept(t, s, "c")
-	if err := s.CancelPending(KindAPI, "c", time.Now()); err != nil {
+	if _, err := s.CancelPending(KindAPI, "c", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRead(t, s, DirCanceled, "c"); got.State != StateCanceled || got.ErrorClass != ClassCanceled || got.Attempt != 0 {
 		t.Fatalf("canceled: %+v", got)
 	}
-	if err := s.CancelPending(KindAPI, "c", time.Now()); !errors.Is(err, os.ErrNotExist) {
+	if _, err := s.CancelPending(KindAPI, "c", time.Now()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("second cancel: %v, want ErrNotExist", err)
 	}
 	from, err := s.Retry(KindAPI, "c")

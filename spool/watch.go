@@ -6,19 +6,21 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/spoolgate/spoolgate/internal/startstop"
 )
 
 // WatchDir is one folder a Watcher reports files from.
 type WatchDir struct {
 	Path string
 	Lane Kind // "" for the lane-less drop box
-	// Immediate folders (cancel requests) report a file at first sight:
-	// their content does not matter, so there is nothing to settle.
-	Immediate bool
+	// CancelRequests marks a lane's cancel/ folder: a request file is
+	// reported at first sight, since its content does not matter and so
+	// there is nothing to settle.
+	CancelRequests bool
 	// Accept filters names; nil means IsTaskFileName.
 	Accept func(name string) bool
 }
@@ -47,10 +49,7 @@ type Watcher struct {
 	// goroutine.
 	AfterRescan func()
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-	kick   chan struct{}
+	startstop.Base
 }
 
 type obs struct {
@@ -69,8 +68,27 @@ type obs struct {
 // before the file counts as renamed into place.
 const debounce = 5 * time.Millisecond
 
-// Start begins watching; it returns once the first rescan is queued.
+// Start begins watching. Started is closed once the first full rescan
+// has listed every folder (and fsnotify, unless Poll, watches them).
 func (w *Watcher) Start(ctx context.Context) error {
+	ctx, ok, started, stopped := w.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	fw, err := w.open()
+	if err != nil {
+		stopped()
+		return err
+	}
+	go func() {
+		defer stopped()
+		w.loop(ctx, fw, started)
+	}()
+	return nil
+}
+
+// open sets the defaults and, unless Poll, watches every folder.
+func (w *Watcher) open() (*fsnotify.Watcher, error) {
 	if w.Log == nil {
 		w.Log = slog.New(slog.DiscardHandler)
 	}
@@ -87,38 +105,15 @@ func (w *Watcher) Start(ctx context.Context) error {
 			for _, d := range w.Dirs {
 				if err := fw.Add(d.Path); err != nil {
 					fw.Close()
-					return &TaskPathError{Path: d.Path, Err: err}
+					return nil, &TaskPathError{Path: d.Path, Err: err}
 				}
 			}
 		}
 	}
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	w.kick = make(chan struct{}, 1)
-	go w.loop(ctx, fw)
-	return nil
+	return fw, nil
 }
 
-// Stop ends the watcher and waits for its goroutine; safe to call twice.
-func (w *Watcher) Stop() {
-	w.once.Do(func() {
-		if w.cancel != nil {
-			w.cancel()
-			<-w.done
-		}
-	})
-}
-
-// Kick asks for a full rescan now.
-func (w *Watcher) Kick() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher) {
-	defer close(w.done)
+func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()) {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if fw != nil {
@@ -157,6 +152,7 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher) {
 		}
 	}
 	doRescan()
+	started()
 	for {
 		now := time.Now()
 		next := w.process(cands, now)
@@ -168,8 +164,6 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher) {
 		case <-ctx.Done():
 			return
 		case <-rescan.C:
-			doRescan()
-		case <-w.kick:
 			doRescan()
 		case <-timer.C:
 		case ev, ok := <-events:
@@ -246,7 +240,7 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 		}
 		ready := false
 		switch {
-		case d.Immediate || !fi.Mode().IsRegular():
+		case d.CancelRequests || !fi.Mode().IsRegular():
 			ready = true // nothing to settle: taken or rejected as it is
 		case !o.seen || fi.Size() != o.size || !fi.ModTime().Equal(o.mtime):
 			if o.seen {

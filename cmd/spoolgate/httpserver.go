@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -27,85 +27,108 @@ type httpServer struct {
 	info    func() []spool.LaneInfo
 	metrics *metrics
 	now     func() time.Time
+	cfg     *spool.Config
 
-	srv  *http.Server
-	addr net.Addr // nil when not listening
+	listenHost string
+	addr       net.Addr // nil when not listening
 
-	stopOnce sync.Once
-	done     chan struct{}
+	startstop.Base
 }
 
-// startHTTP serves on cfg.HTTP until Stop (not until ctx ends: the page
-// stays up while the daemon drains). "off" serves nothing; an address that
-// cannot be bound (a port in use) is logged as a warning and serves
-// nothing either: the daemon runs without its page rather than not at all.
-// Only a malformed address is an error. The result is never nil on success,
-// so Hooks and Stop may always be called.
+// startHTTP is newHTTPServer and Start: the server runs when it returns.
 func startHTTP(ctx context.Context, cfg *spool.Config, info func() []spool.LaneInfo, log *slog.Logger) (*httpServer, error) {
+	h, err := newHTTPServer(cfg, info, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHTTPServer checks cfg.HTTP ("host:port" or "off") and returns the
+// server, not yet listening. Its Hooks work whether it ever serves or not.
+func newHTTPServer(cfg *spool.Config, info func() []spool.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if info == nil {
 		info = func() []spool.LaneInfo { return nil }
 	}
-	h := &httpServer{log: log, info: info, now: time.Now, done: make(chan struct{})}
+	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
 	h.snap = status.NewSnapshotter(cfg, info)
 	h.metrics = newMetrics(h)
-	if cfg.HTTP == "off" {
-		close(h.done)
-		return h, nil
+	if cfg.HTTP != "off" {
+		host, _, err := net.SplitHostPort(cfg.HTTP)
+		if err != nil {
+			return nil, fmt.Errorf("http: %q is not host:port or off: %w", cfg.HTTP, err)
+		}
+		h.listenHost = host
 	}
-	listenHost, _, err := net.SplitHostPort(cfg.HTTP)
-	if err != nil {
-		return nil, fmt.Errorf("http: %q is not host:port or off: %w", cfg.HTTP, err)
+	return h, nil
+}
+
+// Start serves on cfg.HTTP until Stop (not until ctx ends: the page stays
+// up while the daemon drains). "off" serves nothing; an address that
+// cannot be bound (a port in use) is logged as a warning and serves
+// nothing either: the daemon runs without its page rather than not at all.
+// Started is closed once it listens (or has decided not to).
+func (h *httpServer) Start(ctx context.Context) error {
+	ctx, ok, started, stopped := h.StartInit(context.WithoutCancel(ctx))
+	if !ok {
+		return nil
 	}
-	ln, err := net.Listen("tcp", cfg.HTTP)
-	if err != nil {
-		log.Warn("status page and metrics disabled: cannot listen", "addr", cfg.HTTP, "err", err)
-		close(h.done)
-		return h, nil
+	var ln net.Listener
+	if h.cfg.HTTP != "off" {
+		var err error
+		if ln, err = net.Listen("tcp", h.cfg.HTTP); err != nil {
+			h.log.Warn("status page and metrics disabled: cannot listen", "addr", h.cfg.HTTP, "err", err)
+		}
+	}
+	if ln == nil {
+		started()
+		go func() { <-ctx.Done(); stopped() }()
+		return nil
 	}
 	h.addr = ln.Addr()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", h.page)
 	mux.HandleFunc("/api/status", h.apiStatus)
-	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
-	base := context.WithoutCancel(ctx)
-	h.srv = &http.Server{
-		Handler:           newHostGuard(listenHost, h.addr, cfg.Host, log, readOnly(mux)),
+	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
+	srv := &http.Server{
+		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, readOnly(mux)),
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
+	served := make(chan struct{})
 	go func() {
-		defer close(h.done)
-		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server stopped", "err", err)
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.log.Error("http server stopped", "err", err)
 		}
 	}()
-	log.Info("status page", "url", "http://"+h.addr.String()+"/")
-	warnIfOpen(log, h.addr)
-	return h, nil
+	go func() {
+		defer stopped()
+		<-ctx.Done()
+		// Stop: wait up to 2 s for requests in flight.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		<-served
+	}()
+	h.log.Info("status page", "url", "http://"+h.addr.String()+"/")
+	warnIfOpen(h.log, h.addr)
+	started()
+	return nil
 }
 
 // Addr is the address served, or nil when not listening.
 func (h *httpServer) Addr() net.Addr { return h.addr }
-
-// Stop shuts the server down, waiting up to 2s for requests in flight, and
-// returns when its goroutine has ended. Safe to call twice.
-func (h *httpServer) Stop() {
-	h.stopOnce.Do(func() {
-		if h.srv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			if err := h.srv.Shutdown(ctx); err != nil {
-				_ = h.srv.Close()
-			}
-		}
-	})
-	<-h.done
-}
 
 // Hooks feed the counters and histograms of /metrics; give them to the lanes.
 func (h *httpServer) Hooks() lanes.Hooks { return h.metrics.hooks() }
