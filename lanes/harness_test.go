@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,12 +61,19 @@ type rig struct {
 	d     *lanes.Daemon
 	web   *lanestest.Fake
 	api   *lanestest.Fake
+	sig   *signals
 }
 
-// start runs a daemon with fresh fakes on cfg and stops it at cleanup.
-func start(t *testing.T, cfg *spool.Config) *rig {
+// start runs a daemon with fresh fakes on cfg and stops it at cleanup. Its
+// test signals go to sig, or to a new recorder if sig is nil.
+func start(t *testing.T, cfg *spool.Config, sig ...*signals) *rig {
 	t.Helper()
 	r := &rig{t: t, cfg: cfg, web: &lanestest.Fake{Exclusive: true}, api: &lanestest.Fake{Quota: cfg.API.Concurrency}}
+	if len(sig) > 0 {
+		r.sig = sig[0]
+	} else {
+		r.sig = newSignals()
+	}
 	r.store = spool.NewStore(cfg, nil)
 	r.startDaemon()
 	return r
@@ -73,13 +81,87 @@ func start(t *testing.T, cfg *spool.Config) *rig {
 
 func (r *rig) startDaemon() {
 	log := slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r.d = &lanes.Daemon{Store: r.store, Log: log,
+	r.d = &lanes.Daemon{Store: r.store, Log: log, Hooks: r.sig.hooks(),
 		Executors: map[spool.Kind]lanes.Executor{spool.KindWeb: r.web, spool.KindAPI: r.api}}
 	if err := r.d.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
+	select {
+	case <-r.d.Started():
+	default:
+		r.t.Fatal("Daemon.Start returned before Started was closed")
+	}
 	d := r.d
 	r.t.Cleanup(d.Stop)
+}
+
+// signals records a daemon's test signals (lanes.Hooks), so that tests
+// wait on events, never on the disk.
+type signals struct {
+	mu       sync.Mutex
+	changed  chan struct{} // closed at each event, then replaced
+	accepted map[string]bool
+	started  map[string]int         // attempts started
+	final    map[string]*spool.Task // the final record as written
+	cancels  map[string]bool        // cancel requests handled
+	held     map[string]bool        // "lane: reason"
+}
+
+func newSignals() *signals {
+	return &signals{changed: make(chan struct{}), accepted: map[string]bool{}, started: map[string]int{},
+		final: map[string]*spool.Task{}, cancels: map[string]bool{}, held: map[string]bool{}}
+}
+
+func key(k spool.Kind, id string) string { return string(k) + "/" + id }
+
+func (s *signals) note(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *signals) hooks() lanes.Hooks {
+	return lanes.Hooks{
+		OnAccept:        func(k spool.Kind, t *spool.Task) { s.note(func() { s.accepted[key(k, t.TaskID)] = true }) },
+		OnAttemptStart:  func(k spool.Kind, t *spool.Task) { s.note(func() { s.started[key(k, t.TaskID)]++ }) },
+		OnFinal:         func(k spool.Kind, t *spool.Task) { s.note(func() { s.final[key(k, t.TaskID)] = t.Clone() }) },
+		OnCancelRequest: func(k spool.Kind, id string) { s.note(func() { s.cancels[key(k, id)] = true }) },
+		OnHold:          func(k spool.Kind, reason string) { s.note(func() { s.held[string(k)+": "+reason] = true }) },
+	}
+}
+
+// wait blocks until cond (called with the recorder locked) holds, waking
+// at each event; it fails the test after d.
+func (s *signals) wait(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		ok, ch := cond(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout.C:
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+	}
+}
+
+// finals counts the tasks of lane k that reached a final folder.
+func (s *signals) finals(k spool.Kind) int {
+	n := 0
+	for key := range s.final {
+		if strings.HasPrefix(key, string(k)+"/") {
+			n++
+		}
+	}
+	return n
 }
 
 type testWriter struct{ t *testing.T }
@@ -111,18 +193,6 @@ func drop(t *testing.T, cfg *spool.Config, lane spool.Kind, id, model, content s
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // final returns the final folder and task of id, or "" while not final.
 func final(store *spool.Store, k spool.Kind, id string) (string, *spool.Task) {
 	for _, d := range []string{spool.DirDone, spool.DirFailed, spool.DirCanceled} {
@@ -133,12 +203,15 @@ func final(store *spool.Store, k spool.Kind, id string) (string, *spool.Task) {
 	return "", nil
 }
 
-// waitFinal waits until id is in a final folder and returns it.
-func waitFinal(t *testing.T, store *spool.Store, k spool.Kind, id string, d time.Duration) (string, *spool.Task) {
+// waitFinal waits for the signal that id reached a final folder, then
+// reads it there.
+func waitFinal(t *testing.T, r *rig, k spool.Kind, id string, d time.Duration) (string, *spool.Task) {
 	t.Helper()
-	var dir string
-	var task *spool.Task
-	waitFor(t, d, id+" to finish", func() bool { dir, task = final(store, k, id); return dir != "" })
+	r.sig.wait(t, d, id+" to finish", func() bool { return r.sig.final[key(k, id)] != nil })
+	dir, task := final(r.store, k, id)
+	if dir == "" {
+		t.Fatalf("%s signalled final but is in no final folder (%s)", id, r.store.Layout.Locate(k, id))
+	}
 	return dir, task
 }
 

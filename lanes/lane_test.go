@@ -24,7 +24,7 @@ func TestDaemon_RunsBothLanes(t *testing.T) {
 	drop(t, cfg, "", "routed", "chat", "routed by the model's kind")
 	for i := 0; i < 10; i++ {
 		id := fmt.Sprintf("a%d", i)
-		dir, task := waitFinal(t, r.store, spool.KindAPI, id, 10*time.Second)
+		dir, task := waitFinal(t, r, spool.KindAPI, id, 10*time.Second)
 		if dir != spool.DirDone || task.State != spool.StateSuccess || task.Attempt != 1 {
 			t.Fatalf("%s: %s state=%s attempt=%d err=%s", id, dir, task.State, task.Attempt, task.Error)
 		}
@@ -36,7 +36,7 @@ func TestDaemon_RunsBothLanes(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"w0", "w1", "w2", "routed"} {
-		if dir, task := waitFinal(t, r.store, spool.KindWeb, id, 10*time.Second); dir != spool.DirDone {
+		if dir, task := waitFinal(t, r, spool.KindWeb, id, 10*time.Second); dir != spool.DirDone {
 			t.Fatalf("%s ended in %s: %s", id, dir, task.Error)
 		}
 	}
@@ -54,10 +54,13 @@ func TestLane_WebNeverOverlaps(t *testing.T) {
 	for i := 0; i < n; i++ {
 		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%03d", i), "chat", "x")
 	}
-	waitFor(t, 20*time.Second, "half done", func() bool { return countFiles(t, r.store, spool.KindWeb, spool.DirDone) >= n/2 })
+	r.sig.wait(t, 20*time.Second, "half done", func() bool { return r.sig.finals(spool.KindWeb) >= n/2 })
 	r.d.Stop()
 	r.startDaemon() // a restart: a new daemon, the same fake session
-	waitFor(t, 30*time.Second, "all done", func() bool { return countFiles(t, r.store, spool.KindWeb, spool.DirDone) == n })
+	r.sig.wait(t, 30*time.Second, "all done", func() bool { return r.sig.finals(spool.KindWeb) == n })
+	if got := countFiles(t, r.store, spool.KindWeb, spool.DirDone); got != n {
+		t.Fatalf("%d of %d in done/", got, n)
+	}
 	if r.web.Max() != 1 || r.web.Collisions() != 0 {
 		t.Fatalf("web lane overlapped: max %d at once, %d collisions", r.web.Max(), r.web.Collisions())
 	}
@@ -78,7 +81,7 @@ func TestLane_APIConcurrency(t *testing.T) {
 				drop(t, cfg, spool.KindAPI, fmt.Sprintf("a%d", i), "fast", "[[duration=150ms]]")
 			}
 			for i := 0; i < 3*conc+2; i++ {
-				if dir, task := waitFinal(t, r.store, spool.KindAPI, fmt.Sprintf("a%d", i), 20*time.Second); dir != spool.DirDone {
+				if dir, task := waitFinal(t, r, spool.KindAPI, fmt.Sprintf("a%d", i), 20*time.Second); dir != spool.DirDone {
 					t.Fatalf("a%d: %s %s", i, dir, task.Error)
 				}
 			}
@@ -108,7 +111,7 @@ func TestLane_RetriesAndClasses(t *testing.T) {
 		drop(t, cfg, spool.KindAPI, tt.id, "fast", tt.id+" "+tt.content)
 	}
 	for _, tt := range tests {
-		dir, task := waitFinal(t, r.store, spool.KindAPI, tt.id, 10*time.Second)
+		dir, task := waitFinal(t, r, spool.KindAPI, tt.id, 10*time.Second)
 		if dir != tt.dir || task.ErrorClass != tt.class || task.Attempt != tt.attempt {
 			t.Errorf("%s: %s class=%q attempt=%d (want %s %q %d) error=%q", tt.id, dir, task.ErrorClass, task.Attempt, tt.dir, tt.class, tt.attempt, task.Error)
 		}
@@ -134,7 +137,7 @@ func TestLane_StaleReclaim(t *testing.T) {
 	cfg := testConfig(t, "")
 	r := start(t, cfg)
 	drop(t, cfg, spool.KindWeb, "stuck", "chat", "[[stall]]")
-	dir, task := waitFinal(t, r.store, spool.KindWeb, "stuck", 20*time.Second)
+	dir, task := waitFinal(t, r, spool.KindWeb, "stuck", 20*time.Second)
 	if dir != spool.DirFailed || task.ErrorClass != spool.ClassStale || task.Attempt != cfg.MaxAttempts() {
 		t.Fatalf("got %s class=%s attempt=%d error=%q", dir, task.ErrorClass, task.Attempt, task.Error)
 	}
@@ -159,7 +162,7 @@ func TestLane_ReclaimDeadOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := start(t, cfg)
-	dir, task := waitFinal(t, r.store, spool.KindAPI, "orphan", 5*time.Second)
+	dir, task := waitFinal(t, r, spool.KindAPI, "orphan", 5*time.Second)
 	if dir != spool.DirDone || task.Attempt != 2 {
 		t.Fatalf("got %s attempt=%d error=%q", dir, task.Attempt, task.Error)
 	}
@@ -170,13 +173,13 @@ func TestDaemon_Cancel(t *testing.T) {
 	r := start(t, cfg)
 	// Running: a task that would hang; cancel ends it with its stage.
 	drop(t, cfg, spool.KindWeb, "long", "chat", "[[hang]]")
-	waitFor(t, 5*time.Second, "long running", func() bool { return r.store.Layout.Locate(spool.KindWeb, "long") == spool.DirRunning })
+	r.sig.wait(t, 5*time.Second, "long running", func() bool { return r.sig.started["web/long"] == 1 })
 	// Pending: queued behind the running web task.
 	drop(t, cfg, spool.KindWeb, "queued", "chat", "never runs")
-	waitFor(t, 5*time.Second, "queued pending", func() bool { return r.store.Layout.Locate(spool.KindWeb, "queued") == spool.DirPending })
+	r.sig.wait(t, 5*time.Second, "queued pending", func() bool { return r.sig.accepted["web/queued"] })
 	// Finished: an API task done before the cancel.
 	drop(t, cfg, spool.KindAPI, "quick", "fast", "quick")
-	waitFinal(t, r.store, spool.KindAPI, "quick", 5*time.Second)
+	waitFinal(t, r, spool.KindAPI, "quick", 5*time.Second)
 
 	for _, c := range []struct {
 		k  spool.Kind
@@ -186,16 +189,16 @@ func TestDaemon_Cancel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if dir, task := waitFinal(t, r.store, spool.KindWeb, "queued", 5*time.Second); dir != spool.DirCanceled || task.State != spool.StateCanceled || task.Attempt != 0 {
+	if dir, task := waitFinal(t, r, spool.KindWeb, "queued", 5*time.Second); dir != spool.DirCanceled || task.State != spool.StateCanceled || task.Attempt != 0 {
 		t.Errorf("queued: %s %s attempt %d", dir, task.State, task.Attempt)
 	}
 	start := time.Now()
-	dir, task := waitFinal(t, r.store, spool.KindWeb, "long", 5*time.Second)
+	dir, task := waitFinal(t, r, spool.KindWeb, "long", 5*time.Second)
 	if dir != spool.DirCanceled || task.State != spool.StateCanceled || task.ErrorClass != spool.ClassCanceled {
 		t.Errorf("long: %s %s %s", dir, task.State, task.ErrorClass)
 	}
 	t.Logf("running task canceled within %s; error %q", time.Since(start), task.Error)
-	if dir, task := waitFinal(t, r.store, spool.KindAPI, "quick", time.Second); dir != spool.DirDone || task.State != spool.StateSuccess {
+	if dir, task := waitFinal(t, r, spool.KindAPI, "quick", time.Second); dir != spool.DirDone || task.State != spool.StateSuccess {
 		t.Errorf("quick: %s %s: a finished task must keep its real result", dir, task.State)
 	}
 	for _, c := range []struct {
@@ -203,7 +206,10 @@ func TestDaemon_Cancel(t *testing.T) {
 		id string
 	}{{spool.KindWeb, "queued"}, {spool.KindWeb, "long"}, {spool.KindAPI, "quick"}} {
 		p := r.store.Layout.CancelPath(c.k, c.id)
-		waitFor(t, 5*time.Second, "request consumed "+p, func() bool { _, err := os.Stat(p); return os.IsNotExist(err) })
+		r.sig.wait(t, 5*time.Second, "request handled "+p, func() bool { return r.sig.cancels[string(c.k)+"/"+c.id] })
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("request %s not consumed: %v", p, err)
+		}
 	}
 }
 
@@ -219,19 +225,19 @@ func TestLane_PauseAndAccountSwitch(t *testing.T) {
 	}
 	drop(t, cfg, spool.KindAPI, "held", "fast", "x")
 	drop(t, cfg, spool.KindWeb, "off", "chat", "x")
-	waitFor(t, 5*time.Second, "both pending", func() bool {
-		return r.store.Layout.Locate(spool.KindAPI, "held") == spool.DirPending && r.store.Layout.Locate(spool.KindWeb, "off") == spool.DirPending
+	// Each lane takes both in and says why it holds them.
+	r.sig.wait(t, 5*time.Second, "both accepted and held", func() bool {
+		return r.sig.accepted["api/held"] && r.sig.accepted["web/off"] &&
+			r.sig.held["api: lane paused: remove "+r.store.Layout.Paused(spool.KindAPI)+" to resume"] &&
+			r.sig.held["web: account ops1 disabled: its tasks wait"]
 	})
-	// Several scheduling rounds pass; neither may start.
-	rounds := time.Now().Add(1500 * time.Millisecond)
-	waitFor(t, 5*time.Second, "rounds to pass", func() bool { return time.Now().After(rounds) })
 	if r.api.Total() != 0 || r.web.Total() != 0 {
 		t.Fatalf("held tasks ran: api %d web %d", r.api.Total(), r.web.Total())
 	}
 	os.Remove(r.store.Layout.Paused(spool.KindAPI))
 	os.Remove(r.store.Layout.Accounts() + "/ops1.disabled")
-	waitFinal(t, r.store, spool.KindAPI, "held", 5*time.Second)
-	waitFinal(t, r.store, spool.KindWeb, "off", 5*time.Second)
+	waitFinal(t, r, spool.KindAPI, "held", 5*time.Second)
+	waitFinal(t, r, spool.KindWeb, "off", 5*time.Second)
 }
 
 // Shutdown drains for the grace period, then puts what still runs back to
@@ -240,7 +246,7 @@ func TestDaemon_ShutdownReturnsToPending(t *testing.T) {
 	cfg := testConfig(t, "shutdownGrace: 100ms\n")
 	r := start(t, cfg)
 	drop(t, cfg, spool.KindAPI, "slow", "fast", "[[hang]]")
-	waitFor(t, 5*time.Second, "running", func() bool { return r.store.Layout.Locate(spool.KindAPI, "slow") == spool.DirRunning })
+	r.sig.wait(t, 5*time.Second, "running", func() bool { return r.sig.started["api/slow"] == 1 })
 	r.d.Stop()
 	task, err := r.store.Read(spool.KindAPI, spool.DirPending, "slow")
 	if err != nil {
@@ -259,13 +265,17 @@ func TestDaemon_TwoDaemonsOneSpool(t *testing.T) {
 	cfgA.Heartbeat, cfgA.StaleAfter = spool.Duration(200*time.Millisecond), spool.Duration(5*time.Second)
 	cfgB := *cfgA
 	cfgB.Host = "otherhost"
-	a := start(t, cfgA)
-	b := start(t, &cfgB)
+	sig := newSignals() // both daemons' signals
+	a := start(t, cfgA, sig)
+	b := start(t, &cfgB, sig)
 	const n = 500
 	for i := 0; i < n; i++ {
 		drop(t, cfgA, spool.KindAPI, fmt.Sprintf("t%03d", i), "fast", "[[duration=2ms]]")
 	}
-	waitFor(t, 60*time.Second, "all done", func() bool { return countFiles(t, a.store, spool.KindAPI, spool.DirDone) == n })
+	sig.wait(t, 60*time.Second, "all done", func() bool { return sig.finals(spool.KindAPI) == n })
+	if got := countFiles(t, a.store, spool.KindAPI, spool.DirDone); got != n {
+		t.Fatalf("%d of %d in done/", got, n)
+	}
 	total := map[string]int{}
 	for _, f := range []*lanestest.Fake{a.api, b.api} {
 		for id, c := range f.CallCounts() {

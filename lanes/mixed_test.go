@@ -34,9 +34,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		if withWeb {
 			want += webTasks
 		}
-		waitFor(t, 10*time.Second, "all pending", func() bool {
-			return countFiles(t, r.store, spool.KindAPI, spool.DirPending)+countFiles(t, r.store, spool.KindWeb, spool.DirPending) == want
-		})
+		r.sig.wait(t, 10*time.Second, "all pending", func() bool { return len(r.sig.accepted) == want })
 		for _, k := range spool.Kinds {
 			if err := removeFile(r.store.Layout.Paused(k)); err != nil {
 				t.Fatal(err)
@@ -48,7 +46,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		starts := make([]time.Time, apiTasks)
 		first := time.Time{}
 		for i := 0; i < apiTasks; i++ {
-			dir, task := waitFinal(t, r.store, spool.KindAPI, fmt.Sprintf("a%02d", i), 30*time.Second)
+			dir, task := waitFinal(t, r, spool.KindAPI, fmt.Sprintf("a%02d", i), 30*time.Second)
 			if dir != spool.DirDone {
 				t.Fatalf("a%02d: %s", i, dir)
 			}

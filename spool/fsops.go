@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -195,18 +194,6 @@ func kindOf(m os.FileMode) string {
 		return "device"
 	}
 	return "special file"
-}
-
-// UniqueName returns dir/base+ext, or dir/base~N+ext for the first N that
-// does not exist yet: for rejected drops, which never overwrite each other.
-func UniqueName(dir, base, ext string) string {
-	p := filepath.Join(dir, base+ext)
-	for n := 2; ; n++ {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			return p
-		}
-		p = filepath.Join(dir, base+"~"+strconv.Itoa(n)+ext)
-	}
 }
 
 // now is the clock; tests may not replace it, but one place reads it.

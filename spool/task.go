@@ -92,9 +92,6 @@ type Task struct {
 	Result      string     `yaml:"result,omitempty"`
 }
 
-// Lane returns the lane the task belongs to: its modelKind.
-func (t *Task) Lane() Kind { return t.ModelKind }
-
 // Clone returns a copy that shares nothing mutable with t.
 func (t *Task) Clone() *Task { c := *t; return &c }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -259,11 +260,12 @@ func (r *e2eRig) read(k spool.Kind, dir, id string) *spool.Task {
 }
 
 // final waits until task id is in done/, failed/ or canceled/ of lane k
-// and returns it.
+// and returns it; it wakes at each event in those folders.
 func (r *e2eRig) final(k spool.Kind, id string, within time.Duration) *spool.Task {
 	r.t.Helper()
 	var t *spool.Task
-	e2eWait(r.t, "task "+id+" to finish", within, func() bool {
+	dirs := []string{r.L.Lane(k, spool.DirDone), r.L.Lane(k, spool.DirFailed), r.L.Lane(k, spool.DirCanceled)}
+	testkit.WaitFS(r.t, "task "+id+" to finish", within, dirs, func() bool {
 		switch dir := r.L.Locate(k, id); dir {
 		case spool.DirDone, spool.DirFailed, spool.DirCanceled:
 			t = r.read(k, dir, id)
@@ -274,11 +276,12 @@ func (r *e2eRig) final(k spool.Kind, id string, within time.Duration) *spool.Tas
 	return t
 }
 
-// running waits until task id is in running/ with cond true and returns it.
+// running waits until task id is in running/ with cond true and returns
+// it; it wakes at each event in running/ (every heartbeat is one).
 func (r *e2eRig) running(k spool.Kind, id string, within time.Duration, cond func(*spool.Task) bool) *spool.Task {
 	r.t.Helper()
 	var t *spool.Task
-	e2eWait(r.t, "task "+id+" running", within, func() bool {
+	testkit.WaitFS(r.t, "task "+id+" running", within, []string{r.L.Lane(k, spool.DirRunning)}, func() bool {
 		t = r.read(k, spool.DirRunning, id)
 		return t != nil && t.State == spool.StateRunning && cond(t)
 	})

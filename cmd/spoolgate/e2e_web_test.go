@@ -17,6 +17,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -278,7 +279,7 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 	// The heartbeat stops: attempt 1's heartbeatAt no longer moves once
 	// the browser is stopped, until the stale rule ends the attempt.
 	var lastHB time.Time
-	e2eWait(t, "attempt 1 to end", 20*time.Second, func() bool {
+	testkit.WaitFS(t, "attempt 1 to end", 20*time.Second, []string{w.L.Lane(spool.KindWeb, spool.DirRunning)}, func() bool {
 		rt := w.read(spool.KindWeb, spool.DirRunning, "frozen")
 		if rt == nil || rt.Attempt != 1 {
 			return rt != nil || w.L.Locate(spool.KindWeb, "frozen") != spool.DirRunning

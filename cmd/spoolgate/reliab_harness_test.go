@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -127,6 +128,7 @@ type daemon struct {
 	log   string // its stderr
 	trace string // its trace folder
 	done  chan struct{}
+	ready *testkit.Ready
 	err   error
 }
 
@@ -164,7 +166,8 @@ func (r *rig) start(o daemonOpts) *daemon {
 	cmd := exec.Command("spoolgate", "run", "--config", cfg)
 	cmd.Dir = r.dir
 	cmd.Stdout, cmd.Stderr = lf, lf
-	env := append(os.Environ(), "SPOOLGATE_FAKE=1", "SPOOLGATE_FAKE_TRACE="+o.Trace)
+	ready := testkit.NewReady(r.t)
+	env := append(os.Environ(), "SPOOLGATE_FAKE=1", "SPOOLGATE_FAKE_TRACE="+o.Trace, ready.Env())
 	if o.Scale != 0 {
 		env = append(env, "SPOOLGATE_FAKE_SCALE="+strconv.FormatFloat(o.Scale, 'f', -1, 64))
 	}
@@ -172,7 +175,7 @@ func (r *rig) start(o daemonOpts) *daemon {
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start daemon %s: %v", o.Name, err)
 	}
-	d := &daemon{t: r.t, name: o.Name, cmd: cmd, log: logPath, trace: o.Trace, done: make(chan struct{})}
+	d := &daemon{t: r.t, name: o.Name, cmd: cmd, log: logPath, trace: o.Trace, done: make(chan struct{}), ready: ready}
 	go func() { d.err = cmd.Wait(); close(d.done) }()
 	r.t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
@@ -187,6 +190,13 @@ func (r *rig) start(o daemonOpts) *daemon {
 }
 
 func (d *daemon) pid() int { return d.cmd.Process.Pid }
+
+// waitReady waits for the daemon's READY=1: it has recovered the spool and
+// its lanes and intake run.
+func (d *daemon) waitReady() {
+	d.t.Helper()
+	d.ready.Wait(d.t, "daemon "+d.name, 15*time.Second)
+}
 
 // kill SIGKILLs the daemon and waits for it; it returns the moment it was
 // known dead (unix nano), which ends a traced call cut short.
@@ -265,17 +275,6 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval, not synchronization
 	}
-}
-
-// waitSpool waits until a daemon has created every folder of the spool at
-// root (the API lane's logs/ is the last one Layout.Create makes).
-func waitSpool(t *testing.T, root string) {
-	t.Helper()
-	p := spool.NewLayout(root).Lane(spool.KindAPI, spool.DirLogs)
-	waitFor(t, 15*time.Second, "spool folders created at "+root, func() bool {
-		_, err := os.Stat(p)
-		return err == nil
-	})
 }
 
 // taskYAML renders a drop.

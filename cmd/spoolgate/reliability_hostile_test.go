@@ -69,7 +69,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 	}
 	before := snapshot(t, h.outside)
 	h.d = r.start(daemonOpts{Name: "hostile"})
-	waitSpool(t, r.spool)
+	h.d.waitReady()
 	h.in = h.l.Lane(spool.KindAPI, spool.DirIncoming)
 
 	cases := []hostileCase{
@@ -385,7 +385,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 		}
 	}
 	d := r.start(daemonOpts{Name: "tenk"})
-	waitFor(t, 15*time.Second, "the daemon started", func() bool { return strings.Contains(d.logText(), "msg=started") })
+	d.waitReady()
 	begin := time.Now()
 	for i := range n {
 		if err := os.Rename(filepath.Join(in, fmt.Sprintf(".t%05d.part", i)), filepath.Join(in, fmt.Sprintf("t%05d.yaml", i))); err != nil {
@@ -424,7 +424,7 @@ func TestReliability_Permissions(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	d := r.start(daemonOpts{Name: "perm"})
 	syscall.Umask(old)
-	waitSpool(t, r.spool)
+	d.waitReady()
 	l := spool.NewLayout(r.spool)
 	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "ok.yaml", taskYAML("ok", "fast", "fine", "output: sub/ok.txt"))
 	dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), "w.yaml", taskYAML("w", "chat", "web"))

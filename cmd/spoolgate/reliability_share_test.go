@@ -107,8 +107,8 @@ func TestReliability_NetworkShare(t *testing.T) {
 
 	r := newRig(t, rigOpts{Spool: filepath.Join(mnt, "spool")})
 	d := r.start(daemonOpts{Name: "share"})
+	d.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
-	waitSpool(t, bl.Root)
 	bound := r.opts.Rescan + r.opts.Settle
 	// slack: intake itself, six drops in a row over FUSE (fsyncs, link+unlink
 	// moves), on two cores under -race.
@@ -165,8 +165,9 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	rb := newRig(t, rigOpts{Spool: filepath.Join(mntB, "spool")})
 	a := ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof")})
 	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
+	a.waitReady()
+	b.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
-	waitSpool(t, bl.Root)
 	n := 120
 	if !fullRun() {
 		n = 40
@@ -239,8 +240,8 @@ func TestReliability_FullDisk(t *testing.T) {
 	})
 	r := newRig(t, rigOpts{Spool: filepath.Join(disk, "spool")})
 	d := r.start(daemonOpts{Name: "full"})
+	d.waitReady()
 	l := spool.NewLayout(r.spool)
-	waitSpool(t, l.Root)
 	var ids []string
 	for i := range 30 {
 		id := fmt.Sprintf("full-%02d", i)

@@ -195,7 +195,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a", Host: "a", Profiles: filepath.Join(r.dir, "prof-a")})
 	l := spool.NewLayout(r.spool)
-	waitSpool(t, r.spool)
+	a.waitReady()
 	dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
 	waitFor(t, 10*time.Second, "A's call starts", func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) > 0

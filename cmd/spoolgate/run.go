@@ -73,7 +73,11 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 	}
 	ops.start(context.WithoutCancel(ctx), d.Info)
 	defer ops.stop()
+	if err := notifyReady(); err != nil {
+		log.Warn("sd_notify READY=1 failed", "err", err)
+	}
 	<-ctx.Done()
+	_ = notifyStopping()
 	log.Info("shutting down: draining", "grace", cfg.ShutdownGrace.D())
 	grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace.D())
 	defer cancel()

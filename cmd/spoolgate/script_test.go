@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +40,10 @@ func TestMain(m *testing.M) {
 //	                      until none does), polling with a deadline
 //	mtime TIME PATH...    set each PATH's modification time to TIME
 //	                      (RFC 3339), e.g. when a drop was rejected
+//	readysocket           set NOTIFY_SOCKET for the commands that follow,
+//	                      to a socket of the script's own
+//	waitready [-t 20s]    wait until a daemon says READY=1 on it (an
+//	                      event: no polling)
 //	weblock DIR CONTENT   write CONTENT into the web runner lock file of
 //	                      the profiles folder DIR (the path hashes the user
 //	                      name, so scripts cannot name it themselves)
@@ -50,7 +57,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": cmdWaitFile,
+			"waitfile":    cmdWaitFile,
+			"readysocket": cmdReadySocket,
+			"waitready":   cmdWaitReady,
 			"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: mtime TIME PATH...")
@@ -99,6 +108,50 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("%s did not appear within %s", a, limit)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// readySockets holds each script's notify socket.
+var readySockets sync.Map // *testscript.TestScript -> *net.UnixConn
+
+func cmdReadySocket(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: readysocket")
+	}
+	dir, err := os.MkdirTemp("", "sg-ready") // a socket path must be short
+	ts.Check(err)
+	path := filepath.Join(dir, "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	ts.Check(err)
+	readySockets.Store(ts, c)
+	ts.Defer(func() { c.Close(); os.RemoveAll(dir); readySockets.Delete(ts) })
+	ts.Setenv("NOTIFY_SOCKET", path)
+}
+
+func cmdWaitReady(ts *testscript.TestScript, neg bool, args []string) {
+	limit := 20 * time.Second
+	if len(args) == 2 && args[0] == "-t" {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		limit, args = d, nil
+	}
+	v, ok := readySockets.Load(ts)
+	if neg || len(args) != 0 || !ok {
+		ts.Fatalf("usage: waitready [-t DURATION], after readysocket")
+	}
+	c := v.(*net.UnixConn)
+	ts.Check(c.SetReadDeadline(time.Now().Add(limit)))
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			ts.Fatalf("no READY=1 within %s: %v", limit, err)
+		}
+		for _, line := range strings.Split(string(buf[:n]), "\n") {
+			if line == "READY=1" {
+				return
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package apimodel
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -72,23 +72,8 @@ func executor(t testing.TB, c *spool.Config) *Executor {
 	return e
 }
 
-// logBuf is a concurrency-safe log sink for leak checks.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// logBuf is testkit's goroutine-safe buffer.
+type logBuf = testkit.Buffer
 
 func job(c *spool.Config, model, prompt, content string, log *logBuf) *lanes.Job {
 	m, _ := c.Model(model)

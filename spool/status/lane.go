@@ -1,0 +1,222 @@
+package status
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// lane builds one lane's view and the batches' shares of it.
+func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool) (Lane, map[string]*BatchLane) {
+	cfg := s.cfg
+	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
+	ln.Concurrency = cfg.API.Concurrency
+	if k == spool.KindWeb {
+		ln.Concurrency = spool.WebConcurrency
+	}
+	ln.Paused = s.store.Paused(k)
+	ln.Incoming = countDrops(s.store.Layout.Lane(k, spool.DirIncoming))
+
+	shares := map[string]*BatchLane{}
+	share := func(b string) *BatchLane {
+		if b == "" {
+			return nil
+		}
+		bl := shares[b]
+		if bl == nil {
+			bl = &BatchLane{Lane: string(k)}
+			shares[b] = bl
+		}
+		return bl
+	}
+
+	var done []summary
+	var pending []summary
+	var running []summary
+	heldAccount := map[string]int{}
+	heldBatch := map[string]string{} // batch -> why it cannot be estimated
+	var deferred int
+	var until time.Time
+	for _, t := range ts {
+		ln.Counts.add(t.dir)
+		if bl := share(t.sum.batch); bl != nil {
+			bl.Counts.add(t.dir)
+		}
+		switch t.dir {
+		case spool.DirDone:
+			done = append(done, t.sum)
+		case spool.DirRunning:
+			running = append(running, t.sum)
+		case spool.DirPending:
+			if acct := s.account(t.sum.model); acct != "" && s.disabledAccount(acct, disabled) {
+				heldAccount[acct]++
+				if t.sum.batch != "" {
+					heldBatch[t.sum.batch] = "tasks wait on disabled account " + acct
+				}
+				continue
+			}
+			if t.sum.notBefore.After(now) {
+				deferred++
+				if until.IsZero() || t.sum.notBefore.Before(until) {
+					until = t.sum.notBefore
+				}
+			}
+			pending = append(pending, t.sum)
+		}
+	}
+	ln.Progress = progressOf(ln.Counts)
+
+	// Running tasks.
+	sort.Slice(running, func(i, j int) bool {
+		if !running[i].startedAt.Equal(running[j].startedAt) {
+			return running[i].startedAt.Before(running[j].startedAt)
+		}
+		return running[i].id < running[j].id
+	})
+	for _, r := range running {
+		rt := Running{TaskID: r.id, Model: r.model, Batch: r.batch, Attempt: r.attempt, Owner: r.owner, StartedAt: r.startedAt}
+		if !r.startedAt.IsZero() {
+			rt.ElapsedSeconds = secs(now.Sub(r.startedAt))
+		}
+		if !r.heartbeatAt.IsZero() {
+			rt.HeartbeatAt = ptr(r.heartbeatAt)
+		}
+		age, stale := spool.Stale(spool.Summary{HeartbeatAt: r.heartbeatAt, StartedAt: r.startedAt}, now, cfg.Timing().StaleAfter)
+		rt.HeartbeatAgeSeconds, rt.Stale = secs(age), stale
+		ln.Running = append(ln.Running, rt)
+	}
+
+	// Held reasons. <lane>/paused holds the lane on every host;
+	// <lane>/paused.HOST on that host alone (shared spools), which this
+	// view names whichever host reads it.
+	if _, err := os.Lstat(s.store.Layout.Paused(k)); err == nil {
+		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
+			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
+	}
+	for _, host := range pausedHosts(s.store.Layout.Lane(k, "")) {
+		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Host: host,
+			Message: fmt.Sprintf("lane paused on host %s (spoolgate resume %s --host %s)", host, k, host)})
+	}
+	accts := make([]string, 0, len(heldAccount))
+	for a := range heldAccount {
+		accts = append(accts, a)
+	}
+	sort.Strings(accts)
+	for _, a := range accts {
+		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
+			Message: fmt.Sprintf("%s: account %s is disabled", wait(heldAccount[a]), a)})
+	}
+	if k == spool.KindWeb {
+		pid, host := s.runner()
+		if pid != 0 {
+			ln.Runner = fmt.Sprintf("pid %d on %s", pid, host)
+		}
+		if li, ok := live[k]; ok && li.Standby {
+			h := Held{Kind: HeldStandby, Message: "this daemon is in standby: another process runs the web lane"}
+			if li.Holder != "" {
+				h.Message = "this daemon is in standby behind " + li.Holder
+			}
+			h.PID, h.Host = pid, host
+			ln.Held = append(ln.Held, h)
+		} else if pid != 0 && !ln.Paused && len(running) == 0 && len(pending) > deferred {
+			ln.Held = append(ln.Held, Held{Kind: HeldRunner, PID: pid, Host: host, Count: len(pending) - deferred,
+				Message: fmt.Sprintf("%s: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", wait(len(pending)-deferred), pid, host)})
+		}
+	}
+	if deferred > 0 {
+		ln.Held = append(ln.Held, Held{Kind: HeldDeferred, Count: deferred, Until: ptr(until),
+			Message: fmt.Sprintf("%s deferred until %s (retry back-off)", plural(deferred, "task"), until.Format(time.RFC3339))})
+	}
+
+	// ETA.
+	typical, samples := typicalDuration(k, done)
+	ln.ETA = ETA{TypicalSeconds: secs(typical), Samples: samples}
+	finish := simulate(now, ln.Concurrency, typical, running, pending)
+	batchEnd := map[string]time.Duration{}
+	var end time.Duration
+	for i, f := range finish {
+		end = max(end, f)
+		var b string
+		if i < len(running) {
+			b = running[i].batch
+		} else {
+			b = pending[i-len(running)].batch
+		}
+		if b != "" {
+			batchEnd[b] = max(batchEnd[b], f)
+		}
+	}
+	if ln.Paused && len(running)+len(pending) > 0 {
+		ln.ETA.Note = "lane paused"
+	} else {
+		ln.ETA.Seconds = ptr(secs(end))
+		ln.ETA.At = ptr(now.Add(end))
+		if n := ln.Counts.Pending - len(pending); n > 0 {
+			ln.ETA.Note = fmt.Sprintf("excludes %s held by a disabled account", plural(n, "task"))
+		}
+	}
+	for b, bl := range shares {
+		bl.ETA = ETA{TypicalSeconds: ln.ETA.TypicalSeconds, Samples: samples}
+		left := bl.Counts.Pending + bl.Counts.Running
+		switch {
+		case ln.Paused && left > 0:
+			bl.ETA.Note = "lane paused"
+		case heldBatch[b] != "":
+			bl.ETA.Note = heldBatch[b]
+		default:
+			bl.ETA.Seconds = ptr(secs(batchEnd[b]))
+			bl.ETA.At = ptr(now.Add(batchEnd[b]))
+		}
+	}
+	return ln, shares
+}
+
+func (s *Snapshotter) account(model string) string {
+	if m, ok := s.cfg.Model(model); ok {
+		return m.Account
+	}
+	return ""
+}
+
+func (s *Snapshotter) disabledAccount(a string, memo map[string]bool) bool {
+	v, ok := memo[a]
+	if !ok {
+		v = s.store.AccountDisabled(a)
+		memo[a] = v
+	}
+	return v
+}
+
+// runner returns who holds the web runner lock, by the lock file's content.
+// It never takes the lock. A holder on this host whose process is gone
+// (the daemon crashed, so the OS freed the lock but the content stayed)
+// counts as no holder.
+func (s *Snapshotter) runner() (int, string) {
+	pid, host := spool.ReadRunnerLock(spool.RunnerLockPath(s.cfg.Web.Profiles))
+	if pid <= 0 {
+		return 0, ""
+	}
+	if host == s.cfg.Host && pid != os.Getpid() && spool.ProcessGone(pid) {
+		return 0, ""
+	}
+	return pid, host
+}
+
+// pausedHosts lists the hosts that have a paused.HOST file in a lane folder.
+func pausedHosts(laneDir string) []string {
+	ents, err := os.ReadDir(laneDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if h, ok := strings.CutPrefix(e.Name(), spool.PausedFile+"."); ok && h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
