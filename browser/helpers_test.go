@@ -31,15 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 // needChromium skips (or, under CI=true, fails) when no browser is here.
-func needChromium(t *testing.T) {
-	t.Helper()
-	if _, err := FindBrowser(&spool.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v); install the chromium package to run the browser tests", err)
-	}
-}
+func needChromium(t *testing.T) { testkit.NeedChromium(t) }
 
 // syncBuf is testkit's goroutine-safe buffer.
 type syncBuf = testkit.Buffer
@@ -78,17 +70,7 @@ models:
   - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}
   - {name: chat-web-prompt, kind: web, site: standin, needEmptyPrompt: false}
 sites:
-  standin:
-    url: %q
-    input: "textarea.input"
-    send: "button[type=submit]"
-    answer: ".message.assistant"
-    busy: "button.stop"
-    loggedOut: "a.login"
-    newChat: "button.new-chat"
-    error: ".error"
-    promptInput: "textarea.system"
-`, t.TempDir(), o.taskTimeout, stand.URL())
+%s`, t.TempDir(), o.taskTimeout, testkit.StandinSite(stand.URL()))
 	cfg, err := spool.ParseConfig([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)

@@ -31,19 +31,9 @@ func e2eWebModels(url string) string {
   - {name: chat-web, kind: web, site: standin, account: demo, needEmptyPrompt: true}
   - {name: chat-web-prompt, kind: web, site: standin, account: demo}
 sites:
-  standin:
-    url: %q
-    input: "textarea.input"
-    send: "button[type=submit]"
-    answer: ".message.assistant"
-    busy: "button.stop"
-    loggedOut: "a.login"
-    newChat: "button.new-chat"
-    error: ".error"
-    promptInput: "textarea.system"
-accounts:
+%saccounts:
   demo: {disabled: false}
-`, url)
+`, testkit.StandinSite(url))
 }
 
 // e2eWeb is a web test's rig, stand-in and signed-in profile.

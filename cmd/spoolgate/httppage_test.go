@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,27 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
-
-const chromiumPath = "/usr/bin/chromium"
-
-// needChromium returns the browser to test with: it fails the test when
-// CI=true and there is none, and skips it otherwise.
-func needChromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true but no Chromium at %s or on PATH", chromiumPath)
-	}
-	t.Skipf("no Chromium at %s or on PATH: skipping the browser test (install the chromium package)", chromiumPath)
-	return ""
-}
 
 type pageBar struct {
 	Kind     string  `json:"kind"`
@@ -68,7 +48,7 @@ const pageJS = `(() => ({
 // checks that it renders, and that every bar shows, and draws, the counts
 // of the spool.
 func TestHTTPServer_PageInChromium(t *testing.T) {
-	browser := needChromium(t)
+	browser := testkit.NeedChromium(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := httpSpool(t)
 	h := startTestHTTP(t, cfg, webInfo(false))
@@ -78,22 +58,7 @@ func TestHTTPServer_PageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("no-pings", true),
-		chromedp.WindowSize(1200, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, browser)...)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()

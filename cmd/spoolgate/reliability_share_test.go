@@ -161,8 +161,11 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	mountBindfs(t, backing, mntA)
 	mountBindfs(t, backing, mntB)
 
-	ra := newRig(t, rigOpts{Spool: filepath.Join(mntA, "spool")})
-	rb := newRig(t, rigOpts{Spool: filepath.Join(mntB, "spool")})
+	// Generous liveness: under load a slow FUSE fsync must not make a live
+	// attempt look stale; that reclaim would be a legitimate second run
+	// (and FUSE has no atomic fence), and this test is about claims.
+	ra := newRig(t, rigOpts{Spool: filepath.Join(mntA, "spool"), StaleAfter: 5 * time.Second})
+	rb := newRig(t, rigOpts{Spool: filepath.Join(mntB, "spool"), StaleAfter: 5 * time.Second})
 	a := ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof")})
 	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
 	a.waitReady()

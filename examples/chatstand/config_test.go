@@ -3,6 +3,7 @@ package chatstand
 import (
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -19,7 +20,12 @@ func TestSiteStandinConfig(t *testing.T) {
 			t.Errorf("model %s: %+v", name, m)
 		}
 	}
-	if s := cfg.Sites["standin"]; s.PromptInput != "textarea.system" || s.Error != ".error" || s.Busy != "button.stop" {
-		t.Errorf("site standin: %+v", s)
+	// The tests' stand-in site (testkit.StandinSite) is this file's.
+	kit, err := spool.ParseConfig([]byte("sites:\n" + testkit.StandinSite(cfg.Sites["standin"].URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.Sites["standin"]; s != kit.Sites["standin"] || s.PromptInput != "textarea.system" || s.Error != ".error" || s.Busy != "button.stop" {
+		t.Errorf("site standin: %+v\ntestkit.StandinSite: %+v", s, kit.Sites["standin"])
 	}
 }

@@ -1,0 +1,69 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumNames are the browsers a test may drive, in order of preference.
+var chromiumNames = []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// NeedChromium returns the Chromium to test with. Without one it skips
+// the test, or fails it under CI=true (CI installs Chromium: a missing
+// one there is a broken CI, not a reason to skip).
+func NeedChromium(t testing.TB) string {
+	t.Helper()
+	for _, n := range chromiumNames {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but no Chromium (tried %v)", chromiumNames)
+	}
+	t.Skipf("no Chromium (tried %v): install the chromium package to run the browser tests", chromiumNames)
+	return ""
+}
+
+// StandinSite is the `sites:` entry named standin for the chat-page
+// stand-in (examples/chatstand) served at url: its page's own selectors,
+// exactly as examples/site-standin.yaml has them (a test there holds the
+// two in step).
+func StandinSite(url string) string {
+	return fmt.Sprintf(`  standin:
+    url: %q
+    input: "textarea.input"
+    send: "button[type=submit]"
+    answer: ".message.assistant"
+    busy: "button.stop"
+    loggedOut: "a.login"
+    newChat: "button.new-chat"
+    error: ".error"
+    promptInput: "textarea.system"
+`, url)
+}
+
+// ChromiumOptions are the options for a test's own headless Chromium at
+// path on a throwaway profile: quiet (no background networking, sync,
+// extensions) and fit for a container (no sandbox, no /dev/shm).
+func ChromiumOptions(t testing.TB, path string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.WindowSize(1200, 900),
+	}
+}
