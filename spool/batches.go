@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -184,7 +183,7 @@ func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func
 	}
 	var rejected map[string]bool
 	if dir == DirFailed {
-		rejected = rejectedDrops(ents)
+		rejected = RejectedDrops(ents)
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -209,18 +208,6 @@ func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func
 		fn(c.sum, c.mtime)
 	}
 	return nil
-}
-
-// rejectedDrops names the NAME.yaml files of failed/ that have NAME.error
-// beside them: drops refused at intake, not tasks.
-func rejectedDrops(ents []os.DirEntry) map[string]bool {
-	out := map[string]bool{}
-	for _, e := range ents {
-		if base, ok := strings.CutSuffix(e.Name(), ".error"); ok {
-			out[base] = true
-		}
-	}
-	return out
 }
 
 // readSummary reads a task file of spoolgate's own folders: the line scan

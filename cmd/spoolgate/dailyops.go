@@ -8,12 +8,13 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/notify"
+	"github.com/spoolgate/spoolgate/lanes/retention"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
 // dailyOps are the daemon's components beside the lanes: notifications
-// (the notifier, the batch watch, the state watch). Each is off unless the
-// config asks for it.
+// (the notifier, the batch watch, the state watch) and retention (the
+// archiver). Each is off unless the config asks for it.
 type dailyOps struct {
 	cfg   *spool.Config
 	store *spool.Store
@@ -21,10 +22,12 @@ type dailyOps struct {
 	n     *notify.Notifier
 	batch *notify.BatchWatch
 	state *notify.StateWatch
+	arch  *retention.Archiver
 }
 
 func newDailyOps(cfg *spool.Config, store *spool.Store, log *slog.Logger) *dailyOps {
-	o := &dailyOps{cfg: cfg, store: store, log: log, n: notify.New(cfg, log)}
+	o := &dailyOps{cfg: cfg, store: store, log: log, n: notify.New(cfg, log),
+		arch: &retention.Archiver{Store: store, Log: log.With("component", "retention")}}
 	if o.n.Wants(spool.EventBatchFinished) {
 		o.batch = &notify.BatchWatch{Store: store, Notifier: o.n, Log: log}
 	}
@@ -65,6 +68,7 @@ func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
 // start runs the components; info is the running daemon's view of its
 // lanes.
 func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
+	o.arch.Start(ctx)
 	if o.n == nil {
 		return
 	}
@@ -113,6 +117,7 @@ func (o *dailyOps) accountHolds() map[string]notify.Hold {
 // stop ends the components after the lanes have stopped: the batch watch
 // takes a last look, the notifier sends what is queued.
 func (o *dailyOps) stop() {
+	o.arch.Stop()
 	if o.state != nil {
 		o.state.Stop()
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -43,6 +44,7 @@ type resultRow struct {
 	Error       string     `json:"error"`
 	Output      string     `json:"output"` // absolute path of the result file, if the task names one
 	Result      string     `json:"result"`
+	Archived    string     `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -51,7 +53,8 @@ var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attem
 func cmdResults(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("results", &c)
-	batch := fs.String("batch", "", "only tasks of this batch")
+	batch := fs.String("batch", "", "only tasks of this batch (the archive included)")
+	archive := fs.Bool("archive", false, "also read <lane>/archive/ (tasks moved there by retention)")
 	format := fs.String("format", "jsonl", "jsonl or csv")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -70,13 +73,14 @@ func cmdResults(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	rows, err := readResults(cfg, *batch)
+	withArchive := *archive || *batch != ""
+	rows, err := readResults(cfg, *batch, withArchive)
 	if err != nil {
 		return err
 	}
 	rows, missing := onlyTasks(rows, refs)
 	if *format == "csv" {
-		err = writeResultsCSV(env.Stdout, rows)
+		err = writeResultsCSV(env.Stdout, rows, withArchive)
 	} else {
 		err = writeResultsJSONL(env.Stdout, rows)
 	}
@@ -135,18 +139,19 @@ func writeResultsJSONL(w io.Writer, rows []resultRow) error {
 	return err
 }
 
-// readResults reads every task file of both lanes, sorted by submittedAt
-// then taskId. A file that does not decode still gets a row (its state is
-// its folder's) with the decode error in `error`.
-func readResults(cfg *spool.Config, batch string) ([]resultRow, error) {
+// readResults reads every task file of both lanes (and, with archive, of
+// their archives), sorted by submittedAt then taskId. A file that does not
+// decode still gets a row (its state is its folder's) with the decode
+// error in `error`.
+func readResults(cfg *spool.Config, batch string, archive bool) ([]resultRow, error) {
 	L := spool.NewLayout(cfg.Spool)
 	if _, err := os.Stat(L.Root); err != nil {
 		return nil, fmt.Errorf("read spool: %w", err)
 	}
 	var rows []resultRow
 	for _, k := range spool.Kinds {
-		for _, dir := range spool.TaskDirs {
-			path := L.Lane(k, dir)
+		for _, f := range resultFolders(L, k, archive) {
+			dir, path := f.dir, f.path
 			ents, err := os.ReadDir(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -163,7 +168,10 @@ func readResults(cfg *spool.Config, batch string) ([]resultRow, error) {
 				if dir == spool.DirFailed && rejected[base] {
 					continue // a rejected drop
 				}
-				row := resultRow{TaskID: base, Lane: k, State: string(spool.FolderState[dir])}
+				row := resultRow{TaskID: base, Lane: k, State: string(spool.FolderState[dir]), Archived: f.month}
+				if batch != "" && !mayBeOfBatch(filepath.Join(path, name), batch) {
+					continue
+				}
 				t, err := spool.ReadTaskFile(filepath.Join(path, name))
 				if err != nil {
 					if errors.Is(err, fs.ErrNotExist) {
@@ -226,9 +234,15 @@ func fillRow(r *resultRow, L spool.Layout, t *spool.Task) {
 // model, error, path or result that starts with = + - @ tab or CR is not
 // run as a formula, and control characters are shown escaped. The exact
 // text is in --format jsonl.
-func writeResultsCSV(w io.Writer, rows []resultRow) error {
+// writeResultsCSV writes rows under resultColumns, and an `archived`
+// column last when the archive was read.
+func writeResultsCSV(w io.Writer, rows []resultRow, archive bool) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(resultColumns); err != nil {
+	cols := resultColumns
+	if archive {
+		cols = append(slices.Clip(cols), "archived")
+	}
+	if err := cw.Write(cols); err != nil {
 		return err
 	}
 	ts := func(t *time.Time) string {
@@ -244,6 +258,9 @@ func writeResultsCSV(w io.Writer, rows []resultRow) error {
 		}
 		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
 			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result}
+		if archive {
+			rec = append(rec, r.Archived)
+		}
 		for i := range rec {
 			rec[i] = safetext.CSVCell(rec[i])
 		}

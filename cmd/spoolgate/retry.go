@@ -100,7 +100,7 @@ func retryTask(st *spool.Store, r taskRef) error {
 // failedOfBatch lists the failed tasks of batch in both lanes (rejected
 // drops are not tasks), those of class only when class is not "".
 func failedOfBatch(cfg *spool.Config, batch string, class spool.ErrorClass) ([]taskRef, error) {
-	rows, err := readResults(cfg, batch)
+	rows, err := readResults(cfg, batch, false) // archived tasks are not retried
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 // with `env` when they need a fixed clock). Extra commands:
 //
 //	waitfile [-t 20s] PATH...  wait until each PATH exists (! waitfile:
-//	                      until none does), polling with a deadline
+//	                      until none does), polling with a deadline; a
+//	                      PATH may be a glob (spool/api/archive/*/done/x.yaml)
 //	mtime TIME PATH...    set each PATH's modification time to TIME
 //	                      (RFC 3339), e.g. when a drop was rejected
 //	readysocket           set NOTIFY_SOCKET for the commands that follow,
@@ -97,8 +98,8 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	for _, a := range args {
 		p := ts.MkAbs(a)
 		for {
-			_, err := os.Lstat(p)
-			if (err == nil) != neg {
+			m, _ := filepath.Glob(p)
+			if (len(m) > 0) != neg {
 				break
 			}
 			if time.Now().After(deadline) {

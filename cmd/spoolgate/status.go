@@ -39,6 +39,7 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the status as JSON (stable: see README)")
 	watch := fs.Bool("watch", false, "redraw in place until interrupted")
 	interval := fs.Duration("interval", time.Second, "redraw period of --watch")
+	archive := fs.Bool("archive", false, "count the tasks of each lane's archive/ too")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -58,6 +59,7 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	snap := status.NewSnapshotter(cfg, nil)
+	snap.Archive = *archive
 	render := func(w io.Writer) error {
 		st, err := snap.Snapshot(now())
 		if err != nil {

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
-
 	"github.com/spoolgate/spoolgate/internal/runloop"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -93,7 +91,7 @@ func (w *BatchWatch) init() {
 	}
 	w.owner = w.Owner
 	if w.owner == "" {
-		w.owner = w.Store.Cfg.Host + ":" + strconv.Itoa(os.Getpid())
+		w.owner = spool.OwnerOf(w.Store.Cfg.Host)
 	}
 	w.dir = filepath.Join(w.Store.Layout.Root, "notify", "batches")
 	w.scanner = spool.NewBatchScanner(w.Store.Layout)
@@ -345,14 +343,6 @@ func readJSON(p string, v any) error {
 // deadHere reports whether owner (host:pid) is a process of this host
 // that no longer runs. Another host's processes cannot be asked.
 func deadHere(owner, host string) bool {
-	i := strings.LastIndexByte(owner, ':')
-	if i < 0 || owner[:i] != host {
-		return false
-	}
-	pid, err := strconv.Atoi(owner[i+1:])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	ok, err := process.PidExists(int32(pid))
-	return err == nil && !ok
+	h, pid := spool.ParseOwner(owner)
+	return h == host && pid > 0 && spool.ProcessGone(pid)
 }

@@ -36,6 +36,9 @@ type Snapshotter struct {
 	cfg   *spool.Config
 	store *spool.Store
 	live  func() []spool.LaneInfo
+	// Archive adds the tasks of each lane's archive/ to the counts
+	// (`status --archive`); set it before the first Snapshot.
+	Archive bool
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -93,6 +96,14 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 			}
 			perLane[k] = append(perLane[k], ts...)
 			rejected[k] = append(rejected[k], rej...)
+		}
+		if s.Archive {
+			ts, err := s.readArchive(k, seen)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			perLane[k] = append(perLane[k], ts...)
 		}
 	}
 	for p := range s.cache {
@@ -164,7 +175,11 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 // last snapshot. In failed/ it returns the file names of rejected drops
 // instead of parsing them.
 func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([]task, []string, error) {
-	path := s.store.Layout.Lane(k, dir)
+	return s.readPath(k, dir, s.store.Layout.Lane(k, dir), seen)
+}
+
+// readPath is readDir of the folder at path, whose files are in dir's state.
+func (s *Snapshotter) readPath(k spool.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -125,6 +125,11 @@ func measureCore(ctx context.Context, o options, stderr io.Writer) ([]coreFigure
 		if f, ok := startupRSS(ctx, filepath.Join(root, "startup"), filepath.Join(root, "empty"), o.coreFiles, stderr); ok {
 			out = append(out, f)
 		}
+		fmt.Fprintf(stderr, "bench: writing %d finished files for the retention figure ...\n", o.coreFiles)
+		if f, err = statusRetention(filepath.Join(root, "retention"), o.coreFiles); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

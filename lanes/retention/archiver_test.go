@@ -1,0 +1,68 @@
+package retention
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", time.Second}, {"retention: {done: 30d}", time.Hour}, {"retention: {failed: 12h}", 30 * time.Minute},
+		{"retention: {done: 1s, failed: 90d}", time.Second},
+	} {
+		cfg, err := spool.ParseConfig([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Period(cfg); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestArchiver_Passes: with the clock set forward, the archiver moves a
+// finished task at its first pass; Stop is safe twice.
+func TestArchiver_Passes(t *testing.T) {
+	cfg, err := spool.ParseConfig([]byte("host: h\nretention: {done: 30d}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spool = t.TempDir()
+	st := spool.NewStore(cfg, nil)
+	st.Layout.Create()
+	fin := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
+	tk := spool.Task{TaskID: "t", ModelKind: spool.KindAPI, Model: "m", Content: "x", State: spool.StateSuccess, FinishedAt: fin}
+	data, _ := tk.Encode()
+	p := st.Layout.TaskPath(spool.KindAPI, spool.DirDone, "t")
+	os.WriteFile(p, data, 0o640)
+	os.Chtimes(p, fin, fin)
+	passes := make(chan spool.ArchiveStats, 10)
+	a := &Archiver{Store: st, Now: func() time.Time { return fin.Add(31 * 24 * time.Hour) },
+		OnPass: func(s spool.ArchiveStats, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			passes <- s
+		}}
+	a.Start(context.Background())
+	if s := <-passes; s.Tasks != 1 {
+		t.Errorf("first pass %+v", s)
+	}
+	a.Stop()
+	a.Stop()
+	if _, err := os.Stat(st.Layout.Archive(spool.KindAPI) + "/2025-01/done/t.yaml"); err != nil {
+		t.Error(err)
+	}
+	(&Archiver{Store: spool.NewStore(&spool.Config{}, nil)}).Stop()
+}
