@@ -119,6 +119,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.apiConc < 1 || o.quota < 1 {
 		return o, usageError{errors.New("-api-concurrency and -quota must be at least 1")}
 	}
+	for _, k := range strings.Split(o.only, ",") {
+		if k = strings.TrimSpace(k); k != "" && k != "core" && !slices.Contains(strategyKeys(), k) {
+			return o, usageError{fmt.Errorf("-only: %q is not one of %s,core", k, strings.Join(strategyKeys(), ","))}
+		}
+	}
 	for _, s := range strings.Split(*orders, ",") {
 		s = strings.TrimSpace(s)
 		if !slices.Contains(bench.Orders, s) {

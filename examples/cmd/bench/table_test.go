@@ -108,6 +108,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-repeat", "0"}, "", true},
 		{[]string{"-scale", "2"}, "", true},
 		{[]string{"-nosuchflag"}, "", true},
+		{[]string{"-only", "lanes, core"}, "web-first,mixed", false},
+		{[]string{"-only", "lane"}, "", true},
 	} {
 		o, err := parseFlags(c.args, io.Discard)
 		var u usageError
