@@ -42,3 +42,38 @@ func (h Hooks) final(k spool.Kind, t *spool.Task) {
 		h.OnFinal(k, t)
 	}
 }
+
+// And returns hooks that call h's hook, then o's, for every event: the
+// daemon's observers (metrics, notifications) each keep their own Hooks.
+func (h Hooks) And(o Hooks) Hooks {
+	return Hooks{
+		OnAttemptEnd:    then3(h.OnAttemptEnd, o.OnAttemptEnd),
+		OnReject:        then2(h.OnReject, o.OnReject),
+		OnReclaim:       then2(h.OnReclaim, o.OnReclaim),
+		OnAccept:        then2(h.OnAccept, o.OnAccept),
+		OnAttemptStart:  then2(h.OnAttemptStart, o.OnAttemptStart),
+		OnFinal:         then2(h.OnFinal, o.OnFinal),
+		OnCancelRequest: then2(h.OnCancelRequest, o.OnCancelRequest),
+		OnHold:          then2(h.OnHold, o.OnHold),
+	}
+}
+
+func then2[A, B any](f, g func(A, B)) func(A, B) {
+	switch {
+	case f == nil:
+		return g
+	case g == nil:
+		return f
+	}
+	return func(a A, b B) { f(a, b); g(a, b) }
+}
+
+func then3[A, B, C any](f, g func(A, B, C)) func(A, B, C) {
+	switch {
+	case f == nil:
+		return g
+	case g == nil:
+		return f
+	}
+	return func(a A, b B, c C) { f(a, b, c); g(a, b, c) }
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/notify"
@@ -39,10 +38,7 @@ func (o *dailyOps) hooks() lanes.Hooks {
 	if o.n == nil {
 		return lanes.Hooks{}
 	}
-	return lanes.Hooks{
-		OnAttemptEnd: func(k spool.Kind, t *spool.Task, _ time.Duration) { o.taskEnded(k, t) },
-		OnReclaim:    o.taskEnded,
-	}
+	return lanes.Hooks{OnFinal: o.taskEnded}
 }
 
 func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
@@ -125,34 +121,4 @@ func (o *dailyOps) stop() {
 		o.batch.Stop()
 	}
 	o.n.Stop()
-}
-
-// chainHooks calls a's hooks, then b's.
-func chainHooks(a, b lanes.Hooks) lanes.Hooks {
-	return lanes.Hooks{
-		OnAttemptEnd: func(k spool.Kind, t *spool.Task, d time.Duration) {
-			if a.OnAttemptEnd != nil {
-				a.OnAttemptEnd(k, t, d)
-			}
-			if b.OnAttemptEnd != nil {
-				b.OnAttemptEnd(k, t, d)
-			}
-		},
-		OnReject: func(k spool.Kind, reason string) {
-			if a.OnReject != nil {
-				a.OnReject(k, reason)
-			}
-			if b.OnReject != nil {
-				b.OnReject(k, reason)
-			}
-		},
-		OnReclaim: func(k spool.Kind, t *spool.Task) {
-			if a.OnReclaim != nil {
-				a.OnReclaim(k, t)
-			}
-			if b.OnReclaim != nil {
-				b.OnReclaim(k, t)
-			}
-		},
-	}
 }

@@ -66,7 +66,7 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 	}
 	defer hs.Stop()
 	ops := newDailyOps(cfg, store, log)
-	d.Hooks = chainHooks(hs.Hooks(), ops.hooks())
+	d.Hooks = hs.Hooks().And(ops.hooks())
 	// The daemon's own goroutines must not end with ctx: shutdown is staged.
 	if err := d.Start(context.WithoutCancel(ctx)); err != nil {
 		return err

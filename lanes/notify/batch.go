@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/runloop"
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -59,7 +59,7 @@ type BatchWatch struct {
 	scanner *spool.BatchScanner
 	since   time.Time
 	kick    chan struct{}
-	g       runloop.Loop
+	startstop.Base
 	setup   sync.Once
 	checkMu sync.Mutex // one Check at a time
 }
@@ -73,9 +73,21 @@ type markerRecord struct {
 
 // Start runs the watch until Stop: a sweep at once, then at each Kick and
 // every Every. Safe to call twice.
-func (w *BatchWatch) Start(ctx context.Context) {
+func (w *BatchWatch) Start(ctx context.Context) error {
 	w.setup.Do(w.init)
-	w.g.Run(ctx, w.loop)
+	ctx, ok, started, stopped := w.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		started()
+		w.loop(ctx)
+		// A last look: a batch whose last task finished during shutdown
+		// is still announced (the notifier stops after the watch).
+		w.Check()
+	}()
+	return nil
 }
 
 func (w *BatchWatch) init() {
@@ -96,15 +108,6 @@ func (w *BatchWatch) init() {
 	w.dir = filepath.Join(w.Store.Layout.Root, "notify", "batches")
 	w.scanner = spool.NewBatchScanner(w.Store.Layout)
 	w.kick = make(chan struct{}, 1)
-}
-
-// Stop ends the watch and waits for it, after a last look (a batch whose
-// last task finished during shutdown is still announced, if the notifier
-// runs). Safe to call twice, and without Start.
-func (w *BatchWatch) Stop() {
-	if w.g.End() {
-		w.Check()
-	}
 }
 
 // Kick asks for a look soon: a task of a batch just became final.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -32,12 +33,12 @@ type Notifier struct {
 	sinks []*sink
 	tr    *http.Transport // the webhook's; its idle connections close at Stop
 
-	ctx      context.Context
+	life     startstop.Base
+	ctx      context.Context // of deliveries: ends when Stop's grace does
 	cancel   context.CancelFunc
-	stopping chan struct{}
+	stopping chan struct{} // closed by Stop: workers drain their queues and end
+	stopOnce sync.Once
 	wg       sync.WaitGroup
-	start    sync.Once
-	stop     sync.Once
 
 	delivered, failed, dropped atomic.Int64
 }
@@ -111,36 +112,55 @@ func New(cfg *spool.Config, log *slog.Logger) *Notifier {
 // Wants reports whether event would be sent.
 func (n *Notifier) Wants(event string) bool { return n != nil && n.ncfg.Wants(event) }
 
-// Start runs the receivers' workers until Stop. Safe to call twice.
-func (n *Notifier) Start(ctx context.Context) {
+// Start runs the receivers' workers until Stop. Safe to call twice; a
+// Notifier does not start again after Stop.
+func (n *Notifier) Start(ctx context.Context) error {
 	if n == nil {
-		return
+		return nil
 	}
-	n.start.Do(func() {
-		for _, s := range n.sinks {
-			n.wg.Add(1)
-			go n.work(s)
-		}
-	})
-}
-
-// Stop lets the queued events go out for a short while (the receivers'
-// timeout, at most 5 s), then cancels what is still being delivered and
-// waits for the workers. Events still queued then are logged as not
-// delivered. Safe to call twice, and without Start.
-func (n *Notifier) Stop() {
-	if n == nil {
-		return
+	ctx, ok, started, stopped := n.life.StartInit(ctx)
+	if !ok {
+		return nil
 	}
-	n.stop.Do(func() {
-		n.start.Do(func() {}) // no workers start after Stop
-		close(n.stopping)
+	for _, s := range n.sinks {
+		n.wg.Add(1)
+		go n.work(s)
+	}
+	go func() {
+		defer stopped()
+		started()
+		<-ctx.Done()
+		n.stopOnce.Do(func() { close(n.stopping) })
+		// The queued events get a short while to go out.
 		grace := time.AfterFunc(min(n.ncfg.Timeout.D(), 5*time.Second), n.cancel)
 		n.wg.Wait()
 		grace.Stop()
 		n.cancel()
 		n.closeIdle()
-	})
+	}()
+	return nil
+}
+
+// Started is closed once the workers run.
+func (n *Notifier) Started() <-chan struct{} {
+	if n == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return n.life.Started()
+}
+
+// Stop lets the queued events go out for a short while (the receivers'
+// timeout, at most 5 s), then cancels what is still being delivered and
+// waits for the workers. Events still queued then are logged as not
+// delivered; later ones are refused. Safe to call twice, and without Start.
+func (n *Notifier) Stop() {
+	if n == nil {
+		return
+	}
+	n.life.Stop()
+	n.stopOnce.Do(func() { close(n.stopping) })
 }
 
 // Notify queues e for every receiver, if e's event is wanted. It never

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/runloop"
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -32,22 +32,28 @@ type StateWatch struct {
 	// not run the web lane now (in standby): the one that does reports.
 	Holds func() (held map[string]Hold, ok bool)
 
-	g runloop.Loop
+	startstop.Base
 
 	standby bool
 	holds   map[string]Hold // nil: no baseline yet
 }
 
 // Start polls until Stop. Safe to call twice.
-func (w *StateWatch) Start(ctx context.Context) {
+func (w *StateWatch) Start(ctx context.Context) error {
 	if w.Every <= 0 {
 		w.Every = time.Second
 	}
-	w.g.Run(ctx, w.loop)
+	ctx, ok, started, stopped := w.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		started()
+		w.loop(ctx)
+	}()
+	return nil
 }
-
-// Stop ends polling and waits for it. Safe to call twice, and without Start.
-func (w *StateWatch) Stop() { w.g.End() }
 
 func (w *StateWatch) loop(ctx context.Context) {
 	t := time.NewTicker(w.Every)

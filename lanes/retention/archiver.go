@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/runloop"
+	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -22,7 +22,7 @@ type Archiver struct {
 	// OnPass, if set, is told the result of each pass (tests, metrics).
 	OnPass func(spool.ArchiveStats, error)
 
-	g runloop.Loop
+	startstop.Base
 }
 
 // Period is the default time between passes: a 24th of the shortest
@@ -33,10 +33,13 @@ func Period(cfg *spool.Config) time.Duration {
 }
 
 // Start runs passes until Stop; with no retention configured it does
-// nothing. Safe to call twice.
-func (a *Archiver) Start(ctx context.Context) {
+// nothing. Safe to call twice. Stop cuts a pass short between two tasks.
+func (a *Archiver) Start(ctx context.Context) error {
 	if a.Store.Cfg.Retention.Shortest() == 0 {
-		return
+		if _, ok, _, stopped := a.StartInit(ctx); ok {
+			stopped() // nothing to run: started and done at once
+		}
+		return nil
 	}
 	if a.Log == nil {
 		a.Log = slog.New(slog.DiscardHandler)
@@ -47,12 +50,17 @@ func (a *Archiver) Start(ctx context.Context) {
 	if a.Now == nil {
 		a.Now = time.Now
 	}
-	a.g.Run(ctx, a.loop)
+	ctx, ok, started, stopped := a.StartInit(ctx)
+	if !ok {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		started()
+		a.loop(ctx)
+	}()
+	return nil
 }
-
-// Stop ends the passes, cutting one short between two tasks, and waits.
-// Safe to call twice, and without Start.
-func (a *Archiver) Stop() { a.g.End() }
 
 func (a *Archiver) loop(ctx context.Context) {
 	t := time.NewTicker(a.Every)

@@ -55,7 +55,10 @@ func TestArchiver_Passes(t *testing.T) {
 			}
 			passes <- s
 		}}
-	a.Start(context.Background())
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-a.Started()
 	if s := <-passes; s.Tasks != 1 {
 		t.Errorf("first pass %+v", s)
 	}
@@ -65,4 +68,8 @@ func TestArchiver_Passes(t *testing.T) {
 		t.Error(err)
 	}
 	(&Archiver{Store: spool.NewStore(&spool.Config{}, nil)}).Stop()
+	off := &Archiver{Store: spool.NewStore(&spool.Config{}, nil)}
+	off.Start(context.Background()) // no retention: nothing runs
+	<-off.Started()
+	off.Stop()
 }
