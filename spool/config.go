@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -207,17 +208,25 @@ func LoadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
-// ParseConfig parses config YAML strictly and applies defaults and checks.
+// ParseConfig parses config YAML strictly and applies defaults and checks:
+// an unknown key at any depth is an error naming its path.
 func ParseConfig(data []byte) (*Config, error) {
 	if len(data) > 4<<20 {
 		return nil, &ConfigError{Msg: "file is larger than 4 MiB"}
 	}
 	c := &Config{}
 	if len(bytes.TrimSpace(data)) > 0 {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil {
-			return nil, &ConfigError{Msg: yamlError(err).Error()}
+		// Parse, check every key at every depth by its path (see
+		// configkeys.go), then decode.
+		var doc yaml.Node
+		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && err != io.EOF {
+			return nil, &ConfigError{Msg: plainYAMLError(err)}
+		}
+		if cerr := checkConfigKeys(&doc); cerr != nil {
+			return nil, cerr
+		}
+		if err := doc.Decode(c); err != nil {
+			return nil, &ConfigError{Msg: plainYAMLError(err)}
 		}
 	}
 	if err := c.Check(); err != nil {

@@ -3,6 +3,7 @@ package spool
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,19 @@ func TestParseConfig(t *testing.T) {
 		name, in, wantErr string
 	}{
 		{"empty is all defaults", "", ""},
-		{"unknown key", "spool: x\nspoolz: y\n", "field spoolz not found"},
+		{"unknown key", "spool: x\nspoolz: y\n", "spoolz: line 2: unknown key"},
+		{"unknown key under api", "api: {concurency: 3}\n", "api.concurency: line 1: unknown key (known keys under api: concurrency)"},
+		{"unknown key in a model", "models: [{name: w, kind: api, baseURL: 'http://x', temprature: 1}]\n", "models[w].temprature: line 1: unknown key"},
+		{"unknown key in a site", "sites:\n  s:\n    url: x\n    inptu: y\n", "sites.s.inptu: line 4: unknown key"},
+		{"unknown key in an account", "accounts: {ops1: {disable: true}}\n", "accounts.ops1.disable: line 1: unknown key"},
+		{"unknown key through a merge", "api:\n  <<: {concurrency: 2, burst: 1}\n", "api.burst: line 2: unknown key"},
+		{"wrong kind", "api: {concurrency: many}\n", `api.concurrency: line 1: want a whole number, got "many"`},
+		{"list for a mapping", "web: [a]\n", "web: line 1: want a mapping of keys, got a list"},
+		{"header not text", "models: [{name: a, kind: api, baseURL: 'http://x', headers: {X: [1]}}]\n", "models[a].headers.X: line 1: want text, got a list"},
+		{"not a mapping", "- a\n", "the config must be a mapping"},
 		{"concurrency 0", "api: {concurrency: 0}\n", "api.concurrency: 0 is out of range"},
 		{"concurrency 6", "api: {concurrency: 6}\n", "api.concurrency: 6 is out of range"},
-		{"web concurrency is not a key", "web: {concurrency: 2}\n", "field concurrency not found"},
+		{"web concurrency is not a key", "web: {concurrency: 2}\n", "web.concurrency: line 1: unknown key"},
 		{"bad duration", "heartbeat: soon\n", `"soon" is not a duration`},
 		{"stale below two beats", "heartbeat: 10s\nstaleAfter: 15s\n", "staleAfter"},
 		{"model without kind", "models: [{name: a}]\n", "models[a].kind: missing"},
@@ -44,6 +54,9 @@ func TestParseConfig(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
+			if goTypeNames.MatchString(err.Error()) {
+				t.Errorf("err names Go types: %v", err)
+			}
 		})
 	}
 }
@@ -69,6 +82,9 @@ func TestLoadConfig_RelativeSpool(t *testing.T) {
 	}
 }
 
+// goTypeNames match Go type names that yaml.v3 puts in its messages.
+var goTypeNames = regexp.MustCompile(`spool\.[A-Z]\w+|map\[string\]|\[\]spool|\*spool|into (int|bool|string|float64|uint)|time\.Duration`)
+
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{
 		"", "spool: x\n", "api: {concurrency: 5}\n",
@@ -78,9 +94,15 @@ func FuzzParseConfig(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("api: {concurency: 3}\n"))
+	f.Add([]byte("base: &b {concurrency: 2}\napi: {<<: *b}\nmodels: [{name: a, kind: api, baseURL: 'http://x', headers: {<<: {A: b}}}]\n"))
+	f.Add([]byte("web: {headless: [1], taskTimeout: {a: 1}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {
+			if strings.Contains(err.Error(), "\n") || goTypeNames.MatchString(err.Error()) {
+				t.Fatalf("error not one plain line: %q", err)
+			}
 			return
 		}
 		if c.API.Concurrency < 1 || c.API.Concurrency > 5 || c.Heartbeat <= 0 || c.StaleAfter < 2*c.Heartbeat {
