@@ -11,10 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -96,39 +94,29 @@ type Task struct {
 func (t *Task) Clone() *Task { c := *t; return &c }
 
 // ResetForIntake clears every field that spoolgate writes, so a file moved
-// from failed/ back to incoming/ runs again as new.
+// from failed/ back to incoming/ runs again as new, and turns CRLF in the
+// prompt and content into LF.
 func (t *Task) ResetForIntake() {
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch,
-		Output: t.Output, Prompt: t.Prompt, Content: t.Content,
+		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
 	}
 }
-
-var taskIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// ValidTaskID reports whether id may name a task (and so a file).
-func ValidTaskID(id string) bool {
-	return taskIDRe.MatchString(id) && !strings.Contains(id, "..")
-}
-
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // ErrTooLarge is returned for a task file over MaxTaskSize.
 var ErrTooLarge = errors.New("file is larger than 1 MiB")
 
 // DecodeTask parses one task file strictly: unknown fields, a second
-// document, invalid UTF-8 and files over MaxTaskSize are errors. A UTF-8 BOM
-// and CRLF line ends are accepted. Error messages are one line.
+// document, text that is not UTF-8 (or UTF-16 with a BOM, converted; see
+// textOf) and files over MaxTaskSize are errors. A UTF-8 BOM and CRLF line
+// ends are accepted. Error messages are one line.
 func DecodeTask(data []byte) (*Task, error) {
 	if len(data) > MaxTaskSize {
 		return nil, ErrTooLarge
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	if !utf8.Valid(data) {
-		return nil, errors.New("file is not valid UTF-8 text")
-	}
-	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, errors.New("file contains NUL bytes: not a text file")
+	data, err := textOf(data)
+	if err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("file is empty")
@@ -174,6 +162,7 @@ func (t *Task) Encode() ([]byte, error) {
 			*p = p.UTC().Truncate(time.Millisecond)
 		}
 	}
+	back := standIns(c.textFields()) // emoji written as themselves
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -183,5 +172,5 @@ func (t *Task) Encode() ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
 	}
-	return buf.Bytes(), nil
+	return restoreStandIns(buf.Bytes(), back), nil
 }

@@ -96,9 +96,18 @@ func TestTask_Encode(t *testing.T) {
 
 func TestValidTaskID(t *testing.T) {
 	for id, want := range map[string]bool{
-		"a": true, "A-1_b.c": true, strings.Repeat("x", 128): true,
-		"": false, ".a": false, "-a": false, "a/b": false, `a\b`: false, "..": false, "a..b": false,
-		strings.Repeat("x", 129): false, "a b": false, "ä": false, "a\n": false,
+		"a": true, "A-1_b.c": true, strings.Repeat("x", MaxTaskIDBytes): true,
+		"春季广告": true, "ä": true, "café-01": true, "広告_テスト.v2": true, "Привет": true, "٣٤": true,
+		"हिन्दी":  true, // combining vowel signs after the first letter
+		"か\u3099": true, // decomposed (NFD) が, as macOS names files
+		"コンソール":   true, "CONSOLE": true, "COM10": true, "nul-report": true,
+		strings.Repeat("春", MaxTaskIDBytes/3): true,
+		"":                                    false, ".a": false, "-a": false, "a/b": false, `a\b`: false, "..": false, "a..b": false,
+		strings.Repeat("x", MaxTaskIDBytes+1): false, strings.Repeat("春", MaxTaskIDBytes/3+1): false,
+		"a b": false, "a\n": false, "a\x00": false, "a\x1b[2J": false, "\u0301a": false, "🌷": false, "a🌷": false,
+		"CON": false, "con": false, "Nul.txt": false, "COM1": false, "lpt9.log": false, "COM0": false,
+		"a.": false, "a<b": false, "a:b": false, `a"b`: false, "a|b": false, "a?b": false, "a*b": false, "a\u202eb": false,
+		"\xff": false, "a\u3000b": false,
 	} {
 		if got := ValidTaskID(id); got != want {
 			t.Errorf("ValidTaskID(%q) = %v, want %v", id, got, want)
@@ -109,7 +118,7 @@ func TestValidTaskID(t *testing.T) {
 func TestCheckOutputPath(t *testing.T) {
 	for p, ok := range map[string]bool{
 		"a.txt": true, "dir/a.txt": true, "./a": true,
-		"/etc/x": false, "../x": false, "a/../../x": false, "..": false, ".": false, "a\nb": false,
+		"/etc/x": false, "../x": false, "a/../../x": false, "..": false, ".": false, "a\nb": false, "a/../b": false,
 	} {
 		if err := CheckOutputPath(p); (err == nil) != ok {
 			t.Errorf("CheckOutputPath(%q) = %v, want ok=%v", p, err, ok)
@@ -125,6 +134,11 @@ func FuzzDecodeTask(f *testing.F) {
 		"a: &a [x]\nb: [*a, *a]\n",
 		"state: running\nattempt: 3\nheartbeatAt: 2026-01-01T00:00:00Z\n",
 		"- a\n", "{", "model: [", "\x00",
+		"taskId: 春季广告\nmodel: m\ncontent: \"🌷 \\U0001F337 \\uE000\"\nbatch: 🌷\n",
+		"model: m\ncontent: \"a\\r\\nb\\e\"\nresult: |\n  𝄞\n",
+		"\xff\xfem\x00o\x00d\x00e\x00l\x00:\x00 \x00m\x00\n\x00",
+		"\xfe\xff\x00m\x00:\x00 \x00m",
+		"model: m\ncontent: \xb4\xba\xbc\xbe\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -145,8 +159,13 @@ func FuzzDecodeTask(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-decode of %q: %v", enc, err)
 		}
-		if again.Content != task.Content || again.Model != task.Model || again.TaskID != task.TaskID {
-			t.Fatalf("round trip changed the task")
+		for i, p := range task.textFields() {
+			if q := again.textFields()[i]; *p != *q {
+				t.Fatalf("round trip changed text field %d: %q became %q", i, *p, *q)
+			}
+		}
+		if bytes.Contains(enc, []byte(`\U0001`)) && !bytes.Contains(data, []byte(`\U0001`)) && !bytes.Contains(data, []byte(`\\U0001`)) {
+			t.Fatalf("a character outside the BMP came back escaped:\n%s", enc)
 		}
 	})
 }

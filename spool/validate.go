@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // RejectError is why a drop was refused. Its message is one line that names
@@ -48,8 +49,8 @@ func Validate(cfg *Config, t *Task, lane Kind) *RejectError {
 	if t.TaskID == "" {
 		return rejectf(ClassInvalid, "taskId: empty")
 	}
-	if !ValidTaskID(t.TaskID) {
-		return rejectf(ClassInvalid, "taskId: %q is not allowed: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit, no '..'", clip(t.TaskID))
+	if p := TaskIDProblem(t.TaskID); p != "" {
+		return rejectf(ClassInvalid, "taskId: %q is not allowed: %s", clip(t.TaskID), p)
 	}
 	if t.ModelKind != "" && !t.ModelKind.Valid() {
 		return rejectf(ClassInvalid, "modelKind: %q is not web or api", clip(string(t.ModelKind)))
@@ -59,6 +60,14 @@ func Validate(cfg *Config, t *Task, lane Kind) *RejectError {
 	}
 	if t.Model == "" {
 		return rejectf(ClassInvalid, "model: missing")
+	}
+	for _, f := range []struct {
+		name, v   string
+		multiline bool
+	}{{"model", t.Model, false}, {"batch", t.Batch, false}, {"output", t.Output, false}, {"prompt", t.Prompt, true}, {"content", t.Content, true}} {
+		if rej := checkText(f.name, f.v, f.multiline); rej != nil {
+			return rej
+		}
 	}
 	m, ok := cfg.Model(t.Model)
 	if !ok {
@@ -75,14 +84,15 @@ func Validate(cfg *Config, t *Task, lane Kind) *RejectError {
 			return rejectf(ClassInvalid, "output: %v", err)
 		}
 	}
-	if len(t.Batch) > 128 || strings.ContainsAny(t.Batch, "\n\r") {
-		return rejectf(ClassInvalid, "batch: must be one line of at most 128 characters")
+	if len(t.Batch) > 128 {
+		return rejectf(ClassInvalid, "batch: must be one line of at most 128 bytes")
 	}
 	return nil
 }
 
-// CheckOutputPath accepts a relative, clean path that stays under
-// <spool>/output. Symlinks inside output/ are checked when writing.
+// CheckOutputPath accepts a relative path under <spool>/output without
+// "..". Symlinks and folders are checked against the disk by
+// Store.CheckOutput at intake and again, race-free, by WriteOutput.
 func CheckOutputPath(p string) error {
 	if strings.ContainsRune(p, 0) || strings.ContainsAny(p, "\n\r") {
 		return fmt.Errorf("%q contains control characters", clip(p))
@@ -95,9 +105,9 @@ func CheckOutputPath(p string) error {
 	if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(slashed, "\\") && strings.Contains(slashed, "..") {
 		return fmt.Errorf("%q escapes the spool's output/ folder", clip(p))
 	}
-	for _, part := range strings.Split(clean, "/") {
+	for _, part := range strings.Split(slashed, "/") {
 		if part == ".." {
-			return fmt.Errorf("%q escapes the spool's output/ folder", clip(p))
+			return fmt.Errorf("%q contains \"..\": give a path inside the spool's output/ folder without it", clip(p))
 		}
 	}
 	if len(p) > 1024 {
@@ -120,7 +130,11 @@ func modelNames(cfg *Config) string {
 // clip shortens user text quoted in a reason so a reason stays one line.
 func clip(s string) string {
 	if len(s) > 80 {
-		s = s[:80] + "…"
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never split a character
+		}
+		s = s[:cut] + "…"
 	}
 	return OneLine(s)
 }

@@ -61,7 +61,7 @@ func serviceConfig(opts serviceOptions) (*service.Config, error) {
 	if opts.Name == "" {
 		opts.Name = defaultServiceName
 	}
-	if !spool.ValidTaskID(opts.Name) {
+	if !spool.ValidASCIIName(opts.Name) {
 		return nil, usagef("service: --name %q must be letters, digits, '.', '_' or '-'", opts.Name)
 	}
 	if opts.GOOS == "" {
@@ -238,7 +238,7 @@ func cmdService(ctx context.Context, env *Env, args []string) error {
 		}
 	} else {
 		// The other actions address the installed service by name only.
-		if !spool.ValidTaskID(*name) {
+		if !spool.ValidASCIIName(*name) {
 			return usagef("service: --name %q must be letters, digits, '.', '_' or '-'", *name)
 		}
 		sc = &service.Config{Name: *name}
