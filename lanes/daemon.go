@@ -66,6 +66,9 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err := d.Store.Layout.Create(); err != nil {
 		return err
 	}
+	if err := d.Store.CheckLayout(); err != nil {
+		return err
+	}
 	// Recovery reads every pending file once: a tighter GC target while it
 	// runs keeps the peak resident memory near the live index (100,000
 	// pending files: 94 MB peak at the default, see make bench).
@@ -84,6 +87,7 @@ func (d *Daemon) start(ctx context.Context) error {
 		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
 			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k])})
 	}
+	d.Store.SetOutputOwner(d.outputOwner)
 	for _, l := range d.lanes {
 		_ = l.Start(ctx) // a lane's Start cannot fail
 	}
@@ -95,7 +99,8 @@ func (d *Daemon) start(ctx context.Context) error {
 	}
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
-		Log: d.Log.With("component", "intake"), Handle: d.handle, AfterRescan: d.mergePending,
+		Log: d.Log.With("component", "intake"), Handle: d.handle,
+		AfterRescan: func() { d.Store.Maintain(); d.mergePending() },
 	}
 	if err := d.watcher.Start(ctx); err != nil {
 		for _, l := range d.lanes {

@@ -30,7 +30,8 @@ type attemptEnd struct {
 // no clock, no disk. write is false when nothing may be written (another
 // daemon took the task over).
 //
-// Success keeps its real result even if a cancel arrived late; a cancel is
+// Success keeps its real result even if a cancel arrived late; an answer
+// whose output file cannot be written fails but keeps its result; a cancel is
 // recorded with the stage it reached; shutdown returns the task to pending
 // without spending the attempt; transient and stale failures go back to
 // pending after the back-off while attempts remain; everything else fails.
@@ -47,7 +48,11 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 		o.State, o.Result = spool.StateSuccess, e.Text
 		return o, true
 	case err == nil:
-		err, class = e.OutputErr, Classify(e.OutputErr)
+		// The answer was paid for: it stays in the task's result, and the
+		// task fails without a retry (which would pay again).
+		o.State, o.Result, o.Class = spool.StateFailed, e.Text, spool.ClassPermanent
+		o.Error = spool.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
+		return o, true
 	case errors.Is(e.Cause, ErrShutdown):
 		o.State, o.Unspent = spool.StatePending, true
 		o.Error = spool.OneLine("interrupted by shutdown: " + err.Error())

@@ -208,6 +208,10 @@ func (l *Lane) round(ctx context.Context) time.Time {
 	if draining || free <= 0 {
 		return time.Time{}
 	}
+	if err := l.store.LayoutFault(); err != nil {
+		l.holdOnce("spool folder unsafe: " + err.Error())
+		return time.Time{}
+	}
 	if l.store.Paused(l.kind) {
 		l.holdOnce("lane paused: remove " + l.store.Layout.Paused(l.kind) + " to resume")
 		return time.Time{}
@@ -293,7 +297,7 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	l.index.Remove(e.ID)
 	// The runner is registered before the move, so that a cancel request
 	// finds it at every moment the task is in running/ on our behalf.
-	r := &runner{l: l}
+	r := &runner{l: l, output: e.Output}
 	l.mu.Lock()
 	if l.draining {
 		l.mu.Unlock()

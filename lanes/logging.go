@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -36,27 +35,12 @@ func (t teeHandler) WithGroup(n string) slog.Handler {
 	return teeHandler{t.a.WithGroup(n), t.b.WithGroup(n)}
 }
 
-// appendWriter appends each Write to a file, opening it each time: a task
-// log gets a handful of lines per attempt, and a closed file survives a
-// crash whole.
-type appendWriter struct{ path string }
-
-func (w appendWriter) Write(p []byte) (int, error) {
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, spool.FilePerm)
-	if err != nil {
-		return 0, err
-	}
-	n, err := f.Write(p)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return n, err
-}
-
 // newTaskLogHandler writes to <lane>/logs/TASKID.log: every attempt of one
-// task, self-check included, at debug level and up.
+// task, self-check included, at debug level and up. A log that cannot be
+// written safely (a symlink, a fifo) never stalls the attempt: see
+// spool.Store.TaskLog.
 func newTaskLogHandler(s *spool.Store, k spool.Kind, id string) slog.Handler {
-	return slog.NewTextHandler(appendWriter{s.Layout.LogPath(k, id)}, &slog.HandlerOptions{Level: slog.LevelDebug})
+	return slog.NewTextHandler(s.TaskLog(k, id), &slog.HandlerOptions{Level: slog.LevelDebug})
 }
 
 // TaskLogger returns a logger that writes to both log and the task's log

@@ -3,11 +3,7 @@ package lanes
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +16,7 @@ type runner struct {
 	l       *Lane
 	lease   *spool.Lease
 	task    *spool.Task // as marked; the lease fences every write by its owner and attempt
+	output  string      // the task's spool.OutputKey, from its claim on (see OutputOwner)
 	model   *spool.ModelConfig
 	log     *slog.Logger
 	cancelF context.CancelCauseFunc
@@ -215,43 +212,14 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	l.hooks.final(l.kind, t)
 }
 
-// writeOutput writes the answer to <spool>/output/<output>, durably, never
-// through a symlink: every folder on the way must be a real folder inside
-// the spool.
+// writeOutput writes the answer to <spool>/output/<output>, durably and
+// race-free, never through a symlink (spool.Store.WriteOutput).
 func (r *runner) writeOutput(text string) error {
 	if r.task.Output == "" {
 		return nil
 	}
-	if err := spool.CheckOutputPath(r.task.Output); err != nil {
+	if err := r.l.store.WriteOutput(r.task.Output, []byte(text)); err != nil {
 		return Errorf(spool.ClassPermanent, "output: %v", err)
-	}
-	root := r.l.store.Layout.Output()
-	rel := filepath.FromSlash(filepath.ToSlash(r.task.Output))
-	dir := root
-	parts := strings.Split(filepath.Dir(rel), string(filepath.Separator))
-	for _, p := range parts {
-		if p == "." || p == "" {
-			continue
-		}
-		dir = filepath.Join(dir, p)
-		fi, err := os.Lstat(dir)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if err := os.Mkdir(dir, spool.DirPerm); err != nil && !errors.Is(err, os.ErrExist) {
-				return fmt.Errorf("output: %w", err)
-			}
-		case err != nil:
-			return fmt.Errorf("output: %w", err)
-		case !fi.IsDir():
-			return Errorf(spool.ClassPermanent, "output: %s is not a folder (symlink?): refusing to write through it", dir)
-		}
-	}
-	dst := filepath.Join(root, rel)
-	if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
-		return Errorf(spool.ClassPermanent, "output: %s exists and is not a regular file", dst)
-	}
-	if err := spool.WriteFileAtomic(dst, []byte(text)); err != nil {
-		return fmt.Errorf("output: %w", err)
 	}
 	return nil
 }

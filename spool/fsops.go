@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,17 +19,9 @@ func (e *linkedError) Error() string {
 // ErrExists is returned by RenameNoReplace when the destination exists.
 var ErrExists = os.ErrExist
 
-// tmpPrefix marks spoolgate's own temp files; start-up recovery removes
-// leftovers with this prefix (and only these).
+// tmpPrefix marks spoolgate's own temp files (see tempfiles.go); only
+// names of this form are ever removed as leftovers.
 const tmpPrefix = ".sg-"
-
-var tmpSeq atomic.Uint64
-
-// tempName returns a temp file name in the same folder as dst, so the
-// final rename stays inside one file system.
-func tempName(dst string) string {
-	return filepath.Join(filepath.Dir(dst), fmt.Sprintf("%s%s.%d.%d.tmp", tmpPrefix, filepath.Base(dst), os.Getpid(), tmpSeq.Add(1)))
-}
 
 // IsOwnTemp reports whether name is one of spoolgate's temp files.
 func IsOwnTemp(name string) bool {
@@ -67,8 +58,11 @@ func WriteFileNew(path string, data []byte) error {
 }
 
 func writeTemp(path string, data []byte) (string, error) {
+	if err := guardDir(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
 	tmp := tempName(path)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+	f, err := createExcl(tmp)
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // SyncDir fsyncs a folder so renames in it are durable.
 func SyncDir(dir string) error {
-	f, err := os.Open(dir)
+	f, err := openDirNoFollow(dir)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ type Entry struct {
 	Batch       string
 	Site        string   // the web model's site
 	Pinned      []string // the web model's accounts; none: any session of Site
+	Output      string   // OutputKey of the task's output, if any
 }
 
 func (e Entry) less(o Entry) bool {
@@ -30,7 +31,7 @@ func (e Entry) less(o Entry) bool {
 
 // EntryOf builds the index entry of a pending task.
 func EntryOf(cfg *Config, t *Task) Entry {
-	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch}
+	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch, Output: OutputKey(t.Output)}
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
 	}
@@ -42,16 +43,22 @@ func EntryOf(cfg *Config, t *Task) Entry {
 // start and kept in step by intake, retries and periodic merges. Safe for
 // concurrent use.
 type Index struct {
-	mu   sync.Mutex
-	list []Entry // sorted
-	byID map[string]Entry
+	mu    sync.Mutex
+	list  []Entry // sorted
+	byID  map[string]Entry
+	byOut map[string]string // output key → ID, for entries with an output
 }
 
 // NewIndex returns an index holding entries.
 func NewIndex(entries []Entry) *Index {
-	ix := &Index{byID: make(map[string]Entry, len(entries))}
+	ix := &Index{byID: make(map[string]Entry, len(entries)), byOut: map[string]string{}}
 	for _, e := range entries {
 		ix.byID[e.ID] = e
+	}
+	for _, e := range ix.byID {
+		if e.Output != "" {
+			ix.byOut[e.Output] = e.ID
+		}
 	}
 	ix.list = make([]Entry, 0, len(ix.byID))
 	for _, e := range ix.byID {
@@ -69,6 +76,9 @@ func (ix *Index) Put(e Entry) {
 		ix.removeLocked(old)
 	}
 	ix.byID[e.ID] = e
+	if e.Output != "" {
+		ix.byOut[e.Output] = e.ID
+	}
 	i := sort.Search(len(ix.list), func(i int) bool { return e.less(ix.list[i]) })
 	ix.list = append(ix.list, Entry{})
 	copy(ix.list[i+1:], ix.list[i:])
@@ -86,6 +96,9 @@ func (ix *Index) Remove(id string) {
 }
 
 func (ix *Index) removeLocked(e Entry) {
+	if e.Output != "" && ix.byOut[e.Output] == e.ID {
+		delete(ix.byOut, e.Output)
+	}
 	i := sort.Search(len(ix.list), func(i int) bool { return !ix.list[i].less(e) })
 	if i < len(ix.list) && ix.list[i].ID == e.ID {
 		ix.list = append(ix.list[:i], ix.list[i+1:]...)
@@ -98,6 +111,14 @@ func (ix *Index) Has(id string) bool {
 	defer ix.mu.Unlock()
 	_, ok := ix.byID[id]
 	return ok
+}
+
+// OutputOwner returns the ID of the indexed task whose output is key.
+func (ix *Index) OutputOwner(key string) (string, bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	id, ok := ix.byOut[key]
+	return id, ok
 }
 
 // Len is the number of pending entries.

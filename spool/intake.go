@@ -37,6 +37,9 @@ type IntakeResult struct {
 // failed/ with its bytes untouched and a one-line NAME.error beside it.
 // The drop is never deleted and never overwrites anything.
 func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
+	if !s.foldersSafe(dir) {
+		return IntakeResult{Outcome: Vanished}, nil // held, logged once: the next rescan looks again
+	}
 	src := filepath.Join(dir, name)
 	data, _, err := ReadRegular(src, MaxTaskSize)
 	if errors.Is(err, os.ErrNotExist) {
@@ -67,6 +70,9 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	lane, rej := ResolveLane(s.Cfg, t, dropLane)
 	if rej == nil {
 		rej = Validate(s.Cfg, t, lane)
+	}
+	if rej == nil {
+		rej = s.CheckOutput(t, lane)
 	}
 	if rej == nil {
 		if where := s.Layout.Locate(lane, t.TaskID); where != "" {

@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,21 +89,10 @@ func (l Layout) CancelPath(k Kind, id string) string {
 	return filepath.Join(l.Root, string(k), DirCancel, id)
 }
 
-// Create makes every folder of the spool (0750), keeping existing ones.
+// Create makes every folder of the spool (0750), keeping existing ones,
+// and refuses a folder that is a symlink or not a folder (NotRegularError).
 func (l Layout) Create() error {
-	dirs := []string{l.Root, l.Incoming(), l.Output(), l.Accounts()}
-	for _, k := range Kinds {
-		dirs = append(dirs, filepath.Join(l.Root, string(k)))
-		for _, d := range []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled, DirCancel, DirLogs} {
-			dirs = append(dirs, l.Lane(k, d))
-		}
-	}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, DirPerm); err != nil {
-			return fmt.Errorf("create spool folder: %w", err)
-		}
-	}
-	return nil
+	return l.createChecked()
 }
 
 // IsTaskFileName reports whether name is a drop that intake takes: *.yaml

@@ -28,7 +28,7 @@ type Outcome struct {
 	// State is the next state: success, failed or canceled (final), or
 	// pending (back to the queue).
 	State  State
-	Result string // success: the answer
+	Result string // the answer: on success, and on a failure to write it to output/
 	// Error is the one-line reason, with its Class, for anything but success.
 	Error string
 	Class ErrorClass

@@ -46,7 +46,7 @@ type Reclaimed struct {
 // for one lane from one goroutine.
 func (s *Store) Reclaim(k Kind, now time.Time, held func(id string) bool) ([]Reclaimed, error) {
 	dir := s.Layout.Lane(k, DirRunning)
-	ents, err := os.ReadDir(dir)
+	ents, err := ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: list running: %w", err)
 	}

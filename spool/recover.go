@@ -10,14 +10,9 @@ import (
 	"time"
 )
 
-// tempMaxAge is how old a temp file of ours must be before recovery removes
-// it: a live writer (another daemon on the share) renames its temp within
-// milliseconds, so a minute-old one is a crash's leftover.
-const tempMaxAge = time.Minute
-
 // Recover repairs what a crash can leave behind in the spool's non-running
 // folders and returns each lane's pending entries for the index:
-//   - leftover temp files of ours are removed;
+//   - leftover temp files of ours are removed (CleanTemps);
 //   - pending files not yet normalized (a crash between intake's move and
 //     its rewrite, or another daemon's intake in flight) are left out of
 //     the index: the daemon's periodic merge normalizes them once they have
@@ -29,12 +24,8 @@ const tempMaxAge = time.Minute
 // Tasks in running/ are the lanes' business: reclaim decides them.
 func (s *Store) Recover() (map[Kind][]Entry, error) {
 	out := map[Kind][]Entry{}
-	s.cleanTemps(s.Layout.Incoming())
-	s.cleanTemps(s.Layout.Output())
+	s.CleanTemps()
 	for _, k := range Kinds {
-		for _, d := range []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled} {
-			s.cleanTemps(s.Layout.Lane(k, d))
-		}
 		entries, err := s.LoadPending(k)
 		if err != nil {
 			return nil, err
@@ -49,31 +40,12 @@ func (s *Store) Recover() (map[Kind][]Entry, error) {
 	return out, nil
 }
 
-func (s *Store) cleanTemps(dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	cutoff := time.Now().Add(-tempMaxAge)
-	for _, e := range ents {
-		if !IsOwnTemp(e.Name()) {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
-			p := filepath.Join(dir, e.Name())
-			if os.Remove(p) == nil {
-				s.Log.Info("removed leftover temp file", "path", p)
-			}
-		}
-	}
-}
-
 // LoadPending reads every task in lane k's pending/, normalizing any that a
 // crash left half-done, and returns their index entries. A file that does
 // not parse is moved to failed/ with TASKID.error beside it.
 func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 	dir := s.Layout.Lane(k, DirPending)
-	ents, err := os.ReadDir(dir)
+	ents, err := ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load pending: %w", err)
 	}
@@ -185,7 +157,7 @@ func (s *Store) loadPendingOne(k Kind, id string) (*Task, error) {
 
 func (s *Store) fixFinalStates(k Kind, dir string) error {
 	want := FolderState[dir]
-	ents, err := os.ReadDir(s.Layout.Lane(k, dir))
+	ents, err := ReadDir(s.Layout.Lane(k, dir))
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", dir, err)
 	}
@@ -230,7 +202,7 @@ func (s *Store) fixFinalStates(k Kind, dir string) error {
 // it is normalized here. A file that does not parse is rejected into
 // failed/. Call it for one lane from one goroutine.
 func (s *Store) MergePending(k Kind, now time.Time, indexed func(id string) bool) []*Task {
-	ents, err := os.ReadDir(s.Layout.Lane(k, DirPending))
+	ents, err := ReadDir(s.Layout.Lane(k, DirPending))
 	if err != nil {
 		return nil
 	}

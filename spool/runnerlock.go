@@ -104,7 +104,10 @@ func NewRunnerLock(profiles string) *RunnerLock {
 // takes nothing.
 func OpenRunnerLock(p string) *RunnerLock {
 	mu, _ := sessionMus.LoadOrStore(filepath.Clean(p), new(sync.Mutex))
-	return &RunnerLock{path: p, fl: flock.New(p), mu: mu.(*sync.Mutex)}
+	// Opened without following a symlink and without blocking on a fifo
+	// put in the lock's place; TryLock then refuses what is not a file.
+	fl := flock.New(p, flock.SetFlag(os.O_CREATE|os.O_RDONLY|NoFollowFlags), flock.SetPermissions(0o600))
+	return &RunnerLock{path: p, fl: fl, mu: mu.(*sync.Mutex)}
 }
 
 // Path is the lock file.
@@ -126,6 +129,13 @@ func (l *RunnerLock) TryLock(host string) error {
 	}
 	if !ok {
 		return fmt.Errorf("%w: %s (%s)", ErrLockHeld, l.path, l.Holder())
+	}
+	if fi, err := l.fl.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = l.fl.Unlock()
+		if err == nil {
+			err = &NotRegularError{Path: l.path, Kind: kindName(fi.Mode()), Want: wantFile}
+		}
+		return fmt.Errorf("web lock: %w", err)
 	}
 	// Rewrite the content in place through a second handle, not by rename,
 	// which would swap the locked inode for an unlocked one. (On Windows the
@@ -159,7 +169,7 @@ func (l *RunnerLock) Holder() string {
 // ReadRunnerLock returns the pid and host written in a lock file; it never
 // takes the lock.
 func ReadRunnerLock(path string) (pid int, host string) {
-	b, err := os.ReadFile(path)
+	b, _, err := ReadOwn(path, 4096)
 	if err != nil {
 		return 0, ""
 	}
@@ -185,10 +195,11 @@ func (l *RunnerLock) Unlock() error {
 }
 
 func (l *RunnerLock) writeContent(s string) {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_TRUNC, 0o600)
+	f, err := OpenWrite(l.path)
 	if err != nil {
 		return
 	}
+	_ = f.Truncate(0)
 	_, _ = f.WriteString(s)
 	_ = f.Sync()
 	_ = f.Close()

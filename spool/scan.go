@@ -8,7 +8,7 @@ import (
 
 // Summary is what the index and the status view need of a task file.
 type Summary struct {
-	TaskID, Model, Batch, Owner                                string
+	TaskID, Model, Batch, Owner, Output                        string
 	ModelKind                                                  Kind
 	State                                                      State
 	Attempt                                                    int
@@ -17,7 +17,7 @@ type Summary struct {
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
-	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, ModelKind: t.ModelKind,
+	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, ModelKind: t.ModelKind,
 		State: t.State, Attempt: t.Attempt, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
@@ -61,7 +61,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "owner", "state", "attempt",
+		case "taskId", "modelKind", "model", "batch", "owner", "output", "state", "attempt",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
@@ -82,6 +82,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Batch = v
 		case "owner":
 			s.Owner = v
+		case "output":
+			s.Output = v
 		case "state":
 			s.State = State(v)
 		case "attempt":
@@ -121,7 +123,7 @@ func scanPending(data []byte) (Task, bool) {
 	if !ok || s.State != StatePending || s.SubmittedAt.IsZero() {
 		return Task{}, false
 	}
-	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch,
+	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output,
 		State: s.State, SubmittedAt: s.SubmittedAt, NotBefore: s.NotBefore}, true
 }
 

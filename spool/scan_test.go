@@ -15,6 +15,8 @@ func TestScanPending(t *testing.T) {
 		{TaskID: "q", ModelKind: KindAPI, Model: "'quoted'", Batch: "#tag", Content: "x", State: StatePending, SubmittedAt: now},
 		{TaskID: "r", ModelKind: KindAPI, Model: "m", Batch: "a: b", Content: "model: other\nstate: failed", State: StatePending, SubmittedAt: now},
 		{TaskID: "s", ModelKind: KindAPI, Model: "m", Content: "x", State: StateRunning, SubmittedAt: now},
+		{TaskID: "春季广告", ModelKind: KindAPI, Model: "m", Batch: "🌷 spring", Output: "春/a.txt", Content: "🌷", State: StatePending, SubmittedAt: now},
+		{TaskID: "café-01", ModelKind: KindWeb, Model: "m", Output: "a b/c.txt", Content: "x", State: StatePending, SubmittedAt: now},
 	} {
 		data, err := tk.Encode()
 		if err != nil {
@@ -26,9 +28,12 @@ func TestScanPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !ok {
+			if tk.TaskID == "春季广告" {
+				t.Errorf("the scanner declines a plain Unicode task:\n%s", data)
+			}
 			continue // declined: the caller decodes in full
 		}
-		if got.TaskID != full.TaskID || got.Model != full.Model || got.Batch != full.Batch || got.ModelKind != full.ModelKind ||
+		if got.TaskID != full.TaskID || got.Model != full.Model || got.Batch != full.Batch || got.ModelKind != full.ModelKind || got.Output != full.Output ||
 			!got.SubmittedAt.Equal(full.SubmittedAt) || !got.NotBefore.Equal(full.NotBefore) || full.State != StatePending {
 			t.Errorf("scan disagrees with decode for %q:\nscan %+v\nfull %+v", tk.TaskID, got, full)
 		}
@@ -40,6 +45,8 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: 'm'\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
 	f.Add([]byte("taskId: r\nmodel: m\ncontent: |-\n  x\n  y\nstate: running\nattempt: 2\nowner: h:1\nstartedAt: 2026-01-01T00:00:00.5Z\nheartbeatAt: 2026-01-01T00:00:01Z\nfinishedAt: 2026-01-01T00:00:02Z\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nattempt: 010\n"))
+	f.Add([]byte("taskId: 春季广告\nmodel: m\nbatch: 🌷 spring\noutput: 春/a.txt\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: か\u3099\nmodel: m\noutput: \"a b\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {

@@ -22,6 +22,8 @@ type Store struct {
 	linked       firstSeen // drops seen hard-linked
 	unmarked     firstSeen // running/ files seen not yet marked, by "lane/id"
 	unnormalized firstSeen // pending/ files seen not yet normalized, by "lane/id"
+
+	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
 }
 
 // NewStore returns a Store over cfg.Spool.
@@ -29,7 +31,10 @@ func NewStore(cfg *Config, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
+	s := &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
+	registerRoot(s.Layout.Root)
+	setTempHost(cfg.Host)
+	return s
 }
 
 // TaskPathError is a failure about one task file.
@@ -91,28 +96,16 @@ func (s *Store) Submit(dir, id string, data []byte) (string, error) {
 	return dst, nil
 }
 
-// AppendLog appends one line to <lane>/logs/TASKID.log.
+// AppendLog appends one line to <lane>/logs/TASKID.log (see TaskLog).
 func (s *Store) AppendLog(k Kind, id, line string) error {
-	f, err := os.OpenFile(s.Layout.LogPath(k, id), os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.appendTaskLog(k, id, []byte(time.Now().UTC().Format(time.RFC3339Nano)+" "+line+"\n"))
 }
 
 // Paused reports whether lane k is paused for this host: by <lane>/paused
 // (every host) or <lane>/paused.<host> (this host alone, so that on a shared
 // spool the web lane runs on the one machine that holds the login).
 func (s *Store) Paused(k Kind) bool {
-	if _, err := os.Lstat(s.Layout.Paused(k)); err == nil {
-		return true
-	}
-	_, err := os.Lstat(s.Layout.Paused(k) + "." + s.Cfg.Host)
-	return err == nil
+	return s.switchOn(s.Layout.Paused(k)) || s.switchOn(s.Layout.Paused(k)+"."+s.Cfg.Host)
 }
 
 // AccountDisabled reports whether account is switched off, by the config
@@ -124,6 +117,5 @@ func (s *Store) AccountDisabled(account string) bool {
 	if a, ok := s.Cfg.Accounts[account]; ok && a.Disabled {
 		return true
 	}
-	_, err := os.Lstat(filepath.Join(s.Layout.Accounts(), account+".disabled"))
-	return err == nil
+	return s.switchOn(filepath.Join(s.Layout.Accounts(), account+".disabled"))
 }

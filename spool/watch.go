@@ -132,7 +132,7 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 
 	doRescan := func() {
 		for i, d := range w.Dirs {
-			ents, err := os.ReadDir(d.Path)
+			ents, err := ReadDir(d.Path)
 			if err != nil {
 				w.Log.Warn("rescan failed", "dir", d.Path, "err", err)
 				continue

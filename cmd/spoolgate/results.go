@@ -152,7 +152,7 @@ func readResults(cfg *spool.Config, batch string, archive bool) ([]resultRow, er
 	for _, k := range spool.Kinds {
 		for _, f := range resultFolders(L, k, archive) {
 			dir, path := f.dir, f.path
-			ents, err := os.ReadDir(path)
+			ents, err := spool.ReadDir(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			} else if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -78,6 +79,8 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 	}
 	<-ctx.Done()
 	_ = notifyStopping()
+	stopBy := time.NewTimer(cfg.ShutdownGrace.D() + shutdownSlack)
+	defer stopBy.Stop()
 	log.Info("shutting down: draining", "grace", cfg.ShutdownGrace.D())
 	grace, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace.D())
 	defer cancel()
@@ -92,9 +95,26 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 		case <-grace.Done():
 		}
 	}()
-	d.Shutdown(grace)
-	return nil
+	// A runner blocked in the kernel (a hung network share) cannot be
+	// canceled: the daemon stops without it after shutdownGrace + 5 s. Its
+	// task stays in running/ under this pid, which the next start reclaims
+	// at once (its owner is gone).
+	stopped := make(chan struct{})
+	go func() { d.Shutdown(grace); close(stopped) }()
+	select {
+	case <-stopped:
+		return nil
+	case <-stopBy.C:
+		log.Error("shutdown: still blocked after shutdownGrace + 5s (a file operation that does not return?): exiting; tasks left in running/ are reclaimed at the next start")
+		return errShutdownBlocked
+	}
 }
+
+// shutdownSlack is how long past shutdownGrace the daemon waits for its
+// runners to end before it exits without them.
+const shutdownSlack = 5 * time.Second
+
+var errShutdownBlocked = errors.New("shutdown blocked past shutdownGrace + 5s")
 
 func defaultExecutors(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.Kind]lanes.Executor, error) {
 	out := map[spool.Kind]lanes.Executor{}

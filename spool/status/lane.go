@@ -93,7 +93,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	// Held reasons. <lane>/paused holds the lane on every host;
 	// <lane>/paused.HOST on that host alone (shared spools), which this
 	// view names whichever host reads it.
-	if _, err := os.Lstat(s.store.Layout.Paused(k)); err == nil {
+	if on, _ := spool.SwitchOn(s.store.Layout.Paused(k)); on {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
 			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
 	}
@@ -208,13 +208,13 @@ func (s *Snapshotter) runner() (int, string) {
 
 // pausedHosts lists the hosts that have a paused.HOST file in a lane folder.
 func pausedHosts(laneDir string) []string {
-	ents, err := os.ReadDir(laneDir)
+	ents, err := spool.ReadDir(laneDir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		if h, ok := strings.CutPrefix(e.Name(), spool.PausedFile+"."); ok && h != "" {
+		if h, ok := strings.CutPrefix(e.Name(), spool.PausedFile+"."); ok && h != "" && e.Type().IsRegular() {
 			out = append(out, h)
 		}
 	}

@@ -180,7 +180,7 @@ func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([
 
 // readPath is readDir of the folder at path, whose files are in dir's state.
 func (s *Snapshotter) readPath(k spool.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
-	ents, err := os.ReadDir(path)
+	ents, err := spool.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil // not created yet: no daemon has run here
@@ -233,7 +233,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 
 // countDrops counts the files in dir that intake would take.
 func countDrops(dir string) int {
-	ents, err := os.ReadDir(dir)
+	ents, err := spool.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
