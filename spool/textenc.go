@@ -39,13 +39,16 @@ func textOf(data []byte) ([]byte, error) {
 		return fromUTF16(data[2:], xunicode.BigEndian, "BE")
 	}
 	if !utf8.Valid(data) {
+		if looksBinary(data) {
+			return nil, errors.New("file is not text: it looks like binary data")
+		}
 		return nil, fmt.Errorf("file is not valid UTF-8 text: %s: save it as UTF-8", guessEncoding(data))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		if enc := utf16Guess(data); enc != "" {
 			return nil, fmt.Errorf("file contains NUL bytes: it looks like %s: save it as UTF-8, or as UTF-16 with its byte-order mark", enc)
 		}
-		return nil, errors.New("file contains NUL bytes: binary data, not a text file")
+		return nil, errors.New("file is not text: it contains NUL bytes (binary data)")
 	}
 	return data, nil
 }
@@ -118,6 +121,25 @@ func utf16Guess(data []byte) string {
 	return ""
 }
 
+// looksBinary reports whether more than 1 byte in 20 of the sample is a
+// control character that text does not hold (UTF-16 aside, whose zeros
+// guessEncoding names).
+func looksBinary(data []byte) bool {
+	if len(data) > sample {
+		data = data[:sample]
+	}
+	if utf16Guess(data) != "" {
+		return false
+	}
+	ctl := 0
+	for _, b := range data {
+		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f' {
+			ctl++
+		}
+	}
+	return ctl*20 > len(data)
+}
+
 // guessEncoding names what a file that is not UTF-8 looks like.
 func guessEncoding(data []byte) string {
 	if len(data) > sample {
@@ -129,15 +151,6 @@ func guessEncoding(data []byte) string {
 	}
 	if enc := utf16Guess(data); enc != "" {
 		return "it looks like " + enc
-	}
-	ctl := 0
-	for _, b := range data {
-		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f' {
-			ctl++
-		}
-	}
-	if ctl*20 > len(data) {
-		return "it looks like binary data, not text"
 	}
 	if decodesAs(data, japanese.ShiftJIS, unicode.Hiragana, unicode.Katakana) {
 		return `it looks like Shift_JIS (Japanese Windows "ANSI")`
