@@ -1,0 +1,195 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// TestReliability_FifoTaskLogs: fifos in api/logs/ where the tasks' logs
+// go (the field report: three API slots hung in running/, a cancel lost,
+// two SIGTERMs not enough for 55 s). Through `spoolgate run`: tasks with
+// a fifo for a log finish; a cancel reaches a running one; the daemon
+// stops on one SIGTERM within shutdownGrace + 5 s, the rest back in
+// pending/; each refused log is reported once on the daemon's stderr.
+func TestReliability_FifoTaskLogs(t *testing.T) {
+	r := newRig(t, rigOpts{APIConc: 3})
+	l := spool.NewLayout(r.spool)
+	if err := l.Create(); err != nil {
+		t.Fatal(err)
+	}
+	quick, hung := []string{"q1", "q2", "q3"}, []string{"h1", "h2", "h3"}
+	for _, id := range append(append([]string{}, quick...), hung...) {
+		if err := syscall.Mkfifo(l.LogPath(spool.KindAPI, id), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := r.start(daemonOpts{Name: "fifo"})
+	in := l.Lane(spool.KindAPI, spool.DirIncoming)
+	for _, id := range quick {
+		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[duration=200ms]] "+id))
+	}
+	waitFor(t, 20*time.Second, "the quick tasks done", func() bool {
+		d.mustBeAlive()
+		for _, id := range quick {
+			if l.Locate(spool.KindAPI, id) != spool.DirDone {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range hung {
+		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[hang]] "+id))
+	}
+	waitFor(t, 20*time.Second, "the hanging tasks running, all three slots", func() bool {
+		trace, _ := os.ReadFile(filepath.Join(d.trace, "api.trace"))
+		for _, id := range hung {
+			if !bytes.Contains(trace, []byte("start "+id+" ")) {
+				return false
+			}
+		}
+		return true
+	})
+	var out, errOut bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	if err := run(context.Background(), []string{"cancel", "h1", "--spool", r.spool}, env); err != nil {
+		t.Fatalf("cancel: %v %s", err, errOut.String())
+	}
+	waitFor(t, 10*time.Second, "h1 canceled", func() bool { return l.Locate(spool.KindAPI, "h1") == spool.DirCanceled })
+
+	const grace = 2 * time.Second // the rig's shutdownGrace
+	sent := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(grace + 5*time.Second):
+		t.Fatalf("the daemon did not stop within shutdownGrace + 5s of one SIGTERM")
+	}
+	took := time.Since(sent)
+	if d.err != nil {
+		t.Errorf("the daemon exited with %v", d.err)
+	}
+	for _, id := range hung[1:] {
+		if w := l.Locate(spool.KindAPI, id); w != spool.DirPending {
+			t.Errorf("%s in %s/, want pending/ after shutdown", id, w)
+		}
+	}
+	lg := d.logText()
+	for _, id := range append(quick, hung...) {
+		n := 0
+		for _, line := range strings.Split(lg, "\n") {
+			if strings.Contains(line, "task log not written") && strings.Contains(line, "taskId="+id+" ") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: the fifo log reported %d times, want once", id, n)
+		}
+	}
+	t.Logf("reliability: fifo task logs: 3 tasks done, a cancel honoured, stopped %s after one SIGTERM (shutdownGrace %s + 5s allowed)", took.Round(time.Millisecond), grace)
+}
+
+// TestReliability_TempFilesAfterKills: SIGKILLs of `spoolgate run` under
+// load leave spoolgate's own temp files; the next start removes this
+// host's (their processes are gone), never a user's *.tmp drop, and the
+// periodic upkeep removes another host's once older than staleAfter.
+func TestReliability_TempFilesAfterKills(t *testing.T) {
+	kills, n := 12, 240
+	if !fullRun() {
+		kills, n = 4, 80
+	}
+	const stale = 3 * time.Second
+	r := newRig(t, rigOpts{APIConc: 5, StaleAfter: stale})
+	l := spool.NewLayout(r.spool)
+	if err := l.Create(); err != nil {
+		t.Fatal(err)
+	}
+	in := l.Lane(spool.KindAPI, spool.DirIncoming)
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("k%03d", i)
+		ids = append(ids, id)
+		extra := []string{}
+		if i%3 == 0 {
+			extra = append(extra, "output: kills/"+id+".txt")
+		}
+		dropFile(t, in, id+".yaml", taskYAML(id, "fast", fmt.Sprintf("[[duration=%dms]] %s", 20+i%7*10, id), extra...))
+	}
+	rng := rand.New(rand.NewSource(11))
+	ownTemps := func() []string {
+		var out []string
+		filepath.WalkDir(r.spool, func(p string, e os.DirEntry, err error) error {
+			if err == nil && spool.IsOwnTemp(e.Name()) {
+				out = append(out, p)
+			}
+			return nil
+		})
+		return out
+	}
+	left, lastPid := 0, 0
+	for k := range kills {
+		d := r.start(daemonOpts{Name: fmt.Sprintf("kill%02d", k)})
+		waitFor(t, 15*time.Second, "started", func() bool { return strings.Contains(d.logText(), "msg=started") })
+		time.Sleep(time.Duration(50+rng.Intn(250)) * time.Millisecond) // the load runs for a while: the kill's moment, not synchronization
+		lastPid = d.pid()
+		d.kill()
+		left += len(ownTemps())
+		if finalCount(r.spool) == n {
+			break
+		}
+	}
+	// Planted: a temp of this host whose process is gone (the last one
+	// killed), another host's temp just written, and users' own temp
+	// files in the drop boxes, which no rule may touch.
+	planted := filepath.Join(l.Lane(spool.KindAPI, spool.DirRunning), spool.TempFileName(spool.HostTempTag("h1"), lastPid, 99))
+	otherHost := filepath.Join(l.Lane(spool.KindAPI, spool.DirDone), spool.TempFileName(spool.HostTempTag("h2"), 1, 7))
+	users := []string{filepath.Join(in, "mine.yaml.tmp"), filepath.Join(l.Incoming(), "upload.tmp"), filepath.Join(in, ".sg-mine.tmp")}
+	for _, p := range append([]string{planted, otherHost}, users...) {
+		if err := os.WriteFile(p, []byte("x"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := r.start(daemonOpts{Name: "final"})
+	d.waitLog("msg=started", 15*time.Second)
+	for _, p := range ownTemps() {
+		if p == otherHost || strings.HasPrefix(filepath.Base(p), ".sg-mine") {
+			continue
+		}
+		if ti := filepath.Base(p); strings.Contains(ti, "-"+fmt.Sprint(d.pid())+"-") {
+			continue // the new daemon's own, in flight
+		}
+		t.Errorf("after start-up, a temp of a dead process is left: %s", p)
+	}
+	if _, err := os.Lstat(otherHost); err != nil {
+		t.Errorf("another host's fresh temp was removed at start-up: %v", err)
+	}
+	waitFor(t, 3*stale, "another host's temp removed once older than staleAfter", func() bool {
+		_, err := os.Lstat(otherHost)
+		return err != nil
+	})
+	waitFor(t, 60*time.Second, "every task final", func() bool { d.mustBeAlive(); return finalCount(r.spool) == n })
+	d.stop()
+	for _, p := range users {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("a user's temp file was removed: %v", err)
+		}
+		os.Remove(p)
+	}
+	a := auditSpool(t, r.spool)
+	lost, dups := a.check(t, ids, 3)
+	t.Logf("reliability: temp files after %d SIGKILLs under load: %d own temp files seen after the kills, none left after the next start; another host's removed after staleAfter; users' *.tmp kept; %d tasks, %d lost, %d duplicated",
+		kills, left, n, lost, dups)
+}
