@@ -3,7 +3,6 @@ package spool
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -174,7 +173,7 @@ func (b *BatchScanner) dropBoxes() []string {
 // out), with its summary and mtime.
 func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func(Summary, time.Time)) error {
 	path := b.l.Lane(k, dir)
-	ents, err := os.ReadDir(path)
+	ents, err := ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -230,7 +229,7 @@ func readSummary(p string) (Summary, bool) {
 // readDropBatches returns the batch of each drop in dir that names one.
 // Drops are few and change all the time: they are read each time.
 func readDropBatches(dir string) []string {
-	ents, err := os.ReadDir(dir)
+	ents, err := ReadDir(dir)
 	if err != nil {
 		return nil
 	}

@@ -146,17 +146,21 @@ func processGone(pid int) bool {
 }
 
 // CleanTemps removes spoolgate's leftover temp files from every folder of
-// the spool (output/ and its subfolders included), by tempLeftover's rule,
+// the spool (output/ and notify/ with their subfolders included), by tempLeftover's rule,
 // and returns how many it removed. Start-up runs it, and the daemon's
 // periodic upkeep (Maintain) every staleAfter/2.
 func (s *Store) CleanTemps() int {
 	now := time.Now()
 	n := 0
-	for _, dir := range s.Layout.Folders() {
+	for _, dir := range append(s.Layout.Folders(), s.notifyDir()) {
 		n += s.cleanTempsIn(dir, now, isDropBox(dir), 0)
 	}
 	return n
 }
+
+// notifyDir holds the notifications' markers (lanes/notify), written
+// with WriteFileNew: its temp files are swept too, in every subfolder.
+func (s *Store) notifyDir() string { return filepath.Join(s.Layout.Root, "notify") }
 
 func isDropBox(dir string) bool { return filepath.Base(dir) == DirIncoming }
 
@@ -167,7 +171,7 @@ func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int)
 	}
 	defer f.Close()
 	n := 0
-	recurse := depth < 32 && strings.HasPrefix(dir, s.Layout.Output())
+	recurse := depth < 32 && (strings.HasPrefix(dir, s.Layout.Output()) || strings.HasPrefix(dir, s.notifyDir()))
 	for {
 		ents, err := f.ReadDir(1024)
 		for _, e := range ents {

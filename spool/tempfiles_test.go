@@ -101,6 +101,7 @@ func TestStore_CleanTemps(t *testing.T) {
 		plant(s.Layout.Incoming(), ours, time.Now()),
 		plant(filepath.Join(s.Layout.Output(), "a", "b"), ours, time.Now()),
 		plant(filepath.Join(s.Layout.Root, "api"), ours, time.Now()),
+		plant(filepath.Join(s.Layout.Root, "notify", "batches"), ours, time.Now()),
 		plant(s.Layout.Lane(KindAPI, DirCancel), TempFileName(hostTag("elsewhere"), 1, 2), old),
 	}
 	kept := []string{

@@ -258,7 +258,7 @@ type markSet struct {
 }
 
 func (w *BatchWatch) readMarks() (markSet, error) {
-	ents, err := os.ReadDir(w.dir)
+	ents, err := spool.ReadDir(w.dir)
 	if err != nil {
 		return markSet{}, err
 	}
