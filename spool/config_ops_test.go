@@ -45,7 +45,7 @@ func TestConfig_Ops(t *testing.T) {
 		{"retries", "notify: {retries: 21}\n", "notify.retries", nil},
 		{"bad retention", "retention: {done: 30 days}\n", "not a duration", nil},
 		{"negative retention", "retention: {done: -1d}\n", "negative", nil},
-		{"unknown retention key", "retention: {archive: 1d}\n", "field archive not found", nil},
+		{"unknown retention key", "retention: {archive: 1d}\n", "retention.archive: line 1: unknown key", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ParseConfig([]byte(tc.in))

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -25,7 +24,7 @@ const maxConfigNodes = 100000
 
 type keyWalk struct{ nodes int }
 
-var durationType = reflect.TypeOf(Duration(0))
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 
 // checkConfigKeys checks the document node doc against Config.
 func checkConfigKeys(doc *yaml.Node) *ConfigError {
@@ -73,12 +72,11 @@ func (w *keyWalk) check(n *yaml.Node, t reflect.Type, path string) *ConfigError 
 	bad := func(want string) *ConfigError {
 		return &ConfigError{Key: path, Msg: fmt.Sprintf("line %d: want %s, got %s", n.Line, want, describeNode(n))}
 	}
-	if t == durationType {
-		if n.Kind != yaml.ScalarNode {
-			return bad("a duration such as 15s")
-		}
-		if _, err := time.ParseDuration(n.Value); err != nil {
-			return &ConfigError{Key: path, Msg: fmt.Sprintf("line %d: %q is not a duration (such as 15s, 2m)", n.Line, n.Value)}
+	if t.Kind() != reflect.Struct && reflect.PointerTo(t).Implements(unmarshalerType) {
+		// A type that reads itself (Duration, Command): its own reading
+		// says what is wrong, here with the key's path.
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return &ConfigError{Key: path, Msg: yamlError(err).Error()}
 		}
 		return nil
 	}

@@ -85,7 +85,7 @@ func writeTemp(path string, data []byte) (string, error) {
 // processes racing for one source, exactly one wins, and the loser gets
 // an error matching os.ErrNotExist.
 func RenameNoReplace(src, dst string) error {
-	if err := renameNoReplace(src, dst); err != nil {
+	if err := guardedRename(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
 	if err := SyncDir(filepath.Dir(dst)); err != nil {

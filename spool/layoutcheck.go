@@ -104,6 +104,19 @@ func guardDir(dir string) error {
 	return nil
 }
 
+// guardedRename is renameNoReplace after guardDir of both folders: a task
+// file is never moved through a folder swapped for a symlink, out of the
+// spool or into it from outside.
+func guardedRename(src, dst string) error {
+	if err := guardDir(filepath.Dir(src)); err != nil {
+		return err
+	}
+	if err := guardDir(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	return renameNoReplace(src, dst)
+}
+
 // guard is the Store's state of the spool's safety: the last layout fault
 // seen, and which problems were already logged, so each is logged once.
 type guard struct {

@@ -74,7 +74,7 @@ func (s *Store) move(k Kind, from, to, id string) error {
 
 // renameNoSync is RenameNoReplace without the folder fsyncs.
 func renameNoSync(src, dst string) error {
-	if err := renameNoReplace(src, dst); err != nil {
+	if err := guardedRename(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
 	return nil

@@ -193,3 +193,46 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	t.Logf("reliability: temp files after %d SIGKILLs under load: %d own temp files seen after the kills, none left after the next start; another host's removed after staleAfter; users' *.tmp kept; %d tasks, %d lost, %d duplicated",
 		kills, left, n, lost, dups)
 }
+
+// TestReliability_StopBoundedWhenStuck: a runner blocked where no cancel
+// reaches it (a call into a hung share) does not hold the daemon: one
+// SIGTERM ends it within shutdownGrace + 5 s, saying why, and the next
+// start reclaims the task (its owner is gone) and runs it.
+func TestReliability_StopBoundedWhenStuck(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	l := spool.NewLayout(r.spool)
+	d := r.start(daemonOpts{Name: "stuck"})
+	waitSpool(t, r.spool)
+	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "stuck.yaml", taskYAML("stuck", "fast", "[[stuck]] x"))
+	waitFor(t, 20*time.Second, "the stuck call started", func() bool {
+		trace, _ := os.ReadFile(filepath.Join(d.trace, "api.trace"))
+		return bytes.Contains(trace, []byte("start stuck "))
+	})
+	const grace = 2 * time.Second // the rig's shutdownGrace
+	sent := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(grace + 5*time.Second + 2*time.Second):
+		t.Fatalf("the daemon did not stop within shutdownGrace + 5s of one SIGTERM")
+	}
+	took := time.Since(sent)
+	if took < grace+5*time.Second-500*time.Millisecond {
+		t.Errorf("stopped after %s: the stuck runner was not waited for at all", took)
+	}
+	if d.err == nil || !strings.Contains(d.logText(), "still blocked after shutdownGrace + 5s") {
+		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, tail(d.logText(), 10))
+	}
+	if w := l.Locate(spool.KindAPI, "stuck"); w != spool.DirRunning {
+		t.Errorf("stuck in %s/, want running/ for the next start", w)
+	}
+	d2 := r.start(daemonOpts{Name: "after"})
+	waitFor(t, 20*time.Second, "the task reclaimed and done", func() bool {
+		d2.mustBeAlive()
+		return l.Locate(spool.KindAPI, "stuck") == spool.DirDone
+	})
+	d2.stop()
+	t.Logf("reliability: a runner stuck past cancel: the daemon stopped %s after one SIGTERM (shutdownGrace %s + 5s), the next start ran the task", took.Round(time.Millisecond), grace)
+}

@@ -5,6 +5,9 @@
 //
 //	[[duration=2s]]  the attempt takes this long (times Scale)
 //	[[hang]]         never finishes (until canceled)
+//	[[stuck]]        the first attempt never returns, canceled or not, as a
+//	                 call blocked in the kernel (a hung share); only for a
+//	                 daemon run as a subprocess, which it outlives
 //	[[stall]]        never finishes and stops showing liveness
 //	[[fail=N]]       the first N attempts fail transiently
 //	[[status=400]]   fails permanently
@@ -127,6 +130,9 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		job.SetProbe(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 		<-ctx.Done()
 		return lanes.Result{}, context.Cause(ctx)
+	}
+	if _, ok := d["stuck"]; ok && job.Task.Attempt <= 1 {
+		<-make(chan struct{})
 	}
 	if _, ok := d["hang"]; ok {
 		<-ctx.Done()
