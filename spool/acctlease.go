@@ -109,7 +109,7 @@ func (s *Store) leasePath(account string, gen int64) string {
 // leaseGens lists the generations of account's lease files, highest first
 // is not promised; top is the highest (0 when there is none).
 func (s *Store) leaseGens(account string) (gens []int64, top int64, err error) {
-	ents, err := os.ReadDir(s.Layout.Accounts())
+	ents, err := ReadDir(s.Layout.Accounts())
 	if err != nil {
 		return nil, 0, err
 	}
