@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -151,13 +152,15 @@ func hostileSpoolCases() []hostileCase {
 		}},
 		{name: "output of a pending task", reject: "already the output of task api/out-first", drop: func(h *hostileEnv) (string, []byte) {
 			dropFile(h.t, h.in, "out-first.yaml", taskYAML("out-first", "fast", "[[duration=1500ms]] first", "output: same.txt"))
-			waitFor(h.t, 10*time.Second, "out-first taken", func() bool {
+			testkit.WaitFS(h.t, "out-first taken", 10*time.Second, []string{h.l.Lane(spool.KindAPI, spool.DirPending), h.l.Lane(spool.KindAPI, spool.DirRunning)}, func() bool {
 				d := h.l.Locate(spool.KindAPI, "out-first")
 				return d == spool.DirPending || d == spool.DirRunning
 			})
 			return "out-second.yaml", writeDrop(h.t, h.in, "out-second.yaml", taskYAML("out-second", "fast", "second", "output: same.txt"))
 		}, check: func(h *hostileEnv) {
-			waitFor(h.t, 20*time.Second, "out-first done", func() bool { return h.l.Locate(spool.KindAPI, "out-first") == spool.DirDone })
+			testkit.WaitFS(h.t, "out-first done", 20*time.Second, []string{h.l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
+				return h.l.Locate(spool.KindAPI, "out-first") == spool.DirDone
+			})
 			if b, _ := os.ReadFile(filepath.Join(h.l.Output(), "same.txt")); string(b) != lanestest.Answer("[[duration=1500ms]] first") {
 				h.t.Errorf("same.txt = %q", b)
 			}
@@ -171,7 +174,7 @@ func hostileSpoolCases() []hostileCase {
 				h.t.Fatal(err)
 			}
 			dropFile(h.t, h.in, "outswap.yaml", taskYAML("outswap", "fast", "[[duration=1s]] paid for", "output: swap/x.txt"))
-			waitFor(h.t, 10*time.Second, "outswap running", func() bool { return strings.Contains(h.trace(), "start outswap ") })
+			testkit.WaitFS(h.t, "outswap running", 10*time.Second, []string{h.d.trace}, func() bool { return strings.Contains(h.trace(), "start outswap ") })
 			if err := os.Rename(swap, swap+".real"); err != nil {
 				h.t.Fatal(err)
 			}

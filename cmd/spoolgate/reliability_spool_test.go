@@ -14,8 +14,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 )
+
+// finalFolders are both lanes' done/, failed/ and canceled/, to wait on.
+func finalFolders(l spool.Layout) []string {
+	var dirs []string
+	for _, k := range spool.Kinds {
+		for _, d := range finalDirs {
+			dirs = append(dirs, l.Lane(k, d))
+		}
+	}
+	return dirs
+}
 
 // TestReliability_FifoTaskLogs: fifos in api/logs/ where the tasks' logs
 // go (the field report: three API slots hung in running/, a cancel lost,
@@ -40,7 +52,7 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 	for _, id := range quick {
 		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[duration=200ms]] "+id))
 	}
-	waitFor(t, 20*time.Second, "the quick tasks done", func() bool {
+	testkit.WaitFS(t, "the quick tasks done", 20*time.Second, []string{l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
 		d.mustBeAlive()
 		for _, id := range quick {
 			if l.Locate(spool.KindAPI, id) != spool.DirDone {
@@ -52,7 +64,7 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 	for _, id := range hung {
 		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[hang]] "+id))
 	}
-	waitFor(t, 20*time.Second, "the hanging tasks running, all three slots", func() bool {
+	testkit.WaitFS(t, "the hanging tasks running, all three slots", 20*time.Second, []string{d.trace}, func() bool {
 		trace, _ := os.ReadFile(filepath.Join(d.trace, "api.trace"))
 		for _, id := range hung {
 			if !bytes.Contains(trace, []byte("start "+id+" ")) {
@@ -66,7 +78,9 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 	if err := run(context.Background(), []string{"cancel", "h1", "--spool", r.spool}, env); err != nil {
 		t.Fatalf("cancel: %v %s", err, errOut.String())
 	}
-	waitFor(t, 10*time.Second, "h1 canceled", func() bool { return l.Locate(spool.KindAPI, "h1") == spool.DirCanceled })
+	testkit.WaitFS(t, "h1 canceled", 10*time.Second, []string{l.Lane(spool.KindAPI, spool.DirCanceled)}, func() bool {
+		return l.Locate(spool.KindAPI, "h1") == spool.DirCanceled
+	})
 
 	const grace = 2 * time.Second // the rig's shutdownGrace
 	sent := time.Now()
@@ -142,7 +156,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	left, lastPid := 0, 0
 	for k := range kills {
 		d := r.start(daemonOpts{Name: fmt.Sprintf("kill%02d", k)})
-		waitFor(t, 15*time.Second, "started", func() bool { return strings.Contains(d.logText(), "msg=started") })
+		d.waitReady()
 		time.Sleep(time.Duration(50+rng.Intn(250)) * time.Millisecond) // the load runs for a while: the kill's moment, not synchronization
 		lastPid = d.pid()
 		d.kill()
@@ -163,7 +177,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 		}
 	}
 	d := r.start(daemonOpts{Name: "final"})
-	d.waitLog("msg=started", 15*time.Second)
+	d.waitReady()
 	for _, p := range ownTemps() {
 		if p == otherHost || strings.HasPrefix(filepath.Base(p), ".sg-mine") {
 			continue
@@ -176,11 +190,11 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	if _, err := os.Lstat(otherHost); err != nil {
 		t.Errorf("another host's fresh temp was removed at start-up: %v", err)
 	}
-	waitFor(t, 3*stale, "another host's temp removed once older than staleAfter", func() bool {
+	testkit.WaitFS(t, "another host's temp removed once older than staleAfter", 3*stale, []string{filepath.Dir(otherHost)}, func() bool {
 		_, err := os.Lstat(otherHost)
 		return err != nil
 	})
-	waitFor(t, 60*time.Second, "every task final", func() bool { d.mustBeAlive(); return finalCount(r.spool) == n })
+	testkit.WaitFS(t, "every task final", 60*time.Second, finalFolders(l), func() bool { d.mustBeAlive(); return finalCount(r.spool) == n })
 	d.stop()
 	for _, p := range users {
 		if _, err := os.Lstat(p); err != nil {
@@ -202,9 +216,9 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	l := spool.NewLayout(r.spool)
 	d := r.start(daemonOpts{Name: "stuck"})
-	waitSpool(t, r.spool)
+	d.waitReady()
 	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "stuck.yaml", taskYAML("stuck", "fast", "[[stuck]] x"))
-	waitFor(t, 20*time.Second, "the stuck call started", func() bool {
+	testkit.WaitFS(t, "the stuck call started", 20*time.Second, []string{d.trace}, func() bool {
 		trace, _ := os.ReadFile(filepath.Join(d.trace, "api.trace"))
 		return bytes.Contains(trace, []byte("start stuck "))
 	})
@@ -229,7 +243,7 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 		t.Errorf("stuck in %s/, want running/ for the next start", w)
 	}
 	d2 := r.start(daemonOpts{Name: "after"})
-	waitFor(t, 20*time.Second, "the task reclaimed and done", func() bool {
+	testkit.WaitFS(t, "the task reclaimed and done", 20*time.Second, []string{l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
 		d2.mustBeAlive()
 		return l.Locate(spool.KindAPI, "stuck") == spool.DirDone
 	})
