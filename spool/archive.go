@@ -25,7 +25,7 @@ func (l Layout) Archive(k Kind) string { return l.Lane(k, DirArchive) }
 
 // ArchiveMonths lists the month folders of lane k's archive, oldest first.
 func (l Layout) ArchiveMonths(k Kind) []string {
-	ents, err := os.ReadDir(l.Archive(k))
+	ents, err := ReadDir(l.Archive(k))
 	if err != nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ type archiver struct {
 
 func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error {
 	path := a.s.Layout.Lane(a.k, dir)
-	ents, err := os.ReadDir(path)
+	ents, err := ReadDir(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -233,7 +233,7 @@ func (a *archiver) fail(path string, err error) {
 func (a *archiver) logFiles(id string) []string {
 	if a.logs == nil {
 		a.logs = map[string][]string{}
-		ents, _ := os.ReadDir(a.s.Layout.Lane(a.k, DirLogs))
+		ents, _ := ReadDir(a.s.Layout.Lane(a.k, DirLogs))
 		for _, e := range ents {
 			if !e.Type().IsRegular() || IsOwnTemp(e.Name()) {
 				continue
