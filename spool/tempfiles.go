@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // Temp files are named .sg-<host>-<pid>-<seq>.tmp: <host> is the first 8 hex
@@ -127,7 +125,7 @@ func tempLeftover(name string, mtime, now time.Time, staleAfter time.Duration, d
 			return "older than staleAfter, from an earlier process with this pid"
 		}
 	case ti.tag == ownTag():
-		if processGone(ti.pid) {
+		if ProcessGone(ti.pid) {
 			return "its process (pid " + strconv.Itoa(ti.pid) + " on this host) is gone"
 		}
 	default:
@@ -136,13 +134,6 @@ func tempLeftover(name string, mtime, now time.Time, staleAfter time.Duration, d
 		}
 	}
 	return ""
-}
-
-// processGone reports whether pid surely runs no longer on this machine
-// (when unsure: no).
-func processGone(pid int) bool {
-	ok, err := process.PidExists(int32(pid))
-	return err == nil && !ok
 }
 
 // CleanTemps removes spoolgate's leftover temp files from every folder of
