@@ -10,8 +10,11 @@ import (
 
 // The field report's lesson: with two lanes, long web tasks do not make API
 // tasks wait. A batch shaped like the report's (12 long web tasks, 28 short
-// API tasks, time-scaled) gives its API tasks the same mean wait as an
-// API-only batch, within 10%.
+// API tasks, time-scaled): the API lane runs at its full concurrency beside
+// the web lane, and the whole API batch is through while most web tasks
+// still wait, so no API task waited behind them. (The mean waits of the
+// two runs are logged; their ratio is a figure of make bench, not a timed
+// assertion that load could break.)
 func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 	const apiTasks, webTasks = 28, 12
 	run := func(withWeb bool) time.Duration {
@@ -59,8 +62,22 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		for _, s := range starts {
 			sum += s.Sub(first)
 		}
-		if withWeb && r.web.Max() != 1 {
-			t.Fatalf("web lane ran %d at once", r.web.Max())
+		if withWeb {
+			if r.web.Max() != 1 {
+				t.Fatalf("web lane ran %d at once", r.web.Max())
+			}
+			// 12 web tasks of 800 ms one at a time take 9.6 s; 28 API tasks
+			// of 300 ms three at a time take 2.8 s. Had API tasks queued
+			// behind web ones, the web lane would be (nearly) through.
+			r.sig.mu.Lock()
+			n := r.sig.finals(spool.KindWeb)
+			r.sig.mu.Unlock()
+			if n > webTasks/2 {
+				t.Fatalf("the API batch finished only after %d of %d web tasks: API tasks waited for the web lane", n, webTasks)
+			}
+		}
+		if got, want := r.api.Max(), cfg.API.Concurrency; got != want {
+			t.Fatalf("API lane ran at most %d at once, want its concurrency %d", got, want)
 		}
 		r.d.Stop()
 		return sum / apiTasks
@@ -69,7 +86,4 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 	mixed := run(true)
 	ratio := float64(mixed) / float64(alone)
 	t.Logf("API mean wait: alone %s, mixed with 12 web tasks %s (ratio %.3f)", alone, mixed, ratio)
-	if ratio > 1.10 || ratio < 0.90 {
-		t.Fatalf("mixed API mean wait %s differs from API-only %s by more than 10%%", mixed, alone)
-	}
 }

@@ -66,9 +66,12 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	})
 	release()
 	target := r.final(spool.KindAPI, "target", 15*time.Second)
-	if target.State != spool.StateSuccess || target.Attempt != 2 || target.Result != "Answer: think hard" {
-		t.Errorf("target: state %s attempt %d result %q error %q; want success, attempt 2 after a 429", target.State, target.Attempt, target.Result, target.Error)
-	}
+	// The retry must come after the release, which the test makes only once
+	// it has seen the 429: on a loaded machine that can take longer than
+	// Retry-After, and the retry then meets the held slot again. So the
+	// answers must be one or more 429s then a 200, one attempt each, each
+	// retry at least Retry-After (1 s, not retryBackoff's 50 ms) after the
+	// 429 before it.
 	var statuses []int
 	for _, q := range stand.Requests() {
 		if q.User == "think hard" {
@@ -78,12 +81,18 @@ func TestE2E_API_Outcomes(t *testing.T) {
 			}
 		}
 	}
-	if fmt.Sprint(statuses) != "[429 200]" {
-		t.Errorf("target's requests answered %v, want [429 200]", statuses)
+	n := len(statuses)
+	if n < 2 || statuses[n-1] != http.StatusOK || strings.Count(fmt.Sprint(statuses), "429") != n-1 {
+		t.Errorf("target's requests answered %v, want one or more 429s then 200", statuses)
 	}
-	// Retry-After (1 s) set notBefore, not retryBackoff (50 ms).
-	if at := e2eRequestTimes(stand, "think hard"); len(at) == 2 && at[1].Sub(at[0]) < 900*time.Millisecond {
-		t.Errorf("retry after a 429 with Retry-After: 1 came %s later", at[1].Sub(at[0]))
+	if target.State != spool.StateSuccess || target.Attempt != n || target.Result != "Answer: think hard" {
+		t.Errorf("target: state %s attempt %d result %q error %q; want success after %d attempts", target.State, target.Attempt, target.Result, target.Error, n)
+	}
+	at := e2eRequestTimes(stand, "think hard")
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 900*time.Millisecond {
+			t.Errorf("retry %d after a 429 with Retry-After: 1 came %s later", i, gap)
+		}
 	}
 
 	// A plain model sends the prompt as the system message; the answer
