@@ -95,7 +95,8 @@ func (d *Daemon) start(ctx context.Context) error {
 	for _, k := range spool.Kinds {
 		dirs = append(dirs,
 			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirIncoming), Lane: k},
-			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, CancelRequests: true, Accept: spool.ValidTaskID})
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, CancelRequests: true, Accept: spool.ValidTaskID},
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirPriority), Lane: k, PriorityRequests: true, Accept: spool.ValidTaskID})
 	}
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
@@ -176,6 +177,10 @@ func (d *Daemon) Stop() {
 func (d *Daemon) handle(w spool.WatchDir, name string) {
 	if w.CancelRequests {
 		d.cancelRequest(w.Lane, name)
+		return
+	}
+	if w.PriorityRequests {
+		d.priorityRequest(w.Lane, name)
 		return
 	}
 	res, err := d.Store.Intake(w.Path, name, w.Lane)

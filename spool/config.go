@@ -59,6 +59,7 @@ type Config struct {
 	Accounts      map[string]AccountConf `yaml:"accounts"`
 	Notify        NotifyConfig           `yaml:"notify"`
 	Retention     RetentionConfig        `yaml:"retention"`
+	AgingAfter    Duration               `yaml:"agingAfter"`
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`

@@ -136,5 +136,8 @@ func (r RetentionConfig) Shortest() time.Duration {
 
 // checkOps fills the defaults of the daily-operations keys and checks them.
 func (c *Config) checkOps() error {
+	if c.AgingAfter == 0 {
+		c.AgingAfter = Duration(time.Hour)
+	}
 	return c.Notify.check()
 }

@@ -17,6 +17,11 @@ type Entry struct {
 	Site        string   // the web model's site
 	Pinned      []string // the web model's accounts; none: any session of Site
 	Output      string   // OutputKey of the task's output, if any
+	// Priority is the task's level (see Priority.Level; 0 is normal);
+	// AgingAfter how long it waits before it rises one level (config
+	// agingAfter).
+	Priority   int
+	AgingAfter time.Duration
 }
 
 func (e Entry) less(o Entry) bool {
@@ -31,20 +36,29 @@ func (e Entry) less(o Entry) bool {
 
 // EntryOf builds the index entry of a pending task.
 func EntryOf(cfg *Config, t *Task) Entry {
-	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch, Output: OutputKey(t.Output)}
+	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch,
+		Output: OutputKey(t.Output), Priority: t.Priority.Level(), AgingAfter: cfg.AgingAfter.D()}
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
 	}
 	return e
 }
 
-// Index orders one lane's pending tasks by (notBefore, submittedAt), so
-// claiming the next task never rescans a folder. It is rebuilt from disk at
-// start and kept in step by intake, retries and periodic merges. Safe for
-// concurrent use.
+// Index orders one lane's pending tasks so that claiming the next task
+// never rescans a folder: by priority (high, normal, low), a task rising
+// one level for each agingAfter it has waited since submitted, and within
+// one priority by (notBefore, submittedAt, taskId) as before priorities
+// existed. It is rebuilt from disk at start and kept in step by intake,
+// retries and periodic merges. Safe for concurrent use.
+//
+// Each level keeps two lists in that order: fresh entries (no notBefore:
+// never retried), whose age falls along the list so that the first one a
+// caller accepts is also the most aged, and deferred ones (a retry's
+// notBefore), which are few and looked at in full when due.
 type Index struct {
 	mu    sync.Mutex
-	list  []Entry // sorted
+	fresh [levels][]Entry
+	later [levels][]Entry
 	byID  map[string]Entry
 	byOut map[string]string // output key → ID, for entries with an output
 }
@@ -59,13 +73,24 @@ func NewIndex(entries []Entry) *Index {
 		if e.Output != "" {
 			ix.byOut[e.Output] = e.ID
 		}
+		l := ix.listOf(e)
+		*l = append(*l, e)
 	}
-	ix.list = make([]Entry, 0, len(ix.byID))
-	for _, e := range ix.byID {
-		ix.list = append(ix.list, e)
+	for i := range levels {
+		for _, l := range []*[]Entry{&ix.fresh[i], &ix.later[i]} {
+			sort.Slice(*l, func(i, j int) bool { return (*l)[i].less((*l)[j]) })
+		}
 	}
-	sort.Slice(ix.list, func(i, j int) bool { return ix.list[i].less(ix.list[j]) })
 	return ix
+}
+
+// listOf is the list e belongs in.
+func (ix *Index) listOf(e Entry) *[]Entry {
+	i := min(max(e.Priority, levelLow), levelHigh) + 1
+	if e.NotBefore.IsZero() {
+		return &ix.fresh[i]
+	}
+	return &ix.later[i]
 }
 
 // Put adds or replaces the entry for e.ID.
@@ -76,13 +101,33 @@ func (ix *Index) Put(e Entry) {
 		ix.removeLocked(old)
 	}
 	ix.byID[e.ID] = e
+	ix.insertLocked(e)
+}
+
+func (ix *Index) insertLocked(e Entry) {
 	if e.Output != "" {
 		ix.byOut[e.Output] = e.ID
 	}
-	i := sort.Search(len(ix.list), func(i int) bool { return e.less(ix.list[i]) })
-	ix.list = append(ix.list, Entry{})
-	copy(ix.list[i+1:], ix.list[i:])
-	ix.list[i] = e
+	l := ix.listOf(e)
+	i := sort.Search(len(*l), func(i int) bool { return e.less((*l)[i]) })
+	*l = append(*l, Entry{})
+	copy((*l)[i+1:], (*l)[i:])
+	(*l)[i] = e
+}
+
+// Replace puts e in place of the entry of its id, only if the index holds
+// one: a claim that took the task out meanwhile stays in force.
+func (ix *Index) Replace(e Entry) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	old, ok := ix.byID[e.ID]
+	if !ok {
+		return false
+	}
+	ix.removeLocked(old)
+	ix.byID[e.ID] = e
+	ix.insertLocked(e)
+	return true
 }
 
 // Remove drops id; a missing id is fine.
@@ -99,9 +144,10 @@ func (ix *Index) removeLocked(e Entry) {
 	if e.Output != "" && ix.byOut[e.Output] == e.ID {
 		delete(ix.byOut, e.Output)
 	}
-	i := sort.Search(len(ix.list), func(i int) bool { return !ix.list[i].less(e) })
-	if i < len(ix.list) && ix.list[i].ID == e.ID {
-		ix.list = append(ix.list[:i], ix.list[i+1:]...)
+	l := ix.listOf(e)
+	i := sort.Search(len(*l), func(i int) bool { return !(*l)[i].less(e) })
+	if i < len(*l) && (*l)[i].ID == e.ID {
+		*l = append((*l)[:i], (*l)[i+1:]...)
 	}
 }
 
@@ -125,7 +171,7 @@ func (ix *Index) OutputOwner(key string) (string, bool) {
 func (ix *Index) Len() int {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return len(ix.list)
+	return len(ix.byID)
 }
 
 // Next returns up to n entries, in order, that are due at now and that
@@ -137,31 +183,63 @@ func (ix *Index) Next(now time.Time, n int, eligible func(Entry) bool) ([]Entry,
 	defer ix.mu.Unlock()
 	var out []Entry
 	var wake time.Time
-	for _, e := range ix.list {
-		if eligible != nil && !eligible(e) {
-			continue
-		}
-		if e.NotBefore.After(now) {
-			if wake.IsZero() || e.NotBefore.Before(wake) {
-				wake = e.NotBefore
-			}
-			// The list is ordered by notBefore, so nothing later is due;
-			// but a later entry may still be the earliest eligible wake.
+	taken := map[string]bool{}
+	for len(out) < n {
+		e, ok := ix.pick(now, eligible, taken, &wake)
+		if !ok {
 			break
 		}
-		if len(out) < n {
-			out = append(out, e)
-		}
-		if len(out) == n {
-			break
-		}
+		out = append(out, e)
+		taken[e.ID] = true
 	}
 	return out, wake
 }
 
-// Snapshot returns the entries in order.
+// pick finds the next entry: the highest priority after aging, then the
+// index's order. It notes in wake the earliest future notBefore it saw.
+func (ix *Index) pick(now time.Time, eligible func(Entry) bool, taken map[string]bool, wake *time.Time) (Entry, bool) {
+	var best Entry
+	bestLvl := levelLow - 1
+	consider := func(e Entry, lvl int) {
+		if lvl > bestLvl || lvl == bestLvl && e.less(best) {
+			best, bestLvl = e, lvl
+		}
+	}
+	ok := func(e Entry) bool { return !taken[e.ID] && (eligible == nil || eligible(e)) }
+	for lvl := levelHigh; lvl >= levelLow; lvl-- {
+		// Fresh: ordered by submittedAt, so the first one accepted is the
+		// most aged of its list.
+		for _, e := range ix.fresh[lvl+1] {
+			if ok(e) {
+				consider(e, aged(lvl, e.SubmittedAt, now, e.AgingAfter))
+				break
+			}
+		}
+		// Deferred: ordered by notBefore; each due one may have aged.
+		for _, e := range ix.later[lvl+1] {
+			if !ok(e) {
+				continue
+			}
+			if e.NotBefore.After(now) {
+				if wake.IsZero() || e.NotBefore.Before(*wake) {
+					*wake = e.NotBefore
+				}
+				break
+			}
+			consider(e, aged(lvl, e.SubmittedAt, now, e.AgingAfter))
+		}
+	}
+	return best, bestLvl >= levelLow
+}
+
+// Snapshot returns the entries by priority (without aging), then in order.
 func (ix *Index) Snapshot() []Entry {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return append([]Entry(nil), ix.list...)
+	var out []Entry
+	for lvl := levelHigh; lvl >= levelLow; lvl-- {
+		out = append(out, ix.fresh[lvl+1]...)
+		out = append(out, ix.later[lvl+1]...)
+	}
+	return out
 }

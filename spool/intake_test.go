@@ -50,6 +50,7 @@ func TestStore_IntakeRejects(t *testing.T) {
 		{name: "syntax", lane: KindAPI, file: "s.yaml", body: "model: fast\ncontent: [oops\n", reason: "yaml: line"},
 		{name: "unknown field", lane: KindAPI, file: "u.yaml", body: "model: fast\ncontent: x\nprio: 1\n", reason: "field prio not found"},
 		{name: "no content", lane: KindAPI, file: "c.yaml", body: "model: fast\n", reason: "content: missing"},
+		{name: "bad priority", lane: KindAPI, file: "p.yaml", body: "model: fast\ncontent: x\npriority: urgent\n", reason: `priority: "urgent" is not high, normal or low`},
 		{name: "no model", lane: KindAPI, file: "m.yaml", body: "content: x\n", reason: "model: missing"},
 		{name: "unknown model", lane: KindAPI, file: "um.yaml", body: "model: gpt9\ncontent: x\n", reason: `model: "gpt9" is not in the config`},
 		{name: "other lane's model", lane: KindAPI, file: "ol.yaml", body: "model: chat\ncontent: x\n", reason: "is a web model, not for the api lane"},

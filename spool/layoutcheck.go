@@ -12,7 +12,7 @@ import (
 
 // laneFolders are the folders inside each lane, in the order Create makes
 // them.
-var laneFolders = []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled, DirCancel, DirLogs}
+var laneFolders = []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled, DirCancel, DirPriority, DirLogs}
 
 // Folders lists every folder of the layout below the root, each after its
 // parent.

@@ -10,6 +10,7 @@ import (
 type Summary struct {
 	TaskID, Model, Batch, Owner, Output                        string
 	ModelKind                                                  Kind
+	Priority                                                   Priority
 	State                                                      State
 	Attempt                                                    int
 	SubmittedAt, NotBefore, StartedAt, HeartbeatAt, FinishedAt time.Time
@@ -17,7 +18,7 @@ type Summary struct {
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
-	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, ModelKind: t.ModelKind,
+	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, ModelKind: t.ModelKind, Priority: t.Priority,
 		State: t.State, Attempt: t.Attempt, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
@@ -61,7 +62,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "owner", "output", "state", "attempt",
+		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "state", "attempt",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
@@ -80,6 +81,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Model, haveModel = v, true
 		case "batch":
 			s.Batch = v
+		case "priority":
+			s.Priority = Priority(v)
 		case "owner":
 			s.Owner = v
 		case "output":
@@ -123,7 +126,7 @@ func scanPending(data []byte) (Task, bool) {
 	if !ok || s.State != StatePending || s.SubmittedAt.IsZero() {
 		return Task{}, false
 	}
-	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output,
+	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output, Priority: s.Priority,
 		State: s.State, SubmittedAt: s.SubmittedAt, NotBefore: s.NotBefore}, true
 }
 

@@ -17,6 +17,7 @@ func TestScanPending(t *testing.T) {
 		{TaskID: "s", ModelKind: KindAPI, Model: "m", Content: "x", State: StateRunning, SubmittedAt: now},
 		{TaskID: "春季广告", ModelKind: KindAPI, Model: "m", Batch: "🌷 spring", Output: "春/a.txt", Content: "🌷", State: StatePending, SubmittedAt: now},
 		{TaskID: "café-01", ModelKind: KindWeb, Model: "m", Output: "a b/c.txt", Content: "x", State: StatePending, SubmittedAt: now},
+		{TaskID: "p", ModelKind: KindAPI, Model: "m", Priority: PriorityHigh, Content: "x", State: StatePending, SubmittedAt: now},
 	} {
 		data, err := tk.Encode()
 		if err != nil {
@@ -33,7 +34,7 @@ func TestScanPending(t *testing.T) {
 			}
 			continue // declined: the caller decodes in full
 		}
-		if got.TaskID != full.TaskID || got.Model != full.Model || got.Batch != full.Batch || got.ModelKind != full.ModelKind || got.Output != full.Output ||
+		if got.TaskID != full.TaskID || got.Model != full.Model || got.Batch != full.Batch || got.ModelKind != full.ModelKind || got.Output != full.Output || got.Priority != full.Priority ||
 			!got.SubmittedAt.Equal(full.SubmittedAt) || !got.NotBefore.Equal(full.NotBefore) || full.State != StatePending {
 			t.Errorf("scan disagrees with decode for %q:\nscan %+v\nfull %+v", tk.TaskID, got, full)
 		}
@@ -47,6 +48,7 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: m\nattempt: 010\n"))
 	f.Add([]byte("taskId: 春季广告\nmodel: m\nbatch: 🌷 spring\noutput: 春/a.txt\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
 	f.Add([]byte("taskId: か\u3099\nmodel: m\noutput: \"a b\"\n"))
+	f.Add([]byte("taskId: a\nmodel: m\npriority: high\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {

@@ -68,13 +68,14 @@ const MaxTaskSize = 1 << 20
 // Task is one task file. Field order here is the order on disk: what the
 // submitter wrote first, then what spoolgate writes.
 type Task struct {
-	TaskID    string `yaml:"taskId"`
-	ModelKind Kind   `yaml:"modelKind,omitempty"`
-	Model     string `yaml:"model"`
-	Batch     string `yaml:"batch,omitempty"`
-	Output    string `yaml:"output,omitempty"`
-	Prompt    string `yaml:"prompt,omitempty"`
-	Content   string `yaml:"content"`
+	TaskID    string   `yaml:"taskId"`
+	ModelKind Kind     `yaml:"modelKind,omitempty"`
+	Model     string   `yaml:"model"`
+	Batch     string   `yaml:"batch,omitempty"`
+	Priority  Priority `yaml:"priority,omitempty"`
+	Output    string   `yaml:"output,omitempty"`
+	Prompt    string   `yaml:"prompt,omitempty"`
+	Content   string   `yaml:"content"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -98,7 +99,7 @@ func (t *Task) Clone() *Task { c := *t; return &c }
 // prompt and content into LF.
 func (t *Task) ResetForIntake() {
 	*t = Task{
-		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch,
+		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
 	}
 }

@@ -84,6 +84,9 @@ func Validate(cfg *Config, t *Task, lane Kind) *RejectError {
 			return rejectf(ClassInvalid, "output: %v", err)
 		}
 	}
+	if !t.Priority.Valid() {
+		return rejectf(ClassInvalid, "priority: %q is not high, normal or low", clip(string(t.Priority)))
+	}
 	if len(t.Batch) > 128 {
 		return rejectf(ClassInvalid, "batch: must be one line of at most 128 bytes")
 	}

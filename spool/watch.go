@@ -21,6 +21,9 @@ type WatchDir struct {
 	// reported at first sight, since its content does not matter and so
 	// there is nothing to settle.
 	CancelRequests bool
+	// PriorityRequests marks a lane's priority/ folder (reindex requests
+	// of `spoolgate priority`): reported at first sight, like cancel/.
+	PriorityRequests bool
 	// Accept filters names; nil means IsTaskFileName.
 	Accept func(name string) bool
 }
@@ -240,7 +243,7 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 		}
 		ready := false
 		switch {
-		case d.CancelRequests || !fi.Mode().IsRegular():
+		case d.CancelRequests || d.PriorityRequests || !fi.Mode().IsRegular():
 			ready = true // nothing to settle: taken or rejected as it is
 		case !o.seen || fi.Size() != o.size || !fi.ModTime().Equal(o.mtime):
 			if o.seen {

@@ -37,6 +37,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	prompt := fs.String("prompt", "", "system prompt (with --model/--content)")
 	output := fs.String("output", "", "output path under <spool>/output (with --model/--content)")
 	id := fs.String("id", "", "taskId (with --model/--content; default generated)")
+	priority := fs.String("priority", "", "high, normal or low (with --model/--content)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		if len(files) > 0 {
 			return usagef("give files or --model/--content, not both")
 		}
-		t := &spool.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Prompt: *prompt, Output: *output}
+		t := &spool.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Prompt: *prompt, Output: *output, Priority: spool.Priority(*priority)}
 		if t.TaskID == "" {
 			t.TaskID = newTaskID(*batch)
 		}
@@ -69,6 +70,9 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		}
 		drops = append(drops, d)
 	} else {
+		if *priority != "" {
+			return usagef("submit: --priority goes with --model/--content; in a file, write priority: high")
+		}
 		if len(files) == 0 {
 			return usagef("submit: give FILE..., - for stdin, or --model and --content")
 		}

@@ -135,7 +135,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	// ETA.
 	typical, samples := typicalDuration(k, done)
 	ln.ETA = ETA{TypicalSeconds: secs(typical), Samples: samples}
-	finish := simulate(now, ln.Concurrency, typical, running, pending)
+	finish := simulate(now, ln.Concurrency, typical, s.cfg.AgingAfter.D(), running, pending)
 	batchEnd := map[string]time.Duration{}
 	var end time.Duration
 	for i, f := range finish {

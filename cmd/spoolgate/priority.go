@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func init() {
+	register("priority", "change a pending task's priority: priority ID|LANE/ID high|normal|low", cmdPriority)
+}
+
+// cmdPriority rewrites a pending task's priority (durably, through the
+// spool) and leaves <lane>/priority/ID, by which every daemon of the spool
+// reorders its queue at its next look.
+func cmdPriority(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("priority", &c)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("priority: want ID (or LANE/ID) and a level: high, normal or low")
+	}
+	level := spool.Priority(pos[1])
+	if level == "" || !level.Valid() {
+		return usagef("priority: %q is not high, normal or low", pos[1])
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	st := spool.NewStore(cfg, nil)
+	r, err := resolveTask("priority", st.Layout, pos[0])
+	if err != nil {
+		return err
+	}
+	switch r.dir {
+	case spool.DirPending:
+	case "":
+		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s: no such task in %s", r, st.Layout.Root)}
+	default:
+		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s is %s: only a pending task can change its priority", r, spool.FolderState[r.dir])}
+	}
+	if _, err := st.SetPriority(r.lane, r.id, level); err != nil {
+		if errors.Is(err, spool.ErrNotPending) {
+			return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s started meanwhile: only a pending task can change its priority", r)}
+		}
+		return fmt.Errorf("priority %s: %w", r, err)
+	}
+	if err := st.RequestReindex(r.lane, r.id); err != nil {
+		return fmt.Errorf("priority %s: %w", r, err)
+	}
+	fmt.Fprintf(env.Stdout, "%s: priority %s\n", r, level)
+	return nil
+}

@@ -1,0 +1,30 @@
+package lanes
+
+import (
+	"errors"
+	"os"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// priorityRequest handles <lane>/priority/ID, left by `spoolgate priority`
+// after it rewrote pending/ID: the index takes the task's new priority.
+// While the task waits, the request stays, so that every daemon of a
+// shared spool (each with its own index) sees it at its next rescan; once
+// the task has left pending/, the request is removed.
+func (d *Daemon) priorityRequest(k spool.Kind, id string) {
+	t, err := d.Store.Read(k, spool.DirPending, id)
+	if err == nil && t.State == spool.StatePending {
+		if l := d.lanes[k]; l != nil && l.index.Replace(spool.EntryOf(d.cfg, t)) {
+			l.Wake()
+		}
+		return
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.Log.Error("priority request: read pending task", "lane", k, "taskId", id, "err", err)
+		return
+	}
+	if err := os.Remove(d.Store.Layout.PriorityPath(k, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.Log.Error("consume priority request", "lane", k, "taskId", id, "err", err)
+	}
+}
