@@ -38,7 +38,7 @@ func fakeCells(o options) []*cell {
 }
 
 func TestWriteTable(t *testing.T) {
-	o, err := parseFlags(nil, io.Discard)
+	o, err := parseFlags([]string{"-scale", "0.01"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestWriteTable(t *testing.T) {
 			t.Errorf("%q printed %d times:\n%s", want, n, out)
 		}
 	}
-	// The median and spread of 3 s, 2 s, 4 s at scale 0.007, in minutes.
+	// The median and spread of 3 s, 2 s, 4 s at scale 0.01, in minutes.
 	row := ""
 	for _, l := range lines[head+1:] {
 		if strings.Contains(l, "two semaphores") {
@@ -87,8 +87,8 @@ func TestWriteTable(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(row, "7.1 (4.8–9.5)") || strings.Count(row, "|") != 2 {
-		t.Errorf("two-semaphore row %q: want makespan 7.1 (4.8–9.5) in both orders", row)
+	if !strings.Contains(row, "5.0 (3.3–6.7)") || strings.Count(row, "|") != 2 {
+		t.Errorf("two-semaphore row %q: want makespan 5.0 (3.3–6.7) in both orders", row)
 	}
 	if !strings.Contains(out, "makespan 1.00× | 1.00×") {
 		t.Errorf("no comparison against the two lanes:\n%s", out)
