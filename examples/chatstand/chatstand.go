@@ -9,11 +9,18 @@
 // and the account admits one generation at a time.
 //
 // The content of a message may carry directives (see AnswerFor):
-// `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`.
+// `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`, `[[nostart]]`
+// (the request is taken but nothing ever comes back), `[[cut=N]]` (the
+// answer stops after N words and the page offers "Continue generating").
+//
+// The page's message input is a textarea by default; Options.Input puts a
+// plain <input>, a contenteditable div or a real rich-text editor from npm
+// (ProseMirror, Lexical, Quill: see examples/editors) in its place, and
+// Options.Shadow moves the whole chat into a web component's open shadow
+// root. Whatever the input, the server records exactly what the page sent.
 package chatstand
 
 import (
-	"context"
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
@@ -63,6 +70,15 @@ type Options struct {
 	// session broke): the caller is held as long as a real answer would
 	// hold it, then gets 409. Off: refused at once.
 	LateCollisions bool
+	// Input is the page's message field: "textarea" (default), "input",
+	// "contenteditable", or an editor of Editors.
+	Input string
+	// Shadow puts the chat inside the open shadow root of <chat-app>.
+	Shadow bool
+	// CookieName is the session cookie's name (default SessionCookie), so
+	// two stand-ins on 127.0.0.1 keep two logins in one browser profile:
+	// cookies are per host, not per port.
+	CookieName string
 }
 
 // Message is one generation request the stand-in received, refused or not.
@@ -91,6 +107,10 @@ type Server struct {
 	received     []Message
 	instructions string
 	closed       bool
+	limit        string            // the usage-limit message while limited
+	limitUntil   time.Time         // the limit ends then
+	limited      int               // requests refused by the limit
+	conts        map[string]string // continuation token -> the rest of the answer
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -101,6 +121,15 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Input == "" {
+		opts.Input = "textarea"
+	}
+	if opts.CookieName == "" {
+		opts.CookieName = SessionCookie
+	}
+	if !validInput(opts.Input) {
+		return nil, fmt.Errorf("chatstand: Input %q is not textarea, input, contenteditable or one of %v", opts.Input, Editors)
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -114,9 +143,11 @@ func Start(opts Options) (*Server, error) {
 		active:       map[string]int{},
 		failuresSeen: map[string]int{},
 		instructions: opts.Instructions,
+		conts:        map[string]string{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /editors/{name}", s.handleEditor)
 	mux.HandleFunc("/login", s.handleLogin)
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
@@ -215,7 +246,7 @@ func (s *Server) SetInstructions(v string) {
 }
 
 func (s *Server) user(r *http.Request) (string, bool) {
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(s.opts.CookieName)
 	if err != nil {
 		return "", false
 	}
@@ -223,16 +254,6 @@ func (s *Server) user(r *http.Request) (string, bool) {
 	defer s.mu.Unlock()
 	u, ok := s.tokens[c.Value]
 	return u, ok
-}
-
-func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.user(r)
-	s.mu.Lock()
-	instr := s.instructions
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = pageTmpl.Execute(w, map[string]any{"LoggedIn": ok, "User": u, "Instructions": instr})
 }
 
 // handleLogin: GET /login?user=NAME (or a form POST) sets the session cookie
@@ -246,24 +267,25 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	// A persistent cookie (not a session cookie), so the login survives a
 	// browser restart on the same profile, as a vendor's "remember me" does.
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.Login(user), Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: s.opts.CookieName, Value: s.Login(user), Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	if c, err := r.Cookie(s.opts.CookieName); err == nil {
 		s.mu.Lock()
 		delete(s.tokens, c.Value)
 		s.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: s.opts.CookieName, Value: "", Path: "/", MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 type chatRequest struct {
-	Session string `json:"session"` // /api/generate only: the user
-	System  string `json:"system"`
-	Content string `json:"content"`
+	Session  string `json:"session"` // /api/generate only: the user
+	System   string `json:"system"`
+	Content  string `json:"content"`
+	Continue string `json:"continue"` // the page's "Continue generating": a token of an earlier answer
 }
 
 // errCollision and errFail are the two refusals of begin.
@@ -289,6 +311,18 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 		s.received = append(s.received, msg)
 		return nil, errCollision
 	}
+	if s.limit != "" && time.Now().Before(s.limitUntil) {
+		s.active[user]--
+		s.limited++
+		msg.Refused = "limited"
+		s.received = append(s.received, msg)
+		return nil, &limitError{s.limit}
+	}
+	if req.Continue != "" {
+		// "Continue generating" holds the session like any generation but
+		// is not a new message.
+		return s.ender(user), nil
+	}
 	if d := parseDirectives(req.Content); d.fail > 0 && s.failuresSeen[req.Content] < d.fail {
 		s.failuresSeen[req.Content]++
 		s.active[user]--
@@ -298,6 +332,11 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	}
 	s.generations++
 	s.received = append(s.received, msg)
+	return s.ender(user), nil
+}
+
+// ender returns the end of one admitted request of user.
+func (s *Server) ender(user string) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -305,7 +344,7 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 			s.active[user]--
 			s.mu.Unlock()
 		})
-	}, nil
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -318,11 +357,16 @@ func refusalCode(err error) int {
 	if errors.Is(err, errCollision) {
 		return http.StatusConflict
 	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return http.StatusTooManyRequests
+	}
 	return http.StatusServiceUnavailable
 }
 
 // handleChat serves the page's own request: the answer streams as plain
-// text, word by word, over the directive's duration.
+// text, word by word, over the directive's duration. A refusal is JSON
+// {"error"} (and {"limited"} for the usage limit, 429).
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
@@ -332,16 +376,38 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req chatRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
+		return
+	}
+	p, ok := s.planFor(req)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Nothing to continue."})
 		return
 	}
 	end, err := s.begin(user, req)
 	if err != nil {
-		writeJSON(w, refusalCode(err), map[string]string{"error": err.Error()})
+		out := map[string]string{"error": err.Error()}
+		var le *limitError
+		if errors.As(err, &le) {
+			out["limited"] = le.msg
+		}
+		writeJSON(w, refusalCode(err), out)
 		return
 	}
 	defer end()
+	if p.nostart {
+		// A backend that took the message and never answers: no headers,
+		// nothing, until the client leaves.
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		return
+	}
+	if len(p.rest) > 0 {
+		w.Header().Set("X-Continue", s.keepRest(p.rest))
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
@@ -349,7 +415,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if fl != nil {
 		fl.Flush()
 	}
-	s.stream(r.Context(), req.Content, func(chunk string) {
+	s.play(r.Context(), p, func(chunk string) {
 		_, _ = w.Write([]byte(chunk))
 		if fl != nil {
 			fl.Flush()
@@ -387,52 +453,4 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		return // client gone or server closing
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"answer": b.String()})
-}
-
-// stream emits the answer to content word by word, spread over the scaled
-// duration; `[[hang]]` emits the first word and then waits for the client
-// to leave. It reports whether the whole answer was emitted.
-func (s *Server) stream(ctx context.Context, content string, emit func(string)) bool {
-	d := parseDirectives(content)
-	total := DefaultDuration
-	if d.duration > 0 {
-		total = d.duration
-	}
-	total = time.Duration(float64(total) * s.opts.Scale)
-	var words []string
-	if !d.empty {
-		words = strings.Fields(AnswerFor(content))
-	}
-	steps := max(len(words), 1)
-	if d.hang {
-		steps = max(steps, 2) // the first word, then nothing more
-	}
-	step := total / time.Duration(steps)
-	t := time.NewTimer(step)
-	defer t.Stop()
-	for i := 0; i < steps; i++ {
-		if d.hang && i == 1 {
-			select {
-			case <-ctx.Done():
-			case <-s.done:
-			}
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.done:
-			return false
-		case <-t.C:
-		}
-		t.Reset(step)
-		if i < len(words) {
-			if i > 0 {
-				emit(" " + words[i])
-			} else {
-				emit(words[i])
-			}
-		}
-	}
-	return true
 }

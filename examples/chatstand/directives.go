@@ -9,12 +9,15 @@ import (
 
 // directives are what the shared stand-in scheme lets a task's content ask
 // of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`
-// (`[[status=N]]` is the API stand-in's and is ignored here).
+// `[[nostart]]`, `[[cut=N]]` (`[[status=N]]` is the API stand-in's and is
+// ignored here).
 type directives struct {
 	duration    time.Duration // 0: the default
 	hang        bool
 	fail        int
 	empty       bool
+	nostart     bool   // the request is taken and never answered
+	cut         int    // the answer stops after this many words; "Continue generating" plays the rest
 	cleanedText string // content with directives removed, whitespace folded
 }
 
@@ -38,6 +41,12 @@ func parseDirectives(content string) directives {
 			}
 		case "empty":
 			d.empty = true
+		case "nostart":
+			d.nostart = true
+		case "cut":
+			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
+				d.cut = n
+			}
 		}
 	}
 	d.cleanedText = strings.Join(strings.Fields(directiveRE.ReplaceAllString(content, " ")), " ")

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Rebuilds the editor bundles the chat stand-in serves (examples/chatstand/
+# editors/*.js) from the npm packages pinned in package-lock.json. The
+# bundles are committed, so `make test` needs no npm; run this after a
+# version change in package.json (then `npm install` updates the lock).
+set -euo pipefail
+cd "$(dirname "$0")"
+npm ci --no-audit --no-fund
+out=../chatstand/editors
+mkdir -p "$out"
+for e in prosemirror lexical quill; do
+  npx esbuild "src/$e.js" --bundle --minify --format=iife --target=chrome110 \
+    --legal-comments=none --conditions=production --define:process.env.NODE_ENV='"production"' --outfile="$out/$e.js"
+done
+ls -l "$out"
