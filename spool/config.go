@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -135,6 +136,33 @@ type SiteConfig struct {
 	// before it counts as finished (default 1s). Pages that pause while
 	// they stream want more.
 	Quiet Duration `yaml:"quiet"`
+	// StartTimeout: after send, the page must show `busy` or a new
+	// `answer` within this long (default 60s), else the attempt fails as
+	// transient with the page's text in the log.
+	StartTimeout Duration `yaml:"startTimeout"`
+	// Continue, if set, matches a "Continue generating" button: while it
+	// shows after an answer, it is clicked and the answer waited for again.
+	Continue string `yaml:"continue"`
+	// Limited matches the page's usage-limit message; LimitedText are
+	// regular expressions (RE2) its text must match (with no Limited, they
+	// are matched against the `error` element and the new answer). Either
+	// ends the attempt as `account` and holds the account.
+	Limited     string   `yaml:"limited"`
+	LimitedText []string `yaml:"limitedText"`
+	// LimitHold is how long a usage limit holds the account when its
+	// message names no reset time (default 1h).
+	LimitHold Duration `yaml:"limitHold"`
+}
+
+// DefaultLimitHold is a usage limit's hold when the message names no time.
+const DefaultLimitHold = time.Hour
+
+// Hold returns the site's limitHold, or its default.
+func (s SiteConfig) Hold() time.Duration {
+	if s.LimitHold > 0 {
+		return s.LimitHold.D()
+	}
+	return DefaultLimitHold
 }
 
 // AccountConf is one entry of `accounts:`.
@@ -357,6 +385,11 @@ func (c *Config) Check() error {
 		for _, f := range []struct{ k, v string }{{"url", s.URL}, {"input", s.Input}, {"send", s.Send}, {"answer", s.Answer}} {
 			if f.v == "" {
 				return &ConfigError{Key: "sites." + n + "." + f.k, Msg: "missing"}
+			}
+		}
+		for i, p := range s.LimitedText {
+			if _, err := regexp.Compile(p); err != nil {
+				return &ConfigError{Key: fmt.Sprintf("sites.%s.limitedText[%d]", n, i), Msg: fmt.Sprintf("%q is not a regular expression: %v", p, err)}
 			}
 		}
 	}

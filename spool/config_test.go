@@ -37,6 +37,9 @@ func TestParseConfig(t *testing.T) {
 		{"site missing selector", "sites: {s: {url: 'http://x', input: t, send: b}}\n", "sites.s.answer: missing"},
 		{"bad host", "host: 'a:b'\n", "host"},
 		{"retries", "maxRetries: -1\n", "maxRetries"},
+		{"bad limitedText", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, limitedText: ['ok', '(']}}\n", "sites.s.limitedText[1]"},
+		{"account naming a path", "sites: {s: {url: 'http://x', input: t, send: b, answer: a}}\nmodels: [{name: w, kind: web, site: s, account: '../x'}]\n", "models[w].account"},
+		{"site keys of issue 13", "sites: {s: {url: 'http://x', input: 'chat-app >>> textarea', send: b, answer: a, startTimeout: 20s, continue: button.continue, limited: .limit, limitedText: ['(?i)limit'], limitHold: 30m}}\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
