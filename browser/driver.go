@@ -2,14 +2,12 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"regexp"
 	"time"
 
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/lanes"
@@ -17,31 +15,39 @@ import (
 )
 
 // The driver talks to the page only through Runtime.evaluate of small
-// expressions polled with a deadline, Input.insertText and mouse events at
-// coordinates. The issue reported chromedp's node-tracking actions (Click,
-// WaitVisible) hanging against a page whose script changes the DOM. Checked
-// here against the stand-in while its answer streams (chromedp v0.23.1,
-// Chromium 156): they did not hang (WaitVisible 20-35 ms, Click 7-25 ms).
-// The driver still avoids them: they depend on the DOM domain's node
-// tree, which a busy page rebuilds under them, while one evaluate per look
-// is a single round-trip under the caller's deadline, sees exactly what
-// the page's own script sees, and works the same for textarea and
-// contenteditable inputs.
+// expressions polled with a deadline, Input.insertText, key events and
+// mouse events at coordinates. The issue reported chromedp's node-tracking
+// actions (Click, WaitVisible) hanging against a page whose script changes
+// the DOM. Checked here against the stand-in while its answer streams
+// (chromedp v0.23.1, Chromium 156): they did not hang (WaitVisible
+// 20-35 ms, Click 7-25 ms). The driver still avoids them: they depend on
+// the DOM domain's node tree, which a busy page rebuilds under them, and
+// they do not enter shadow roots, while one evaluate per look is a single
+// round-trip under the caller's deadline, sees exactly what the page's own
+// script sees, and works the same for every kind of input.
 
 // Timings is how long each phase of a chat may take.
 type Timings struct {
-	PageLoad   time.Duration // navigation until the input or loggedOut shows
-	FirstToken time.Duration // send until busy or an answer shows
-	Quiet      time.Duration // the answer must hold still this long once busy is gone
-	Poll       time.Duration // how often the page is looked at
+	PageLoad time.Duration // navigation until the input, loggedOut or limited shows
+	// InputGrace is how long a page that has finished loading may take to
+	// show its input before the input's selector counts as missing.
+	InputGrace time.Duration
+	// Start is how long after send the page may take to show busy or a
+	// new answer (sites.S.startTimeout wins when set; default 60 s).
+	Start time.Duration
+	Quiet time.Duration // the answer must hold still this long once busy is gone
+	Poll  time.Duration // how often the page is looked at
 }
 
 func (t Timings) withDefaults() Timings {
 	if t.PageLoad <= 0 {
 		t.PageLoad = 60 * time.Second
 	}
-	if t.FirstToken <= 0 {
-		t.FirstToken = 3 * time.Minute
+	if t.InputGrace <= 0 {
+		t.InputGrace = 15 * time.Second
+	}
+	if t.Start <= 0 {
+		t.Start = 60 * time.Second
 	}
 	if t.Quiet <= 0 {
 		t.Quiet = time.Second
@@ -52,6 +58,9 @@ func (t Timings) withDefaults() Timings {
 	return t
 }
 
+// maxContinues bounds the "Continue generating" clicks of one answer.
+const maxContinues = 20
+
 // driver drives one chat on a page described only by a spool.SiteConfig.
 type driver struct {
 	site     spool.SiteConfig
@@ -60,71 +69,45 @@ type driver struct {
 	log      *slog.Logger
 	beat     func()
 	stage    func(string)
+	limitRE  []*regexp.Regexp
+	began    time.Time // the attempt's start, for the step log
+	// holdScale multiplies a usage limit's hold (tests shorten it).
+	holdScale float64
 }
 
-// pageState is what one look at the page sees.
-type pageState struct {
-	LoggedOut bool   `json:"loggedOut"`
-	Input     bool   `json:"input"`
-	Busy      bool   `json:"busy"`
-	Count     int    `json:"count"`
-	Last      string `json:"last"`
-	Error     string `json:"error"`
-	InputText string `json:"inputText"`
+func newDriver(site spool.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &driver{site: site, siteName: name, t: t, log: log, beat: func() {}, stage: func(string) {}, began: time.Now(), holdScale: 1}
+	if site.StartTimeout > 0 {
+		d.t.Start = site.StartTimeout.D()
+	}
+	if site.Quiet > 0 && d.t.Quiet <= 0 {
+		d.t.Quiet = site.Quiet.D()
+	}
+	d.t = d.t.withDefaults()
+	for _, p := range site.LimitedText {
+		if re, err := regexp.Compile(p); err == nil { // the config loader checked them
+			d.limitRE = append(d.limitRE, re)
+		}
+	}
+	return d
 }
 
-// js quotes v as a JavaScript literal.
-func js(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// helpers is a prelude of small page functions shared by the expressions.
-const helpers = `
-const q = (s) => { if (!s) return null; try { return document.querySelector(s); } catch (e) { return null; } };
-const vis = (el) => !!el && !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length) && getComputedStyle(el).visibility !== 'hidden';
-const textOf = (el) => !el ? '' : ('value' in el && typeof el.value === 'string') ? el.value : (el.innerText ?? el.textContent ?? '');
-`
-
-func (d *driver) stateExpr() string {
-	s := d.site
-	return `(() => {` + helpers + `
-const all = ` + js(s.Answer) + ` ? document.querySelectorAll(` + js(s.Answer) + `) : [];
-const last = all.length ? all[all.length - 1] : null;
-const err = q(` + js(s.Error) + `);
-return {
-  loggedOut: vis(q(` + js(s.LoggedOut) + `)),
-  input: !!q(` + js(s.Input) + `),
-  busy: vis(q(` + js(s.Busy) + `)),
-  count: all.length,
-  last: last ? (last.innerText ?? last.textContent ?? '') : '',
-  error: vis(err) ? (err.innerText || err.textContent || '').trim() : '',
-  inputText: textOf(q(` + js(s.Input) + `)),
-};
-})()`
-}
-
-func (d *driver) look(ctx context.Context) (pageState, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[pageState](d.stateExpr()))
+// step logs one step of the chat with the time since the attempt began.
+func (d *driver) step(msg string, args ...any) {
+	d.log.Info("driver: "+msg, append([]any{"at", time.Since(d.began).Round(time.Millisecond)}, args...)...)
 }
 
 // chat runs one exchange and returns the answer text.
 func (d *driver) chat(ctx context.Context, model *spool.ModelConfig, task *spool.Task) (string, error) {
-	d.t = d.t.withDefaults()
-
-	d.stage("opening page")
-	lctx, cancel := context.WithTimeout(ctx, d.t.PageLoad)
-	err := chromedp.Do(lctx, chromedp.Navigate(d.site.URL))
-	cancel()
-	if err != nil {
-		return "", d.fail(ctx, "open %s: %w", d.site.URL, err)
-	}
-	st, err := d.waitFor(ctx, d.t.PageLoad, "the page's input or sign-in link", func(s pageState) bool { return s.LoggedOut || s.Input })
+	st, err := d.open(ctx)
 	if err != nil {
 		return "", err
 	}
-	if st.LoggedOut {
-		return "", lanes.Errorf(spool.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+	if msg := d.limitMsg(st, ""); msg != "" {
+		return "", d.limitErr(msg)
 	}
 	d.beat()
 
@@ -134,6 +117,8 @@ func (d *driver) chat(ctx context.Context, model *spool.ModelConfig, task *spool
 			return "", d.fail(ctx, "click newChat: %w", err)
 		} else if !found {
 			d.log.Warn("driver: newChat selector matches nothing; continuing in the current chat", "selector", d.site.NewChat)
+		} else {
+			d.step("new chat")
 		}
 	}
 
@@ -144,29 +129,27 @@ func (d *driver) chat(ctx context.Context, model *spool.ModelConfig, task *spool
 		// Only the user content goes out: no task prompt, and no default
 		// instructions the page pre-filled (trap 2 of the field report).
 		if d.site.PromptInput != "" {
-			if _, err := d.setText(ctx, d.site.PromptInput, ""); err != nil {
-				return "", d.fail(ctx, "clear promptInput: %w", err)
+			if _, err := d.setText(ctx, "promptInput", d.site.PromptInput, ""); err != nil {
+				return "", err
 			}
 		}
 		if task.Prompt != "" {
 			d.log.Info("driver: model has needEmptyPrompt; the task's prompt is not sent")
 		}
 	case task.Prompt != "" && d.site.PromptInput != "":
-		found, err := d.setText(ctx, d.site.PromptInput, task.Prompt)
+		ty, err := d.setText(ctx, "promptInput", d.site.PromptInput, task.Prompt)
 		if err != nil {
-			return "", d.fail(ctx, "type prompt: %w", err)
+			return "", err
 		}
-		if !found {
-			return "", lanes.Errorf(spool.ClassPermanent, "site %s: promptInput %q matches nothing", d.siteName, d.site.PromptInput)
-		}
+		d.step("prompt typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
 	case task.Prompt != "":
 		text = task.Prompt + "\n\n" + task.Content
 	}
-	if found, err := d.setText(ctx, d.site.Input, text); err != nil {
-		return "", d.fail(ctx, "type content: %w", err)
-	} else if !found {
-		return "", lanes.Errorf(spool.ClassPermanent, "site %s: input %q matches nothing", d.siteName, d.site.Input)
+	ty, err := d.setText(ctx, "input", d.site.Input, text)
+	if err != nil {
+		return "", err
 	}
+	d.step("text typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
 
 	before, err := d.look(ctx)
 	if err != nil {
@@ -176,176 +159,55 @@ func (d *driver) chat(ctx context.Context, model *spool.ModelConfig, task *spool
 	if found, err := d.click(ctx, d.site.Send); err != nil {
 		return "", d.fail(ctx, "click send: %w", err)
 	} else if !found {
-		return "", lanes.Errorf(spool.ClassPermanent, "site %s: send %q matches nothing", d.siteName, d.site.Send)
+		return "", d.missing("send", d.site.Send, before.SendShadow, "")
 	}
+	d.step("sent")
 	d.beat()
 	return d.awaitAnswer(ctx, before)
 }
 
-// awaitAnswer waits until busy has appeared and gone (or never appeared
-// but a new answer exists) and the last answer has held still for the
-// quiet period, and returns its text.
-func (d *driver) awaitAnswer(ctx context.Context, before pageState) (string, error) {
-	d.stage("waiting for the first token")
-	sent := time.Now()
-	var (
-		sawBusy, started, nudged bool
-		last                     string
-		stillSince, busyGone     time.Time
-	)
-	tick := time.NewTicker(d.t.Poll)
-	defer tick.Stop()
-	for {
-		st, err := d.look(ctx)
-		if err != nil {
-			return "", d.fail(ctx, "read page: %w", err)
-		}
-		if st.Error != "" {
-			return "", lanes.Errorf(spool.ClassTransient, "site %s shows an error: %s", d.siteName, st.Error)
-		}
-		if st.LoggedOut {
-			return "", lanes.Errorf(spool.ClassAccount, "site %s signed out during the answer: run `spoolgate login %s`", d.siteName, d.siteName)
-		}
-		sawBusy = sawBusy || st.Busy
-		fresh := st.Count > before.Count
-		if !started && (st.Busy || fresh) {
-			started = true
-			d.stage("waiting for the answer")
-		}
-		if !started && !nudged && time.Since(sent) > 2*time.Second && st.InputText != "" {
-			// The trusted click did not take (an overlay, a button that
-			// wants a real element click): press it from the page once.
-			nudged = true
-			d.log.Warn("driver: send did not start a generation; clicking it from the page")
-			if err := d.jsClick(ctx, d.site.Send); err != nil {
-				return "", d.fail(ctx, "click send: %w", err)
-			}
-		}
-		if !started && time.Since(sent) > d.t.FirstToken {
-			return "", lanes.Errorf(spool.ClassTransient, "site %s: no answer started within %s of sending", d.siteName, d.t.FirstToken)
-		}
-		if fresh && (stillSince.IsZero() || st.Last != last) {
-			last, stillSince = st.Last, time.Now()
-			d.beat()
-		}
-		switch {
-		case st.Busy:
-			busyGone = time.Time{}
-		case sawBusy && busyGone.IsZero():
-			busyGone = time.Now()
-		}
-		if !st.Busy && fresh && time.Since(stillSince) >= d.t.Quiet {
-			ans := strings.TrimSpace(st.Last)
-			if ans == "" {
-				return "", lanes.Errorf(spool.ClassTransient, "site %s answered with empty text", d.siteName)
-			}
-			return ans, nil
-		}
-		if !st.Busy && sawBusy && !fresh && time.Since(busyGone) > d.t.Quiet {
-			return "", lanes.Errorf(spool.ClassTransient, "site %s: the generation ended without an answer", d.siteName)
-		}
-		select {
-		case <-ctx.Done():
-			return "", d.fail(ctx, "waiting for the answer: %w", context.Cause(ctx))
-		case <-tick.C:
-		}
+// open loads the site and waits until its input, its signed-out link or
+// its usage-limit message shows. A page that loaded but shows none of
+// them within the input grace has a selector that no longer matches.
+func (d *driver) open(ctx context.Context) (pageState, error) {
+	d.stage("opening page")
+	lctx, cancel := context.WithTimeout(ctx, d.t.PageLoad)
+	err := chromedp.Do(lctx, chromedp.Navigate(d.site.URL))
+	cancel()
+	if err != nil {
+		return pageState{}, d.fail(ctx, "open %s: %w", d.site.URL, err)
 	}
-}
-
-// waitFor polls the page until ok holds or limit passes.
-func (d *driver) waitFor(ctx context.Context, limit time.Duration, what string, ok func(pageState) bool) (pageState, error) {
-	deadline := time.Now().Add(limit)
+	deadline := time.Now().Add(d.t.PageLoad)
+	var loaded time.Time
 	for {
 		st, err := d.look(ctx)
-		if err == nil && ok(st) {
+		if err == nil && (st.LoggedOut || st.Input || st.Limited != "") {
+			d.step("page loaded", "url", d.site.URL)
+			if st.LoggedOut {
+				d.step("logged-in check", "signedIn", false)
+				return st, lanes.Errorf(spool.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+			}
+			d.step("logged-in check", "signedIn", true)
 			return st, nil
 		}
-		if time.Now().After(deadline) {
+		if err == nil && st.Ready && loaded.IsZero() {
+			loaded = time.Now()
+		}
+		switch {
+		case err == nil && !loaded.IsZero() && time.Since(loaded) > d.t.InputGrace:
+			return st, d.missing("input", d.site.Input, st.InputShadow, st.InputBad)
+		case time.Now().After(deadline):
 			if err != nil {
-				return st, d.fail(ctx, "waiting for %s: %w", what, err)
+				return st, d.fail(ctx, "waiting for the page: %w", err)
 			}
-			return st, lanes.Errorf(spool.ClassTransient, "site %s: %s did not show within %s", d.siteName, what, limit)
+			return st, lanes.Errorf(spool.ClassTransient, "site %s: the page did not finish loading within %s", d.siteName, d.t.PageLoad)
 		}
 		select {
 		case <-ctx.Done():
-			return st, d.fail(ctx, "waiting for %s: %w", what, context.Cause(ctx))
+			return st, d.fail(ctx, "waiting for the page: %w", context.Cause(ctx))
 		case <-time.After(d.t.Poll):
 		}
 	}
-}
-
-type point struct {
-	Found bool    `json:"found"`
-	X     float64 `json:"x"`
-	Y     float64 `json:"y"`
-	W     float64 `json:"w"`
-}
-
-// click presses the element's center with real mouse events, which pages
-// cannot tell from a person's click; an element with no box (hidden, zero
-// size) is clicked from the page instead.
-func (d *driver) click(ctx context.Context, sel string) (bool, error) {
-	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](`(() => {`+helpers+`
-const el = q(`+js(sel)+`);
-if (!el) return {found: false};
-el.scrollIntoView({block: 'center', inline: 'center'});
-const r = el.getBoundingClientRect();
-return {found: true, x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width * r.height};
-})()`))
-	if err != nil || !p.Found {
-		return false, err
-	}
-	if p.W == 0 {
-		return true, d.jsClick(ctx, sel)
-	}
-	return true, chromedp.Do(ctx, chromedp.MouseClickXY(p.X, p.Y))
-}
-
-func (d *driver) jsClick(ctx context.Context, sel string) error {
-	return chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {`+helpers+`const el = q(`+js(sel)+`); if (el) el.click(); })()`))
-}
-
-// setText replaces the text of a field (textarea, input or contenteditable)
-// with v: it focuses the field, selects its content and inserts v as typed
-// text (Input.insertText), so the page's own input handlers run. It falls
-// back to setting the value directly when the insert did not take.
-func (d *driver) setText(ctx context.Context, sel, v string) (bool, error) {
-	found, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {`+helpers+`
-const el = q(`+js(sel)+`);
-if (!el) return false;
-el.focus();
-if (typeof el.select === 'function') el.select();
-else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
-return true;
-})()`))
-	if err != nil || !found {
-		return found, err
-	}
-	if v == "" {
-		err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.execCommand('delete')`))
-	} else {
-		_, err = chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: v})
-	}
-	if err != nil {
-		return true, err
-	}
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`return textOf(q(`+js(sel)+`)); })()`))
-	if err != nil {
-		return true, err
-	}
-	if strings.TrimSpace(got) == strings.TrimSpace(v) {
-		return true, nil
-	}
-	d.log.Warn("driver: typed text did not land; setting the field directly", "selector", sel)
-	return true, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {`+helpers+`
-const el = q(`+js(sel)+`);
-if (!el) return;
-if ('value' in el) {
-  const set = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value')?.set;
-  if (set) set.call(el, `+js(v)+`); else el.value = `+js(v)+`;
-} else { el.textContent = `+js(v)+`; }
-el.dispatchEvent(new Event('input', {bubbles: true}));
-})()`))
 }
 
 // fail wraps a driving failure. When ctx ended, the cause is kept so the

@@ -25,9 +25,13 @@ type Executor struct {
 	cfg *spool.Config
 	log *slog.Logger
 
-	// Timings of the page; zero fields take the defaults (page load 60 s,
-	// first token 3 min, quiet 1 s).
+	// Timings of the page; zero fields take the site's keys or the
+	// defaults (page load 60 s, start 60 s, quiet 1 s).
 	Timings Timings
+	// HoldScale multiplies the hold of a usage limit (0 means 1); tests
+	// shorten a "try again in 2 minutes" this way. The daemon reads it
+	// from SPOOLGATE_HOLD_SCALE.
+	HoldScale float64
 	// ProbeTimeout bounds the heartbeat probe; default 5 s.
 	ProbeTimeout time.Duration
 
@@ -111,11 +115,11 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	stop := context.AfterFunc(ctx, func() { dcancel() })
 	defer stop()
 
-	timings := e.Timings
-	if site.Quiet > 0 && timings.Quiet <= 0 {
-		timings.Quiet = site.Quiet.D()
+	d := newDriver(site, model.Site, e.Timings, log)
+	d.beat, d.stage, d.began = job.Beat, job.SetStage, started
+	if e.HoldScale > 0 {
+		d.holdScale = e.HoldScale
 	}
-	d := &driver{site: site, siteName: model.Site, t: timings, log: log, beat: job.Beat, stage: job.SetStage}
 	text, err := d.chat(dctx, model, job.Task)
 	stage := job.Stage()
 	switch {
@@ -127,14 +131,21 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 		return lanes.Result{}, stopped(ctx, stage)
 	case b.Context().Err() != nil || b.exited():
 		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
-	case errors.Is(context.Cause(dctx), lanes.ErrTimeout):
-		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
+	}
+	// Something to look at: what the page showed when the attempt failed.
+	job.SetStage("saving the page of the failed attempt")
+	saved := saveArtefacts(b.Context(), spool.NewLayout(e.cfg.Spool), job.Task.TaskID, max(job.Task.Attempt, 1), log)
+	if errors.Is(context.Cause(dctx), lanes.ErrTimeout) {
+		err = &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}
 	var te *lanes.TaskError
-	if errors.As(err, &te) {
-		return lanes.Result{}, err
+	if !errors.As(err, &te) {
+		te = &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
 	}
-	return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
+	if s := saved.String(); s != "" {
+		te.Err = fmt.Errorf("%w (%s)", te.Err, s)
+	}
+	return lanes.Result{}, te
 }
 
 // stopped is the error for an attempt whose context ended: it wraps the

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,12 +49,20 @@ type envOpts struct {
 	instructions string
 	taskTimeout  time.Duration
 	noLogin      bool
+	stand        chatstand.Options // Scale and Instructions are set from the fields above
+	// siteExtra are keys added to the stand-in's site (four spaces in).
+	siteExtra string
+	// site, if set, replaces the stand-in's site keys: a format with one
+	// %q for the stand-in's URL, keys indented by four spaces.
+	site string
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	needChromium(t)
-	stand, err := chatstand.Start(chatstand.Options{Scale: 0.01, Instructions: o.instructions})
+	so := o.stand
+	so.Scale, so.Instructions = 0.01, o.instructions
+	stand, err := chatstand.Start(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +70,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.taskTimeout == 0 {
 		o.taskTimeout = 30 * time.Second
 	}
+	site := testkit.StandinSite(stand.URL()) + o.siteExtra
+	if o.site != "" {
+		site = "  standin:\n" + fmt.Sprintf(o.site, stand.URL())
+	}
 	yaml := fmt.Sprintf(`
+spool: %q
 web:
   profiles: %q
   instance: test
@@ -70,13 +84,13 @@ models:
   - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}
   - {name: chat-web-prompt, kind: web, site: standin, needEmptyPrompt: false}
 sites:
-%s`, t.TempDir(), o.taskTimeout, testkit.StandinSite(stand.URL()))
+%s`, filepath.Join(t.TempDir(), "spool"), t.TempDir(), o.taskTimeout, site)
 	cfg, err := spool.ParseConfig([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
-	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, FirstToken: 10 * time.Second}
+	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}
 	t.Cleanup(func() { assertNoProcs(t, e.profile) })
 	if !o.noLogin {
 		e.login(t)

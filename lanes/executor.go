@@ -110,6 +110,10 @@ type TaskError struct {
 	// RetryAfter, when positive, is the server's own wait (HTTP
 	// Retry-After); it wins over the configured backoff.
 	RetryAfter time.Duration
+	// Hold, with class account, is a usage limit the site showed: the
+	// lane holds the account (spool.Store.HoldAccount) and puts the task
+	// back in pending without spending its attempt.
+	Hold *spool.Hold
 }
 
 func (e *TaskError) Error() string {

@@ -1,0 +1,109 @@
+package browser
+
+import (
+	"context"
+
+	"github.com/chromedp/chromedp"
+)
+
+// pageState is what one look at the page sees.
+type pageState struct {
+	Ready       bool   `json:"ready"` // document.readyState is complete
+	LoggedOut   bool   `json:"loggedOut"`
+	Input       bool   `json:"input"`
+	InputShadow int    `json:"inputShadow"`
+	InputBad    string `json:"inputBad"`
+	SendShadow  int    `json:"sendShadow"`
+	Busy        bool   `json:"busy"`
+	Count       int    `json:"count"`
+	Last        string `json:"last"`
+	Error       string `json:"error"`
+	Limited     string `json:"limited"`
+	Continue    bool   `json:"continue"`
+	InputText   string `json:"inputText"`
+}
+
+func (d *driver) stateExpr() string {
+	s := d.site
+	return `(() => {` + helpers + `
+const answers = qa(` + js(s.Answer) + `).els;
+const last = answers.length ? answers[answers.length - 1] : null;
+const input = qa(` + js(s.Input) + `);
+const send = qa(` + js(s.Send) + `);
+return {
+  ready: document.readyState === 'complete',
+  loggedOut: vis(q(` + js(s.LoggedOut) + `)),
+  input: input.els.length > 0,
+  inputShadow: input.shadow,
+  inputBad: input.bad || '',
+  sendShadow: send.shadow,
+  busy: vis(q(` + js(s.Busy) + `)),
+  count: answers.length,
+  last: last ? (last.innerText ?? last.textContent ?? '') : '',
+  error: visText(q(` + js(s.Error) + `)),
+  limited: visText(qlast(` + js(s.Limited) + `)),
+  continue: vis(qlast(` + js(s.Continue) + `)),
+  inputText: input.els.length ? fieldText(editable(input.els[0])) : '',
+};
+})()`
+}
+
+func (d *driver) look(ctx context.Context) (pageState, error) {
+	return chromedp.Run(ctx, chromedp.Evaluate[pageState](d.stateExpr()))
+}
+
+// excerpt is up to 300 characters of the page's visible text around the
+// input (the nearest ancestor of the input that holds that much text, or
+// the whole page), whitespace folded: what an operator would have seen.
+func (d *driver) excerpt(ctx context.Context) string {
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
+let el = q(`+js(d.site.Input)+`) || document.body;
+const text = (e) => (e.innerText || e.textContent || '').replace(/\s+/g, ' ').trim();
+while (el && el !== document.body && text(el).length < 300) el = el.parentNode && el.parentNode.host ? el.parentNode.host : el.parentElement;
+return text(el || document.body).slice(0, 300);
+})()`))
+	if err != nil {
+		return "(could not read the page: " + err.Error() + ")"
+	}
+	return s
+}
+
+type point struct {
+	Found bool    `json:"found"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	W     float64 `json:"w"`
+}
+
+// click presses the first element sel matches; see clickAt.
+func (d *driver) click(ctx context.Context, sel string) (bool, error) {
+	return d.clickAt(ctx, sel, false)
+}
+
+// clickAt presses the element's center (the last match when last) with
+// real mouse events, which pages cannot tell from a person's click; an
+// element with no box (hidden, zero size) is clicked from the page instead.
+func (d *driver) clickAt(ctx context.Context, sel string, last bool) (bool, error) {
+	pick := "q"
+	if last {
+		pick = "qlast"
+	}
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](`(() => {`+helpers+`
+const el = `+pick+`(`+js(sel)+`);
+if (!el) return {found: false};
+el.scrollIntoView({block: 'center', inline: 'center'});
+const r = el.getBoundingClientRect();
+return {found: true, x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width * r.height};
+})()`))
+	if err != nil || !p.Found {
+		return false, err
+	}
+	if p.W == 0 {
+		return true, d.jsClick(ctx, sel, pick)
+	}
+	return true, chromedp.Do(ctx, chromedp.MouseClickXY(p.X, p.Y))
+}
+
+func (d *driver) jsClick(ctx context.Context, sel, pick string) error {
+	return chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {`+helpers+`const el = `+pick+`(`+js(sel)+`); if (el) el.click(); })()`))
+}
