@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
@@ -124,7 +125,7 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	stage := job.Stage()
 	switch {
 	case err == nil:
-		log.Info("driver: answer received", "chars", len(text), "took", time.Since(started).Round(time.Millisecond))
+		log.Info("driver: answer received", "chars", utf8.RuneCountInString(text), "took", time.Since(started).Round(time.Millisecond))
 		return lanes.Result{Text: text}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op

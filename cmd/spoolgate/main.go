@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, env *Env) error {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: spoolgate COMMAND [--config FILE] [--spool DIR] [ARGS]")
 	fmt.Fprintln(w, "")
-	order := []string{"run", "submit", "status", "cancel", "retry", "results", "pause", "resume", "login", "service", "version"}
+	order := []string{"run", "submit", "status", "cancel", "retry", "results", "pause", "resume", "login", "check", "service", "version"}
 	for _, name := range order {
 		for _, c := range commands {
 			if c.name == name {

@@ -1,0 +1,207 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// KeyCheck is what one site key's selector matches on the page.
+type KeyCheck struct {
+	Key      string `json:"key"`
+	Selector string `json:"selector"`
+	Found    bool   `json:"found"`
+	Visible  bool   `json:"visible"`
+	Shadow   int    `json:"shadow"` // see qa: open shadow roots searched, -1 for >>>
+	Bad      string `json:"bad,omitempty"`
+	// Must: the key must match on a page that is ready (input, send, and
+	// newChat and promptInput when set); the others show only at times.
+	Must bool `json:"must"`
+}
+
+// Note says what the look means, for the one line `check` prints.
+func (k KeyCheck) Note() string {
+	switch {
+	case k.Bad != "":
+		return "not a valid selector: " + k.Bad
+	case k.Found && k.Shadow != 0:
+		return "found, in an open shadow root" + hiddenNote(k.Visible)
+	case k.Found:
+		return "found" + hiddenNote(k.Visible)
+	}
+	s := "not found (" + shadowNote(k.Shadow) + ")"
+	if !k.Must {
+		s += "; " + absentNote[k.Key]
+	}
+	return s
+}
+
+func hiddenNote(visible bool) string {
+	if visible {
+		return ""
+	}
+	return ", hidden"
+}
+
+// absentNote says why an optional key may match nothing on a page at rest.
+var absentNote = map[string]string{
+	"answer":    "no answer on the page yet: --send checks it",
+	"busy":      "shows only while an answer streams: --send checks it",
+	"loggedOut": "shows only when signed out",
+	"error":     "shows only on a page error",
+	"limited":   "shows only at a usage limit",
+	"continue":  "shows only after a cut-off answer",
+}
+
+// CheckReport is what Check saw.
+type CheckReport struct {
+	Site     string     `json:"site"`
+	URL      string     `json:"url"`
+	Keys     []KeyCheck `json:"keys"`
+	SignedIn bool       `json:"signedIn"`
+	Limited  string     `json:"limited,omitempty"` // the usage-limit message shown
+	Ready    bool       `json:"ready"`
+	Problems []string   `json:"problems,omitempty"` // why it is not ready, one per key or state
+	Answer   string     `json:"answer,omitempty"`  // --send: the answer
+	SendErr  string     `json:"sendError,omitempty"`
+}
+
+// CheckOptions shape a Check.
+type CheckOptions struct {
+	Show    bool   // a visible window instead of headless
+	Send    string // if set, send this message and wait for the answer
+	Timings Timings
+	Log     *slog.Logger // the driver's steps, with their times
+}
+
+// Check opens the site in this instance's profile and reports, for every
+// selector key of the site, whether it matches, and whether the page
+// reads as signed in, limited, and ready for a task; with opts.Send it
+// also sends one message and waits for the answer. The caller holds the
+// web-runner lock, as for Login.
+func Check(ctx context.Context, cfg *spool.Config, site string, opts CheckOptions) (*CheckReport, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sc, ok := cfg.Sites[site]
+	if !ok {
+		return nil, fmt.Errorf("site %q is not in the config", site)
+	}
+	profile := ProfileDir(cfg)
+	if err := ensureProfile(profile); err != nil {
+		return nil, err
+	}
+	if err := SelfCheck(profile, log); err != nil {
+		return nil, err
+	}
+	if err := checkSingleInstance(profile, log); err != nil {
+		return nil, err
+	}
+	b, err := Launch(ctx, cfg, profile, !opts.Show, log)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	tab, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+
+	d := newDriver(sc, site, opts.Timings, log)
+	rep := &CheckReport{Site: site, URL: sc.URL}
+	st, openErr := d.open(tab)
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	keys, err := d.lookKeys(tab)
+	if err != nil {
+		return nil, fmt.Errorf("read the page: %w", err)
+	}
+	rep.Keys = keys
+	rep.SignedIn = !st.LoggedOut && (st.Input || st.Limited != "")
+	rep.Limited = d.limitMsg(st, "")
+	for _, k := range keys {
+		if k.Bad != "" || (k.Must && !k.Found) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s %q: %s", k.Key, k.Selector, k.Note()))
+		}
+	}
+	switch {
+	case st.LoggedOut:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the page shows its signed-out link (loggedOut %q): run `spoolgate login %s`", sc.LoggedOut, site))
+	case rep.Limited != "":
+		rep.Problems = append(rep.Problems, "the page shows a usage limit: "+rep.Limited)
+	case openErr != nil && len(rep.Problems) == 0:
+		rep.Problems = append(rep.Problems, openErr.Error())
+	}
+	rep.Ready = len(rep.Problems) == 0
+	if rep.Ready && opts.Send != "" {
+		model := &spool.ModelConfig{Name: "check", Site: site}
+		ans, err := d.chat(tab, model, &spool.Task{TaskID: "check", Content: opts.Send})
+		if err != nil {
+			rep.SendErr = err.Error()
+			rep.Problems = append(rep.Problems, "sending a message failed: "+err.Error())
+			rep.Ready = false
+		} else {
+			rep.Answer = ans
+		}
+	}
+	return rep, nil
+}
+
+// siteKeys are the selector keys of a site, in the order check prints.
+func siteKeys(s spool.SiteConfig) []KeyCheck {
+	all := []KeyCheck{
+		{Key: "input", Selector: s.Input, Must: true},
+		{Key: "send", Selector: s.Send, Must: true},
+		{Key: "answer", Selector: s.Answer},
+		{Key: "busy", Selector: s.Busy},
+		{Key: "loggedOut", Selector: s.LoggedOut},
+		{Key: "newChat", Selector: s.NewChat, Must: true},
+		{Key: "promptInput", Selector: s.PromptInput, Must: true},
+		{Key: "error", Selector: s.Error},
+		{Key: "limited", Selector: s.Limited},
+		{Key: "continue", Selector: s.Continue},
+	}
+	var out []KeyCheck
+	for _, k := range all {
+		if k.Selector != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// lookKeys looks up every key of the site on the page as it is now.
+func (d *driver) lookKeys(ctx context.Context) ([]KeyCheck, error) {
+	keys := siteKeys(d.site)
+	sels := make([]string, len(keys))
+	for i, k := range keys {
+		sels[i] = k.Selector
+	}
+	type found struct {
+		Found   bool   `json:"found"`
+		Visible bool   `json:"visible"`
+		Shadow  int    `json:"shadow"`
+		Bad     string `json:"bad"`
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := chromedp.Run(lctx, chromedp.Evaluate[[]found](`(() => {`+helpers+`
+return `+js(sels)+`.map((s) => { const r = qa(s); return {found: r.els.length > 0, visible: vis(r.els[0]), shadow: r.shadow, bad: r.bad || ''}; });
+})()`))
+	if err != nil {
+		return nil, err
+	}
+	for i := range keys {
+		if i < len(res) {
+			keys[i].Found, keys[i].Visible, keys[i].Shadow, keys[i].Bad = res[i].Found, res[i].Visible, res[i].Shadow, res[i].Bad
+		}
+	}
+	return keys, nil
+}

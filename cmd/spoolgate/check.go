@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/lanes"
+)
+
+func init() {
+	register("check", "open SITE in the web profile: does every selector still match, is it ready", cmdCheck)
+}
+
+// cmdCheck: spoolgate check SITE [--show] [--send TEXT]. The selector-drift
+// check: one line per site key, then whether the page reads as signed in,
+// limited and ready. Exit 0 only when ready. It holds the web-runner lock
+// like login, so no task runs on the profile meanwhile.
+func cmdCheck(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("check", &c)
+	show := fs.Bool("show", false, "a visible browser window instead of headless")
+	send := fs.String("send", "", "also send this message and report the answer and the timings")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("check: want exactly one SITE, got %d arguments", len(pos))
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	site := pos[0]
+	sc, ok := cfg.Sites[site]
+	if !ok {
+		return usagef("check: site %q is not in the config's sites:", site)
+	}
+	lock := lanes.NewWebLock(cfg.Web.Profiles)
+	if err := lock.TryLock(cfg.Host); err != nil {
+		if errors.Is(err, lanes.ErrLockHeld) {
+			return fmt.Errorf("check: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", lock.Path(), lock.Holder())
+		}
+		return fmt.Errorf("check: %w", err)
+	}
+	defer lock.Unlock()
+	// With --send, the browser's and the driver's steps (page loaded, text
+	// typed, first token, answer finished, each with its time since the
+	// start) are printed after the keys, as the timings asked for.
+	var steps bytes.Buffer
+	var log *slog.Logger
+	if *send != "" {
+		log = slog.New(slog.NewTextHandler(&steps, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	}
+	rep, err := browser.Check(ctx, cfg, site, browser.CheckOptions{Show: *show, Send: *send, Log: log})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", site, err)
+	}
+	fmt.Fprintf(env.Stdout, "site %s  %s\n", site, sc.URL)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	for _, k := range rep.Keys {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, k.Selector, k.Note())
+	}
+	_ = tw.Flush()
+	state := []string{"signed in"}
+	if !rep.SignedIn {
+		state[0] = "signed out"
+	}
+	if rep.Limited != "" {
+		state = append(state, "limited: "+rep.Limited)
+	} else {
+		state = append(state, "not limited")
+	}
+	if rep.Ready {
+		state = append(state, "ready")
+	} else {
+		state = append(state, "NOT READY")
+	}
+	fmt.Fprintf(env.Stdout, "page: %s\n", strings.Join(state, ", "))
+	if *send != "" {
+		fmt.Fprintf(env.Stdout, "send %q:\n", *send)
+		for _, line := range strings.Split(strings.TrimSpace(steps.String()), "\n") {
+			fmt.Fprintf(env.Stdout, "  %s\n", line)
+		}
+		if rep.Answer != "" {
+			fmt.Fprintf(env.Stdout, "answer: %q\n", rep.Answer)
+		}
+	}
+	if !rep.Ready {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(env.Stderr, "spoolgate: check %s: %s\n", site, p)
+		}
+		return &exitErr{code: 1}
+	}
+	return nil
+}
+
+// dropTime leaves the wall-clock time out of the step lines: each carries
+// its time since the start (at=).
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}

@@ -1,0 +1,291 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Issue 13's acceptance through `spoolgate run`: real chat-site behaviour
+// (rich editors from npm, a web component, a page that never answers,
+// Continue generating) against stand-in pages, one stand-in per site.
+
+// e2eSite is one stand-in page and how the config names it.
+type e2eSite struct {
+	name  string
+	opts  chatstand.Options
+	keys  string // the site's selector keys after url (YAML, 4 spaces)
+	model string // models: entries (YAML list items); %s is the site name
+	stand *chatstand.Server
+}
+
+// e2eStdKeys are the plain stand-in page's selectors.
+const e2eStdKeys = `    input: ".input"
+    send: "button[type=submit]"
+    answer: ".message.assistant"
+    busy: "button.stop"
+    loggedOut: "a.login"
+    newChat: "button.new-chat"
+    error: ".error"
+`
+
+// e2eSites is a rig with several stand-in sites, the profile signed in to
+// each (each stand-in has its own cookie: cookies are per host, not port).
+type e2eSites struct {
+	*e2eRig
+	sites   map[string]*e2eSite
+	profile string
+}
+
+func e2eNewSites(t *testing.T, o e2eOpts, scale float64, sites ...*e2eSite) *e2eSites {
+	t.Helper()
+	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no browser: %v", err)
+		}
+		t.Skipf("no Chromium on this machine (%v)", err)
+	}
+	var models, siteYAML strings.Builder
+	m := map[string]*e2eSite{}
+	for _, s := range sites {
+		s.opts.Scale, s.opts.CookieName = scale, "chatstand_"+s.name
+		stand, err := chatstand.Start(s.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = stand.Close() })
+		s.stand = stand
+		m[s.name] = s
+		fmt.Fprintf(&siteYAML, "  %s:\n    url: %q\n%s", s.name, stand.URL(), s.keys)
+		model := s.model
+		if model == "" {
+			model = "  - {name: %[1]s, kind: web, site: %[1]s, needEmptyPrompt: true}\n"
+		}
+		fmt.Fprintf(&models, model, s.name)
+	}
+	o.Tail = "models:\n" + models.String() + "sites:\n" + siteYAML.String()
+	if o.Heartbeat == 0 {
+		o.Heartbeat = 500 * time.Millisecond
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 2 * time.Second
+	}
+	r := &e2eSites{e2eRig: e2eNewRig(t, o), sites: m}
+	r.profile = browser.ProfileDir(r.cfg)
+	t.Cleanup(func() { e2eNoProcs(t, r.profile) })
+	r.login(t)
+	return r
+}
+
+// login signs the profile in to every stand-in with one browser.
+func (r *e2eSites) login(t *testing.T) {
+	t.Helper()
+	if err := os.MkdirAll(r.profile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := browser.Launch(context.Background(), r.cfg, r.profile, true, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
+	defer cancel()
+	for _, s := range r.sites {
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.stand.URL()+"login?user=demo")); err != nil {
+			t.Fatalf("login %s: %v", s.name, err)
+		}
+	}
+}
+
+// The issue's smallest case, a prompt joined to multi-paragraph content,
+// and a 20,000-character brief, into a textarea, a plain contenteditable,
+// ProseMirror, Lexical and Quill; a web component's chat in an open
+// shadow root, three tasks with selectors written as the README says, one
+// of them an answer cut off behind "Continue generating". Every text
+// arrives at the page's server byte for byte.
+func TestE2E_Web_Sites(t *testing.T) {
+	prompted := "  - {name: %[1]s, kind: web, site: %[1]s}\n"
+	var sites []*e2eSite
+	for _, in := range []string{"textarea", "contenteditable", "prosemirror", "lexical", "quill"} {
+		sites = append(sites, &e2eSite{name: in, opts: chatstand.Options{Input: in}, keys: e2eStdKeys, model: prompted})
+	}
+	sites = append(sites, &e2eSite{name: "component", opts: chatstand.Options{Shadow: true, Input: "contenteditable"}, keys: `    input: "chat-app >>> div.input"
+    send: "chat-app >>> button[type=submit]"
+    answer: ".message.assistant"
+    busy: "button.stop"
+    loggedOut: "a.login"
+    continue: "button.continue"
+`})
+	r := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.001, sites...)
+	d := r.start()
+
+	paragraphs := "para a\n\npara b 第二段：中文。\nline with an emoji 🚀 and  two spaces\n\n\nafter two blank lines"
+	long := chatstand.Brief(20000)
+	type want struct{ site, sent, result string }
+	wants := map[string]want{}
+	var tasks []e2eTask
+	add := func(id, site, prompt, content, sent string) {
+		tasks = append(tasks, e2eTask{ID: id, Model: site, Prompt: prompt, Content: content})
+		wants[id] = want{site, sent, chatstand.AnswerFor(sent)}
+	}
+	for _, s := range sites[:5] {
+		add(s.name+"-paragraphs", s.name, "Be brief.", paragraphs, "Be brief.\n\n"+paragraphs)
+		add(s.name+"-20000", s.name, "", long, long)
+	}
+	for i := range 3 {
+		c := fmt.Sprintf("component task %d: 第%d段 🧩\n\nsecond paragraph", i, i)
+		if i == 2 {
+			c = "[[cut=4]] an answer that stops after four words and goes on"
+		}
+		add(fmt.Sprintf("component-%d", i), "component", "", c, c)
+	}
+	r.submit(tasks...)
+
+	ids := make([]string, 0, len(wants))
+	for id := range wants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		w := wants[id]
+		got := r.final(spool.KindWeb, id, 90*time.Second)
+		if got.State != spool.StateSuccess || got.Result != w.result {
+			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), e2eTail(r.taskLog(spool.KindWeb, id), 30))
+		}
+	}
+	d.stop()
+	for _, s := range sites {
+		seen := map[string]bool{}
+		for _, m := range s.stand.Received() {
+			seen[m.Content] = true
+		}
+		for _, id := range ids {
+			if w := wants[id]; w.site == s.name && !seen[w.sent] {
+				t.Errorf("%s: the %s page's server never received the text byte for byte (it got %d messages)", id, s.name, len(s.stand.Received()))
+			}
+		}
+		if s.stand.MaxConcurrent() > 1 {
+			t.Errorf("%s: %d generations at once", s.name, s.stand.MaxConcurrent())
+		}
+	}
+	log := r.taskLog(spool.KindWeb, "prosemirror-20000")
+	for _, step := range []string{"page loaded", "logged-in check", "new chat", `msg="driver: text typed"`, "chars=20000", "method=lines verified=true", "sent", "first token", "answer finished"} {
+		if !strings.Contains(log, step) {
+			t.Errorf("the task log lacks the step %q:\n%s", step, log)
+		}
+	}
+	if !strings.Contains(r.taskLog(spool.KindWeb, "component-2"), "continue clicked") {
+		t.Errorf("the cut-off answer's log does not record the continue click")
+	}
+	for _, id := range []string{"textarea-20000", "contenteditable-20000", "prosemirror-20000", "lexical-20000", "quill-20000"} {
+		for _, line := range strings.Split(r.taskLog(spool.KindWeb, id), "\n") {
+			if strings.Contains(line, "text typed") {
+				t.Logf("%s: %s", id, line[strings.Index(line, "msg="):])
+			}
+		}
+	}
+}
+
+// A page that takes the message and never answers: the attempt fails
+// within startTimeout + 5 s (not at web.taskTimeout) as transient, and the
+// task file's error names the screenshot and HTML saved for it.
+func TestE2E_Web_NoStart(t *testing.T) {
+	r := e2eNewSites(t, e2eOpts{Retries0: true, TaskTimeout: 60 * time.Second}, 0.01,
+		&e2eSite{name: "silent", keys: e2eStdKeys + "    startTimeout: 2s\n"})
+	r.start()
+	r.submit(e2eTask{ID: "silent-1", Model: "silent", Content: "[[nostart]] hello?"})
+	got := r.final(spool.KindWeb, "silent-1", 30*time.Second)
+	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassTransient || !strings.Contains(got.Error, "no answer started within 2s") {
+		t.Fatalf("state %s class %s error %q; want failed transient: no answer started", got.State, got.ErrorClass, got.Error)
+	}
+	if took := got.FinishedAt.Sub(got.StartedAt); took > 7*time.Second {
+		t.Errorf("the attempt took %s, want within startTimeout + 5 s", took)
+	}
+	for _, f := range []string{"web/logs/silent-1.1.png", "web/logs/silent-1.1.html"} {
+		if !strings.Contains(got.Error, f) {
+			t.Errorf("the task file's error does not name %s: %q", f, got.Error)
+		}
+		if fi, err := os.Stat(filepath.Join(r.L.Root, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if log := r.taskLog(spool.KindWeb, "silent-1"); !strings.Contains(log, "silent-1.1.png") || !strings.Contains(log, "pageText=") {
+		t.Errorf("the task log does not name the screenshot or show the page's text:\n%s", log)
+	}
+}
+
+// e2eRun runs one spoolgate command on the rig's config and returns its
+// exit status, stdout and stderr.
+func (r *e2eRig) e2eRun(args ...string) (int, string, string) {
+	r.t.Helper()
+	cmd := exec.Command("spoolgate", append(args, "--config", r.cfgPath)...)
+	cmd.Dir = r.dir
+	cmd.Env = e2eEnviron(r.env)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatalf("spoolgate %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// `spoolgate check`: on a good site every key is listed, the ones a page
+// at rest shows are found, and it exits 0 (with --send, after an answer);
+// on a site whose send button was renamed it exits 1 naming the key.
+func TestE2E_Check(t *testing.T) {
+	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n"
+	r := e2eNewSites(t, e2eOpts{}, 0.01,
+		&e2eSite{name: "good", keys: keys},
+		&e2eSite{name: "renamed", keys: strings.Replace(keys, `send: "button[type=submit]"`, `send: "button.send-message"`, 1)})
+
+	code, out, errOut := r.e2eRun("check", "good", "--send", "hello from check")
+	if os.Getenv("E2E_DUMP") != "" {
+		t.Logf("check good:\n%s%s", out, errOut)
+	}
+	if code != 0 {
+		t.Fatalf("check good: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"input", "send", "answer", "busy", "loggedOut", "newChat", "promptInput", "error", "limited", "continue"} {
+		if !regexp.MustCompile(`(?m)^  ` + want + ` `).MatchString(out) {
+			t.Errorf("check good does not list %s:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{`(?m)^  input +\.input +found$`, `(?m)^  send .* found$`, `(?m)^  newChat .* found$`,
+		`(?m)^  busy .* not found \(searched the page; it has no open shadow roots\); shows only while`,
+		`page: signed in, not limited, ready`, `answer: "Answer: hello from check"`, `msg="driver: first token"`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("check good: stdout lacks %s:\n%s", want, out)
+		}
+	}
+	if r.sites["good"].stand.Generations() != 1 {
+		t.Errorf("--send started %d generations, want 1", r.sites["good"].stand.Generations())
+	}
+
+	code, out, errOut = r.e2eRun("check", "renamed")
+	if code != 1 || !strings.Contains(out, "NOT READY") ||
+		!strings.Contains(errOut, `send "button.send-message": not found (searched the page; it has no open shadow roots)`) {
+		t.Fatalf("check renamed: exit %d, want 1 naming the send key\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	e2eNoProcs(t, r.profile)
+}
