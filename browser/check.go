@@ -67,7 +67,7 @@ type CheckReport struct {
 	Limited  string     `json:"limited,omitempty"` // the usage-limit message shown
 	Ready    bool       `json:"ready"`
 	Problems []string   `json:"problems,omitempty"` // why it is not ready, one per key or state
-	Answer   string     `json:"answer,omitempty"`  // --send: the answer
+	Answer   string     `json:"answer,omitempty"`   // --send: the answer
 	SendErr  string     `json:"sendError,omitempty"`
 }
 

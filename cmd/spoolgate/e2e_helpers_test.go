@@ -120,15 +120,30 @@ func e2eEnviron(extra []string) []string {
 // stdout; a non-zero exit fails the test.
 func (r *e2eRig) cli(args ...string) string {
 	r.t.Helper()
+	code, out, errOut := r.e2eRun(args...)
+	if code != 0 {
+		r.t.Fatalf("spoolgate %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// e2eRun runs one spoolgate command on the rig's config and returns its
+// exit status, stdout and stderr.
+func (r *e2eRig) e2eRun(args ...string) (int, string, string) {
+	r.t.Helper()
 	cmd := exec.Command("spoolgate", append(args, "--config", r.cfgPath)...)
 	cmd.Dir = r.dir
 	cmd.Env = e2eEnviron(r.env)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		r.t.Fatalf("spoolgate %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatalf("spoolgate %s: %v", strings.Join(args, " "), err)
 	}
-	return out.String()
+	return code, out.String(), errb.String()
 }
 
 // e2eTask is a task to submit.

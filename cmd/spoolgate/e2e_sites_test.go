@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -229,25 +227,6 @@ func TestE2E_Web_NoStart(t *testing.T) {
 	if log := r.taskLog(spool.KindWeb, "silent-1"); !strings.Contains(log, "silent-1.1.png") || !strings.Contains(log, "pageText=") {
 		t.Errorf("the task log does not name the screenshot or show the page's text:\n%s", log)
 	}
-}
-
-// e2eRun runs one spoolgate command on the rig's config and returns its
-// exit status, stdout and stderr.
-func (r *e2eRig) e2eRun(args ...string) (int, string, string) {
-	r.t.Helper()
-	cmd := exec.Command("spoolgate", append(args, "--config", r.cfgPath)...)
-	cmd.Dir = r.dir
-	cmd.Env = e2eEnviron(r.env)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		r.t.Fatalf("spoolgate %s: %v", strings.Join(args, " "), err)
-	}
-	return code, out.String(), errb.String()
 }
 
 // `spoolgate check`: on a good site every key is listed, the ones a page
