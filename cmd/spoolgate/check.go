@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
 )
 
 func init() {
@@ -42,9 +42,9 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if !ok {
 		return usagef("check: site %q is not in the config's sites:", site)
 	}
-	lock := lanes.NewWebLock(cfg.Web.Profiles)
+	lock := spool.NewRunnerLock(cfg.Web.Profiles)
 	if err := lock.TryLock(cfg.Host); err != nil {
-		if errors.Is(err, lanes.ErrLockHeld) {
+		if errors.Is(err, spool.ErrLockHeld) {
 			return fmt.Errorf("check: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", lock.Path(), lock.Holder())
 		}
 		return fmt.Errorf("check: %w", err)

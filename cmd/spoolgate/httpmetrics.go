@@ -96,6 +96,10 @@ var (
 		"Pending tasks held, by lane and reason (paused, account, runner, standby, deferred).", []string{"lane", "reason"}, nil)
 	descHeartbeat = prometheus.NewDesc("spoolgate_running_heartbeat_age_seconds",
 		"Seconds since each running task's last heartbeat.", []string{"lane", "task"}, nil)
+	descAccountHeld = prometheus.NewDesc("spoolgate_account_held",
+		"1 for each account a usage limit holds now (its tasks wait, spending no attempt).", []string{"account", "site"}, nil)
+	descAccountHeldUntil = prometheus.NewDesc("spoolgate_account_held_until_seconds",
+		"When each held account's hold ends, as a Unix time.", []string{"account"}, nil)
 	descRunner = prometheus.NewDesc("spoolgate_web_runner",
 		"This daemon's web lane: held=1 when it holds the web runner lock, standby=1 when it waits for it.", []string{"state"}, nil)
 )
@@ -104,7 +108,7 @@ var (
 type spoolCollector struct{ h *httpServer }
 
 func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner} {
+	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil} {
 		ch <- d
 	}
 }
@@ -159,6 +163,12 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for _, r := range ln.Running {
 			g(descHeartbeat, r.HeartbeatAgeSeconds, ln.Lane, r.TaskID)
+		}
+	}
+	for _, a := range st.Accounts {
+		g(descAccountHeld, 1, a.Account, a.Site)
+		if a.Until != nil {
+			g(descAccountHeldUntil, float64(a.Until.UnixMilli())/1000, a.Account)
 		}
 	}
 }

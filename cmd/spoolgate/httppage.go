@@ -31,6 +31,12 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return ""
 	},
+	"whenp": func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.Local().Format("2006-01-02 15:04:05 MST")
+	},
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
@@ -48,7 +54,8 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 </style></head><body>
 <h1>spoolgate</h1>
 <div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
-{{range .St.Lanes}}
+{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}">{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}} · {{.Reason}}</div>
+{{end}}{{range .St.Lanes}}
 <section class="lane" id="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 <div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>

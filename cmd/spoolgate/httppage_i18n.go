@@ -19,6 +19,7 @@ type pageLabels struct {
 	Owner, Ago, Stale, Held, Batches, NoBatches string
 	RejectedDrops, File, Reason, When           string
 	FailedTasks, Batch, Class, Attempts, More   string
+	AccountHeld, Until                          string
 }
 
 var (
@@ -31,6 +32,7 @@ var (
 		Owner: "owner", Ago: " ago", Stale: "(stale)", Held: "held: ", Batches: "batches", NoBatches: "no batches",
 		RejectedDrops: "rejected drops, newest first", File: "file", Reason: "reason", When: "when",
 		FailedTasks: "failed tasks, newest first", Batch: "batch", Class: "class", Attempts: "attempts", More: "… and %d more",
+		AccountHeld: "account held by a usage limit:", Until: "until",
 	}
 	labelsZH = pageLabels{
 		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
@@ -41,6 +43,7 @@ var (
 		Owner: "执行者", Ago: "前", Stale: "（已失联）", Held: "受阻：", Batches: "批次", NoBatches: "暂无批次",
 		RejectedDrops: "被拒收的文件（最新在前）", File: "文件", Reason: "原因", When: "时间",
 		FailedTasks: "失败的任务（最新在前）", Batch: "批次", Class: "错误类别", Attempts: "尝试次数", More: "…… 另有 %d 个",
+		AccountHeld: "账号因用量限制暂停：", Until: "直到",
 	}
 )
 

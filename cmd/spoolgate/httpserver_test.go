@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -349,5 +351,29 @@ func TestHTTPServer_StopTwiceAndClosed(t *testing.T) {
 	h.Stop()
 	if _, err := testClient.Get("http://" + addr + "/"); err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("server still answers after Stop: %v", err)
+	}
+}
+
+// An account held by a usage limit shows on /metrics (held, and when the
+// hold ends) and on the page with its reason.
+func TestHTTPServer_AccountHeld(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := httpSpool(t)
+	until := time.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
+	st := spool.NewStore(cfg, nil)
+	if err := st.HoldAccount(spool.Hold{Account: "ops1", Until: until, Reason: "Try again in 2 minutes.", Site: "chat", Wait: "2m0s", Since: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h := startTestHTTP(t, cfg, webInfo(false))
+	defer h.Stop()
+	_, body := get(t, h, "/metrics")
+	for _, want := range []string{`spoolgate_account_held{account="ops1",site="chat"} 1`, fmt.Sprintf(`spoolgate_account_held_until_seconds{account="ops1"} %s`, strconv.FormatFloat(float64(until.Unix()), 'g', -1, 64))} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+	_, page := get(t, h, "/")
+	if !strings.Contains(string(page), `data-account="ops1"`) || !strings.Contains(string(page), "Try again in 2 minutes.") {
+		t.Errorf("the page does not show the held account:\n%s", page)
 	}
 }

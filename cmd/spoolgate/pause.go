@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register("pause", "stop claiming in a lane (web|api); running work finishes", cmdPause)
-	register("resume", "restart claiming in a lane (web|api)", cmdResume)
+	register("resume", "restart claiming in a lane (web|api), or end an account's hold (--account NAME)", cmdResume)
 }
 
 // pauseArgs parses `pause|resume [--host H] web|api` and returns the
@@ -64,6 +64,9 @@ func cmdPause(ctx context.Context, env *Env, args []string) error {
 }
 
 func cmdResume(ctx context.Context, env *Env, args []string) error {
+	if hasAccountFlag(args) {
+		return cmdResumeAccount(ctx, env, args)
+	}
 	_, k, file, err := pauseArgs("resume", args)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool, holds map[string]spool.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = cfg.API.Concurrency
@@ -56,6 +56,13 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 				heldAccount[acct]++
 				if t.sum.batch != "" {
 					heldBatch[t.sum.batch] = "tasks wait on disabled account " + acct
+				}
+				continue
+			}
+			if acct := s.account(t.sum.model); acct != "" && holds[acct].Account != "" {
+				heldAccount[acct]++
+				if t.sum.batch != "" {
+					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held by a usage limit"
 				}
 				continue
 			}
@@ -107,6 +114,17 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	}
 	sort.Strings(accts)
 	for _, a := range accts {
+		if h, ok := holds[a]; ok && !s.disabledAccount(a, disabled) {
+			hd := Held{Kind: HeldAccount, Account: a, Count: heldAccount[a], Reason: h.Reason}
+			if h.Err != "" {
+				hd.Message = fmt.Sprintf("%s: account %s is held: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Reason, a)
+			} else {
+				hd.Until = ptr(h.Until)
+				hd.Message = fmt.Sprintf("%s: account %s is held by a usage limit until %s: %q (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Until.Format(time.RFC3339), h.Reason, a)
+			}
+			ln.Held = append(ln.Held, hd)
+			continue
+		}
 		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
 			Message: fmt.Sprintf("%s: account %s is disabled", wait(heldAccount[a]), a)})
 	}
@@ -157,6 +175,9 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		ln.ETA.At = ptr(now.Add(end))
 		if n := ln.Counts.Pending - len(pending); n > 0 {
 			ln.ETA.Note = fmt.Sprintf("excludes %s held by a disabled account", plural(n, "task"))
+			if len(holds) > 0 {
+				ln.ETA.Note = fmt.Sprintf("excludes %s of disabled or held accounts", plural(n, "task"))
+			}
 		}
 	}
 	for b, bl := range shares {
@@ -180,6 +201,25 @@ func (s *Snapshotter) account(model string) string {
 		return m.Account
 	}
 	return ""
+}
+
+// holds reads the accounts' hold files once per snapshot: the running
+// ones go into st.Accounts and the returned map.
+func (s *Snapshotter) holds(st *Status, now time.Time) map[string]spool.Hold {
+	st.Accounts = []Account{}
+	m := map[string]spool.Hold{}
+	for _, h := range s.store.Holds() {
+		if !h.Active(now) {
+			continue
+		}
+		m[h.Account] = h
+		a := Account{Account: h.Account, Held: true, Reason: h.Reason, Site: h.Site, Wait: h.Wait}
+		if h.Err == "" {
+			a.Until, a.Since = ptr(h.Until), ptr(h.Since)
+		}
+		st.Accounts = append(st.Accounts, a)
+	}
+	return m
 }
 
 func (s *Snapshotter) disabledAccount(a string, memo map[string]bool) bool {

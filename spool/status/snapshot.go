@@ -117,8 +117,9 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	batches := map[string]*Batch{}
 	batchLanes := map[string]map[spool.Kind]*BatchLane{}
 	disabled := map[string]bool{}
+	holds := s.holds(st, now)
 	for _, k := range spool.Kinds {
-		ln, shares := s.lane(k, perLane[k], len(rejected[k]), now, live, disabled)
+		ln, shares := s.lane(k, perLane[k], len(rejected[k]), now, live, disabled, holds)
 		ln.RejectedDrops, ln.RejectedMore = s.rejectedDrops(k, rejected[k])
 		st.Lanes = append(st.Lanes, ln)
 		for name, bl := range shares {

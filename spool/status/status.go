@@ -32,6 +32,9 @@ type Status struct {
 	Failed []Failed `json:"failed"`
 	// FailedMore counts the failed tasks left out of Failed.
 	FailedMore int `json:"failedMore"`
+	// Accounts are the accounts held by a usage limit now (a hold file in
+	// <spool>/accounts/ whose until has not passed), sorted by name.
+	Accounts []Account `json:"accounts"`
 }
 
 // ListCap is the most entries Status.Failed and Lane.RejectedDrops hold;
@@ -61,6 +64,25 @@ type RejectedDrop struct {
 	Reason string `json:"reason"`
 	// At is when it was rejected (NAME.error's modification time).
 	At time.Time `json:"at"`
+}
+
+// Account is one account held by a usage limit.
+type Account struct {
+	Account string `json:"account"`
+	// Held is true while the hold runs (always, in this list).
+	Held bool `json:"held"`
+	// Until is when the hold ends; the account's next task is tried then.
+	// Null for a hold file that cannot be read, which holds until resumed.
+	Until *time.Time `json:"until"`
+	// Reason is the site's message ("Try again in 2 minutes").
+	Reason string `json:"reason"`
+	// Site is the site that showed it.
+	Site string `json:"site,omitempty"`
+	// Wait is the reset the message named ("2m0s"); empty when it named
+	// none and the site's limitHold applied.
+	Wait string `json:"wait,omitempty"`
+	// Since is when the limit was met.
+	Since *time.Time `json:"since,omitempty"`
 }
 
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
@@ -167,7 +189,7 @@ type ETA struct {
 // Held kinds.
 const (
 	HeldPaused   = "paused"   // the lane's paused file exists
-	HeldAccount  = "account"  // tasks of a disabled account wait
+	HeldAccount  = "account"  // tasks of a disabled or held account wait
 	HeldRunner   = "runner"   // web: the runner lock is held elsewhere and nothing runs
 	HeldStandby  = "standby"  // web: this daemon waits for the runner lock
 	HeldDeferred = "deferred" // tasks wait for their notBefore (retry back-off)
@@ -181,10 +203,14 @@ type Held struct {
 	Message string `json:"message"`
 	// Count is how many pending tasks it holds (0 when it holds the lane).
 	Count int `json:"count,omitempty"`
-	// Account names the disabled account (kind account).
+	// Account names the disabled or held account (kind account).
 	Account string `json:"account,omitempty"`
-	// Until is the earliest notBefore (kind deferred).
+	// Until is the earliest notBefore (kind deferred), or when the
+	// account's hold ends (kind account, held by a usage limit).
 	Until *time.Time `json:"until,omitempty"`
+	// Reason is the usage-limit message that holds the account (kind
+	// account; empty for a disabled one).
+	Reason string `json:"reason,omitempty"`
 	// PID and Host name the runner lock's holder (kinds runner, standby).
 	PID  int    `json:"pid,omitempty"`
 	Host string `json:"host,omitempty"`

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// hasAccountFlag reports whether resume was asked to end an account's
+// hold rather than a lane's pause.
+func hasAccountFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "account" {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdResumeAccount: spoolgate resume --account NAME ends the usage-limit
+// hold on an account by hand (its hold file in <spool>/accounts/), so its
+// tasks are tried at the next round of any daemon on the spool.
+func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags("resume", &c)
+	account := fs.String("account", "", "end the usage-limit hold of this account")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *account == "" {
+		return usagef("resume: give either a lane (web or api) or --account NAME, not both")
+	}
+	if !spool.ValidAccount(*account) {
+		return usagef("resume: --account %q is not an account name", *account)
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	st := spool.NewStore(cfg, nil)
+	h, held := st.AccountHold(*account)
+	was, err := st.ReleaseAccount(*account)
+	if err != nil {
+		return fmt.Errorf("resume --account %s: %w", *account, err)
+	}
+	switch {
+	case !was:
+		fmt.Fprintf(env.Stdout, "account %s was not held\n", *account)
+	case held && h.Err == "" && h.Active(time.Now()):
+		fmt.Fprintf(env.Stdout, "account %s: hold ended by hand (it ran until %s: %s); its tasks are tried again\n", *account, h.Until.Local().Format(time.RFC3339), h.Reason)
+	default:
+		fmt.Fprintf(env.Stdout, "account %s: hold file removed\n", *account)
+	}
+	return nil
+}
