@@ -59,6 +59,8 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzScanSummary$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/safetext -run '^$$' -fuzz '^FuzzLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeHold$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./browser -run '^$$' -fuzz '^FuzzParseReset$$' -fuzztime $(FUZZTIME)
 
 reliability:
 	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 30m -run 'Reliability' -v ./cmd/spoolgate | grep -E '^(=== RUN|--- |    reliability|ok|FAIL|PASS)'

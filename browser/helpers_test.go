@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // needChromium skips (or, under CI=true, fails) when no browser is here.
-func needChromium(t *testing.T) { testkit.NeedChromium(t) }
+func needChromium(t testing.TB) { testkit.NeedChromium(t) }
 
 // syncBuf is testkit's goroutine-safe buffer.
 type syncBuf = testkit.Buffer
@@ -131,7 +131,7 @@ func (e *env) job(t *testing.T, model, prompt, content string) (*lanes.Job, *syn
 
 // pgrep lists the pids whose command line contains s (pgrep -f), which is
 // how an operator would look for what spoolgate left behind.
-func pgrep(t *testing.T, s string) []string {
+func pgrep(t testing.TB, s string) []string {
 	t.Helper()
 	out, err := exec.Command("pgrep", "-f", s).Output()
 	if err != nil {
@@ -144,7 +144,7 @@ func pgrep(t *testing.T, s string) []string {
 }
 
 // assertNoProcs waits (with a deadline) until no process names profile.
-func assertNoProcs(t *testing.T, profile string) {
+func assertNoProcs(t testing.TB, profile string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -39,7 +39,7 @@ func standSite(url string) spool.SiteConfig {
 
 // tab launches one browser for a test (closed at its end) and returns its
 // tab's context.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	needChromium(t)
 	cfg, err := spool.ParseConfig([]byte(fmt.Sprintf("web: {profiles: %q, instance: typing}\n", t.TempDir())))

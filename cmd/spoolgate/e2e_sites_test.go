@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"gopkg.in/yaml.v3"
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
@@ -120,9 +121,11 @@ func (r *e2eSites) login(t *testing.T) {
 // arrives at the page's server byte for byte.
 func TestE2E_Web_Sites(t *testing.T) {
 	prompted := "  - {name: %[1]s, kind: web, site: %[1]s}\n"
+	// The editors are driven with examples/site-editor.yaml's selectors.
+	keys := e2eExampleKeys(t, "../../examples/site-editor.yaml", "editor")
 	var sites []*e2eSite
 	for _, in := range []string{"textarea", "contenteditable", "prosemirror", "lexical", "quill"} {
-		sites = append(sites, &e2eSite{name: in, opts: chatstand.Options{Input: in}, keys: e2eStdKeys, model: prompted})
+		sites = append(sites, &e2eSite{name: in, opts: chatstand.Options{Input: in}, keys: keys, model: prompted})
 	}
 	sites = append(sites, &e2eSite{name: "component", opts: chatstand.Options{Shadow: true, Input: "contenteditable"}, keys: `    input: "chat-app >>> div.input"
     send: "chat-app >>> button[type=submit]"
@@ -199,6 +202,32 @@ func TestE2E_Web_Sites(t *testing.T) {
 			}
 		}
 	}
+}
+
+// e2eExampleKeys renders the selector keys of an example config's site
+// (everything but url) as a site block's lines.
+func e2eExampleKeys(t *testing.T, path, site string) string {
+	t.Helper()
+	cfg, err := spool.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := cfg.Sites[site]
+	if !ok {
+		t.Fatalf("%s has no site %s", path, site)
+	}
+	sc.URL = ""
+	out, err := yaml.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "url:") {
+			b.WriteString("    " + line + "\n")
+		}
+	}
+	return b.String()
 }
 
 // A page that takes the message and never answers: the attempt fails

@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"strconv"
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/lanes"
@@ -13,6 +14,16 @@ func newAPIExecutor(cfg *spool.Config, env *Env) (lanes.Executor, error) {
 	return apimodel.New(cfg, env.Getenv)
 }
 
-func newWebExecutor(cfg *spool.Config, log *slog.Logger) (lanes.Executor, error) {
-	return browser.NewExecutor(cfg, log.With("component", "browser")), nil
+// holdScaleEnv multiplies the usage-limit holds of the web lane, for tests
+// that cannot wait out a "try again in 2 minutes" (0.01: 1.2 s). Unset or
+// not a positive number: 1.
+const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
+
+func newWebExecutor(cfg *spool.Config, env *Env, log *slog.Logger) (lanes.Executor, error) {
+	e := browser.NewExecutor(cfg, log.With("component", "browser"))
+	if v, err := strconv.ParseFloat(env.Getenv(holdScaleEnv), 64); err == nil && v > 0 {
+		e.HoldScale = v
+		log.Warn("usage-limit holds are time-scaled", "env", holdScaleEnv, "scale", v)
+	}
+	return e, nil
 }

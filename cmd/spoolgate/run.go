@@ -130,7 +130,7 @@ func defaultExecutors(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.
 			}
 			out[m.Kind] = ex
 		case spool.KindWeb:
-			ex, err := newWebExecutor(cfg, log)
+			ex, err := newWebExecutor(cfg, env, log)
 			if err != nil {
 				return nil, err
 			}

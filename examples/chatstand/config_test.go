@@ -29,3 +29,19 @@ func TestSiteStandinConfig(t *testing.T) {
 		t.Errorf("site standin: %+v\ntestkit.StandinSite: %+v", s, kit.Sites["standin"])
 	}
 }
+
+// TestSiteEditorConfig keeps examples/site-editor.yaml valid; the web
+// tests of cmd/spoolgate drive every editor with its site's selectors.
+func TestSiteEditorConfig(t *testing.T) {
+	cfg, err := spool.LoadConfig("../site-editor.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := cfg.Sites["editor"]
+	if m, mok := cfg.Model("editor-web"); !ok || !mok || m.Site != "editor" || m.NeedEmptyPrompt || s.PromptInput != "" {
+		t.Fatalf("site editor %+v, model %+v", s, m)
+	}
+	if s.Limited == "" || len(s.LimitedText) != 2 || s.Continue == "" || s.StartTimeout.D() == 0 {
+		t.Errorf("site editor does not show the site keys of a real chat site: %+v", s)
+	}
+}

@@ -19,11 +19,13 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every answer duration by this (0.0166: a 31 s answer takes 0.5 s)")
 	printURL := flag.Bool("print-url", false, "print the URL on the first line of stdout")
 	instructions := flag.String("instructions", "", "pre-fill the page's default instructions field")
+	input := flag.String("input", "textarea", "the message field: textarea, input, contenteditable, prosemirror, lexical or quill")
+	shadow := flag.Bool("shadow", false, "put the chat inside a web component's open shadow root")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := chatstand.Start(chatstand.Options{Addr: *addr, Scale: *scale, Instructions: *instructions})
+	s, err := chatstand.Start(chatstand.Options{Addr: *addr, Scale: *scale, Instructions: *instructions, Input: *input, Shadow: *shadow})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -51,6 +51,7 @@ type options struct {
 	timeout  time.Duration
 	nWeb     int
 	nAPI     int
+	editor   string
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up if the batch has not finished by then")
 	flag.IntVar(&o.nWeb, "web", bench.FieldWeb, "web tasks")
 	flag.IntVar(&o.nAPI, "api", bench.FieldAPI, "API tasks")
+	flag.StringVar(&o.editor, "editor", "textarea", "the chat page's message field: textarea, contenteditable, or a real editor from npm: prosemirror, lexical, quill (see examples/site-editor.yaml)")
 	flag.Parse()
 	if o.scale <= 0 || o.scale > 1 {
 		fmt.Fprintln(os.Stderr, "demo: -scale must be in (0, 1]")
@@ -101,7 +103,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer api.Close()
-	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale})
+	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale, Input: o.editor})
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s; time scale 1/%.0f\n", api.URL(), chat.URL(), 1/o.scale)
+	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s (message field: %s); time scale 1/%.0f\n", api.URL(), chat.URL(), o.editor, 1/o.scale)
 	fmt.Fprintf(stdout, "demo: config %s, spool %s, status page http://%s/\n", cfgPath, cfg.Spool, cfg.HTTP)
 
 	fmt.Fprintln(stdout, "demo: signing the demo account in on the web profile (headless Chromium, the stand-in's /login)")
