@@ -87,6 +87,14 @@ func TestExecutor_Execute_Limited(t *testing.T) {
 	if n := e.stand.Generations(); n != 0 {
 		t.Fatalf("%d generations started on a limited page", n)
 	}
+	// A limit that strikes at the message sent, not on load.
+	e.stand.SetLimit("", 0)
+	job, log := e.job(t, "chat-web", "", "[[limit]] one more")
+	_, err := e.exec.Execute(context.Background(), job)
+	var te *lanes.TaskError
+	if !errors.As(err, &te) || te.Hold == nil || te.Hold.Reason != chatstand.LimitMessage || te.Hold.Wait != "20s" {
+		t.Fatalf("err %v, want account with a 20 s hold\nlog:\n%s", err, log)
+	}
 }
 
 // An answer that stops mid-way and offers "Continue generating": the

@@ -32,8 +32,9 @@ type attemptEnd struct {
 //
 // Success keeps its real result even if a cancel arrived late; an answer
 // whose output file cannot be written fails but keeps its result; a cancel is
-// recorded with the stage it reached; shutdown returns the task to pending
-// without spending the attempt; transient and stale failures go back to
+// recorded with the stage it reached; shutdown and a usage limit (a hold on
+// the account) return the task to pending without spending the attempt;
+// transient and stale failures go back to
 // pending after the back-off while attempts remain; everything else fails.
 func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	if errors.Is(e.Cause, ErrFenced) {
@@ -70,6 +71,13 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	case errors.Is(e.Cause, ErrTimeout):
 		class = spool.ClassTransient
 		err = fmt.Errorf("%w after %s: %s", ErrTimeout, e.Took.Round(time.Millisecond), err)
+	case HoldOf(err) != nil:
+		// A usage limit holds the account, not the task: back to pending
+		// unspent; the account's hold gates when it runs again.
+		h := HoldOf(err)
+		o.State, o.Unspent = spool.StatePending, true
+		o.Error = spool.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
+		return o, true
 	default:
 		class = Classify(err)
 		var te *TaskError

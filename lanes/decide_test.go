@@ -46,6 +46,14 @@ func TestRunner_Decide(t *testing.T) {
 			spool.Outcome{State: spool.StateFailed, Class: spool.ClassPermanent, Error: "HTTP 400"}},
 		{"account fails at once", with(func(e *attemptEnd) { e.Err = Errorf(spool.ClassAccount, "signed out") }), true,
 			spool.Outcome{State: spool.StateFailed, Class: spool.ClassAccount, Error: "signed out"}},
+		{"a usage limit holds the account and gives the attempt back", with(func(e *attemptEnd) {
+			e.Err = &TaskError{Class: spool.ClassAccount, Err: errors.New("limit: try again in 2 minutes"), Hold: &spool.Hold{Until: now.Add(2 * time.Minute)}}
+			e.Attempt = 3
+		}), true, spool.Outcome{State: spool.StatePending, Unspent: true, Error: "account held by a usage limit until 2026-03-01T12:02:00Z: limit: try again in 2 minutes"}},
+		{"a cancel wins over a usage limit", with(func(e *attemptEnd) {
+			e.Err = &TaskError{Class: spool.ClassAccount, Err: errors.New("limit"), Hold: &spool.Hold{Until: now}}
+			e.Cause = ErrCanceled
+		}), true, spool.Outcome{State: spool.StateCanceled, Class: spool.ClassCanceled, Error: "canceled by request while running"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,6 +125,18 @@ func (e *TaskError) Error() string {
 
 func (e *TaskError) Unwrap() error { return e.Err }
 
+// HoldOf returns the account hold an attempt's error carries (class
+// account, from a usage limit), or nil.
+func HoldOf(err error) *spool.Hold {
+	var te *TaskError
+	for e := err; errors.As(e, &te); e = te.Err {
+		if te.Hold != nil && te.Class == spool.ClassAccount {
+			return te.Hold
+		}
+	}
+	return nil
+}
+
 // Errorf builds a *TaskError of class c.
 func Errorf(c spool.ErrorClass, format string, args ...any) *TaskError {
 	return &TaskError{Class: c, Err: fmt.Errorf(format, args...)}

@@ -224,10 +224,15 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		d, ok := disabled[e.Account]
 		if !ok {
 			d = l.store.AccountDisabled(e.Account)
-			disabled[e.Account] = d
 			if d {
 				l.holdOnce("account " + e.Account + " disabled: its tasks wait")
+			} else if h, held := l.store.AccountHold(e.Account); held && h.Active(time.Now()) {
+				// A usage limit holds the account, as a disabled one:
+				// its tasks wait, spending nothing; others run.
+				d = true
+				l.holdOnce("account " + e.Account + " held by a usage limit until " + h.Until.Format(time.RFC3339) + ": its tasks wait")
 			}
+			disabled[e.Account] = d
 		}
 		return !d
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,6 +239,45 @@ func TestLane_PauseAndAccountSwitch(t *testing.T) {
 	os.Remove(r.store.Layout.Accounts() + "/ops1.disabled")
 	waitFinal(t, r, spool.KindAPI, "held", 5*time.Second)
 	waitFinal(t, r, spool.KindWeb, "off", 5*time.Second)
+}
+
+// A usage limit holds the account, not the lane: the task goes back to
+// pending with no attempt spent and the hold written to accounts/; the
+// other account's tasks run meanwhile; when the hold ends the task runs,
+// and its success removes the ended hold.
+func TestLane_AccountHold(t *testing.T) {
+	cfg := testConfig(t, "")
+	cfg.Models = append(cfg.Models, spool.ModelConfig{Name: "chat2", Kind: spool.KindWeb, Site: "standin", Account: "ops2", Timeout: spool.Duration(time.Minute)})
+	r := start(t, cfg)
+	drop(t, cfg, spool.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
+	waitFor(t, 5*time.Second, "the hold", func() bool { _, ok := r.store.AccountHold("ops1"); return ok })
+	h, _ := r.store.AccountHold("ops1")
+	if h.Reason != "fake: usage limit" || h.Task != "limited" || !strings.HasPrefix(h.By, "testhost:") || !h.Active(time.Now()) {
+		t.Fatalf("hold %+v", h)
+	}
+	waitFor(t, 5*time.Second, "limited back in pending", func() bool { return r.store.Layout.Locate(spool.KindWeb, "limited") == spool.DirPending })
+	task, err := r.store.Read(spool.KindWeb, spool.DirPending, "limited")
+	if err != nil || task.Attempt != 0 || !strings.Contains(task.Error, "account held by a usage limit") {
+		t.Fatalf("pending task %+v, %v: want attempt 0 and the hold in error", task, err)
+	}
+	for _, id := range []string{"other1", "other2"} {
+		drop(t, cfg, spool.KindWeb, id, "chat2", "[[duration=10ms]] y "+id)
+	}
+	for _, id := range []string{"other1", "other2"} {
+		if dir, _ := waitFinal(t, r.store, spool.KindWeb, id, 5*time.Second); dir != spool.DirDone {
+			t.Fatalf("%s ended in %s", id, dir)
+		}
+	}
+	if time.Now().Before(h.Until) && r.web.Calls("limited") != 1 {
+		t.Fatalf("the held task ran again during its hold: %d calls", r.web.Calls("limited"))
+	}
+	dir, task := waitFinal(t, r.store, spool.KindWeb, "limited", 10*time.Second)
+	if dir != spool.DirDone || task.Attempt != 1 || task.StartedAt.Before(h.Until) {
+		t.Fatalf("limited: %s attempt %d started %s; want done at attempt 1, after the hold ended %s", dir, task.Attempt, task.StartedAt, h.Until)
+	}
+	if _, ok := r.store.AccountHold("ops1"); ok {
+		t.Error("the ended hold was not removed after the success")
+	}
 }
 
 // Shutdown drains for the grace period, then puts what still runs back to

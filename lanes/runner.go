@@ -184,6 +184,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	if !write {
 		return // the task is another daemon's now
 	}
+	r.holdOrRelease(&o, err, end.Now)
 	t, ferr := r.lease.Finish(o, end.Now)
 	switch {
 	case errors.Is(ferr, spool.ErrFenced):
@@ -210,6 +211,36 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		l.hooks.OnAttemptEnd(l.kind, t, took)
 	}
 	l.hooks.final(l.kind, t)
+}
+
+// holdOrRelease writes the account's hold when a usage limit ended the
+// attempt (a hold that cannot be written defers the task until the hold's
+// end instead), and removes an ended hold once a task of the account has
+// succeeded.
+func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
+	acct := r.model.Account
+	if acct == "" {
+		return
+	}
+	st := r.l.store
+	if h := HoldOf(err); h != nil && o.State == spool.StatePending {
+		hold := *h
+		hold.Account, hold.By, hold.Task = acct, r.task.Owner, r.task.TaskID
+		if werr := st.HoldAccount(hold); werr != nil {
+			r.log.Error("cannot write the account's hold: deferring the task instead", "account", acct, "err", werr)
+			o.NotBefore = hold.Until
+			return
+		}
+		r.log.Warn("account held by a usage limit: its tasks wait", "account", acct, "until", hold.Until.Format(time.RFC3339), "reason", hold.Reason)
+		return
+	}
+	if o.State == spool.StateSuccess {
+		if h, ok := st.AccountHold(acct); ok && !h.Active(now) {
+			if _, rerr := st.ReleaseAccount(acct); rerr == nil {
+				r.log.Info("account's ended hold removed after a success", "account", acct)
+			}
+		}
+	}
 }
 
 // writeOutput writes the answer to <spool>/output/<output>, durably and

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -318,4 +319,95 @@ func TestE2E_Check(t *testing.T) {
 		t.Fatalf("check renamed: exit %d, want 1 naming the send key\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	e2eNoProcs(t, r.profile)
+}
+
+// A usage limit holds the account, not the lane (time-scaled: the daemon
+// runs with SPOOLGATE_HOLD_SCALE=0.03, so "in 2 minutes" holds 3.6 s):
+// the task goes back to pending with no attempt spent, status --json shows
+// the hold with the parsed until-time, the other account's task runs
+// meanwhile, a page still limited when the hold ends holds it again, and
+// once the limit is gone the task succeeds. The same with a Chinese
+// message.
+func TestE2E_Web_UsageLimit(t *testing.T) {
+	const scale = 0.03
+	limited := &e2eSite{name: "limited", keys: e2eStdKeys + "    limited: \".limit\"\n",
+		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctA, needEmptyPrompt: true}\n"}
+	free := &e2eSite{name: "free", keys: e2eStdKeys,
+		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctB, needEmptyPrompt: true}\n"}
+	r := e2eNewSites(t, e2eOpts{}, 0.01, limited, free)
+	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
+	r.start()
+	store := spool.NewStore(r.cfg, nil)
+	hold := func(after time.Time) spool.Hold {
+		t.Helper()
+		var h spool.Hold
+		e2eWait(t, "a hold of acctA written after "+after.Format(time.RFC3339Nano), 30*time.Second, func() bool {
+			var ok bool
+			h, ok = store.AccountHold("acctA")
+			return ok && h.Since.After(after)
+		})
+		return h
+	}
+	pendingUnspent := func(id string) {
+		t.Helper()
+		tk := r.read(spool.KindWeb, spool.DirPending, id)
+		if tk == nil || tk.Attempt != 0 || !strings.Contains(tk.Error, "account held by a usage limit") {
+			t.Fatalf("%s: %+v; want pending with no attempt spent and the hold in error", id, tk)
+		}
+	}
+
+	for i, c := range []struct{ msg, restart string }{
+		{"You've reached the limit. Try again in 2 minutes.", "and again"},
+		{"请求过于频繁，请 2 分钟后再试", ""},
+	} {
+		limited.stand.SetLimit(c.msg, time.Hour)
+		id := fmt.Sprintf("limited-%d", i)
+		before := time.Now().Add(-time.Second)
+		r.submit(e2eTask{ID: id, Model: "limited", Content: "please answer " + id})
+		h := hold(before)
+		want := time.Duration(float64(2*time.Minute) * scale)
+		if h.Reason != c.msg || h.Wait != "2m0s" || h.Task != id || h.Site != "limited" ||
+			h.Until.Sub(h.Since) < want || h.Until.Sub(h.Since) > want+time.Duration(float64(14*time.Second)*scale)+50*time.Millisecond {
+			t.Fatalf("hold %+v: want the message, wait 2m0s, until since + %s plus a little", h, want)
+		}
+		e2eWait(t, id+" back in pending", 10*time.Second, func() bool { return r.L.Locate(spool.KindWeb, id) == spool.DirPending })
+		pendingUnspent(id)
+
+		var st struct {
+			Accounts []struct {
+				Account, Reason, Wait string
+				Until                 time.Time
+			}
+		}
+		if err := json.Unmarshal([]byte(r.cli("status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Accounts) != 1 || st.Accounts[0].Account != "acctA" || !st.Accounts[0].Until.Equal(h.Until) || st.Accounts[0].Wait != "2m0s" || st.Accounts[0].Reason != c.msg {
+			t.Fatalf("status --json accounts %+v, want acctA held until %s", st.Accounts, h.Until)
+		}
+
+		if c.restart != "" {
+			// The other account's task runs while acctA is held.
+			r.submit(e2eTask{ID: "free-1", Model: "free", Content: "meanwhile"})
+			if got := r.final(spool.KindWeb, "free-1", 30*time.Second); got.State != spool.StateSuccess || !got.StartedAt.Before(h.Until) {
+				t.Errorf("free-1: state %s started %s; want success, started while acctA was held (until %s)", got.State, got.StartedAt, h.Until)
+			}
+			// Still limited when the hold ends: held again, still unspent.
+			h = hold(h.Since)
+			pendingUnspent(id)
+		}
+		limited.stand.SetLimit("", 0)
+		got := r.final(spool.KindWeb, id, 60*time.Second)
+		if got.State != spool.StateSuccess || got.Attempt != 1 || got.Result != chatstand.AnswerFor("please answer "+id) {
+			t.Fatalf("%s: state %s attempt %d error %q; want success at attempt 1", id, got.State, got.Attempt, got.Error)
+		}
+		if !got.StartedAt.After(h.Until) {
+			t.Errorf("%s started %s, before its account's hold ended %s", id, got.StartedAt, h.Until)
+		}
+	}
+	// The page showed its limit on load: nothing was typed or sent into
+	// it, and each task was generated once.
+	if g, n := limited.stand.Generations(), limited.stand.Limited(); g != 2 || n != 0 {
+		t.Errorf("the limited page saw %d generations and refused %d messages; want 2 and 0", g, n)
+	}
 }

@@ -11,7 +11,8 @@
 // The content of a message may carry directives (see AnswerFor):
 // `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`, `[[nostart]]`
 // (the request is taken but nothing ever comes back), `[[cut=N]]` (the
-// answer stops after N words and the page offers "Continue generating").
+// answer stops after N words and the page offers "Continue generating"),
+// `[[limit]]` (the message meets the usage limit: LimitMessage).
 //
 // The page's message input is a textarea by default; Options.Input puts a
 // plain <input>, a contenteditable div or a real rich-text editor from npm
@@ -41,6 +42,9 @@ const (
 	ErrOneAtATime = "Only one message at a time. Wait for the current answer to finish."
 	ErrFailed     = "Something went wrong. Please try again."
 )
+
+// LimitMessage is the usage-limit message a `[[limit]]` message meets.
+const LimitMessage = "Too many requests. Try again in 20 seconds."
 
 // SessionCookie is the name of the session cookie.
 const SessionCookie = "chatstand_session"
@@ -311,12 +315,18 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 		s.received = append(s.received, msg)
 		return nil, errCollision
 	}
+	limit := ""
 	if s.limit != "" && time.Now().Before(s.limitUntil) {
+		limit = s.limit
+	} else if parseDirectives(req.Content).limit {
+		limit = LimitMessage
+	}
+	if limit != "" {
 		s.active[user]--
 		s.limited++
 		msg.Refused = "limited"
 		s.received = append(s.received, msg)
-		return nil, &limitError{s.limit}
+		return nil, &limitError{limit}
 	}
 	if req.Continue != "" {
 		// "Continue generating" holds the session like any generation but

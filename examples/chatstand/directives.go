@@ -8,9 +8,9 @@ import (
 )
 
 // directives are what the shared stand-in scheme lets a task's content ask
-// of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`
-// `[[nostart]]`, `[[cut=N]]` (`[[status=N]]` is the API stand-in's and is
-// ignored here).
+// of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`,
+// `[[nostart]]`, `[[cut=N]]`, `[[limit]]` (`[[status=N]]` is the API
+// stand-in's and is ignored here).
 type directives struct {
 	duration    time.Duration // 0: the default
 	hang        bool
@@ -18,6 +18,7 @@ type directives struct {
 	empty       bool
 	nostart     bool   // the request is taken and never answered
 	cut         int    // the answer stops after this many words; "Continue generating" plays the rest
+	limit       bool   // the message meets the usage limit (LimitMessage)
 	cleanedText string // content with directives removed, whitespace folded
 }
 
@@ -43,6 +44,8 @@ func parseDirectives(content string) directives {
 			d.empty = true
 		case "nostart":
 			d.nostart = true
+		case "limit":
+			d.limit = true
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n

@@ -12,6 +12,8 @@
 //	[[fail=N]]       the first N attempts fail transiently
 //	[[status=400]]   fails permanently
 //	[[empty]]        answers an empty text (a permanent failure)
+//	[[limit=300ms]]  the first attempt meets a usage limit: an account
+//	                 error carrying a hold of the account for that long
 package lanestest
 
 import (
@@ -159,6 +161,21 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		f.mu.Unlock()
 		if k <= n {
 			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake: failure %d of %d", k, n)
+		}
+	}
+	if v, ok := d["limit"]; ok {
+		hold, err := time.ParseDuration(v)
+		if err != nil {
+			return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: bad limit %q", v)
+		}
+		f.mu.Lock()
+		f.fails["limit "+job.Task.Content]++
+		k := f.fails["limit "+job.Task.Content]
+		f.mu.Unlock()
+		if k == 1 {
+			now := time.Now()
+			return lanes.Result{}, &lanes.TaskError{Class: spool.ClassAccount, Err: fmt.Errorf("fake: usage limit, try again in %s", hold),
+				Hold: &spool.Hold{Until: now.Add(hold), Since: now, Reason: "fake: usage limit", Site: "fake"}}
 		}
 	}
 	if v, ok := d["status"]; ok {
