@@ -94,11 +94,19 @@ func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
 	o.state.Start(ctx)
 }
 
-// accountHolds lists the accounts of web models that are switched off.
+// accountHolds lists the accounts of web models that are switched off or
+// held by a usage limit (<spool>/accounts/NAME.held).
 func (o *dailyOps) accountHolds() map[string]notify.Hold {
 	out := map[string]notify.Hold{}
+	now := time.Now()
 	for _, m := range o.cfg.Models {
-		if m.Kind != spool.KindWeb || m.Account == "" || !o.store.AccountDisabled(m.Account) {
+		if m.Kind != spool.KindWeb || m.Account == "" {
+			continue
+		}
+		if !o.store.AccountDisabled(m.Account) {
+			if h, ok := o.store.AccountHold(m.Account); ok && h.Active(now) {
+				out[m.Account] = notify.Hold{Reason: "usage limit: " + h.Reason, Until: h.Until}
+			}
 			continue
 		}
 		reason := "disabled in the config"

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,8 @@ func e2eNewSites(t *testing.T, o e2eOpts, scale float64, sites ...*e2eSite) *e2e
 		}
 		fmt.Fprintf(&models, model, s.name)
 	}
-	o.Tail = "models:\n" + models.String() + "sites:\n" + siteYAML.String()
+	// o.Tail, if given, follows the sites (notify:, accounts:).
+	o.Tail = "models:\n" + models.String() + "sites:\n" + siteYAML.String() + o.Tail
 	if o.Heartbeat == 0 {
 		o.Heartbeat = 500 * time.Millisecond
 	}
@@ -334,7 +336,8 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctA, needEmptyPrompt: true}\n"}
 	free := &e2eSite{name: "free", keys: e2eStdKeys,
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctB, needEmptyPrompt: true}\n"}
-	r := e2eNewSites(t, e2eOpts{}, 0.01, limited, free)
+	hook := e2eNewHook(t)
+	r := e2eNewSites(t, e2eOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
 	r.start()
 	store := spool.NewStore(r.cfg, nil)
@@ -387,6 +390,11 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 		}
 
 		if c.restart != "" {
+			// Notifications tell of the hold (issue 15's account.held).
+			ev := hook.waitFor(t, "account.held", "")
+			if ev.Account != "acctA" || !strings.Contains(ev.Reason, c.msg) || ev.Until == nil || !ev.Until.Equal(h.Until) {
+				t.Errorf("account.held event %+v, want acctA with the message and until %s", ev, h.Until)
+			}
 			// The other account's task runs while acctA is held.
 			r.submit(e2eTask{ID: "free-1", Model: "free", Content: "meanwhile"})
 			if got := r.final(spool.KindWeb, "free-1", 30*time.Second); got.State != spool.StateSuccess || !got.StartedAt.Before(h.Until) {
