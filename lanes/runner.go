@@ -196,9 +196,12 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 	}
 	switch t.State {
 	case spool.StatePending:
-		if t.ErrorClass != "" {
+		switch {
+		case t.ErrorClass != "":
 			r.log.Warn("attempt failed: retry scheduled", "errorClass", t.ErrorClass, "error", t.Error, "notBefore", t.NotBefore.Format(time.RFC3339))
-		} else {
+		case HoldOf(err) != nil:
+			r.log.Info("attempt met a usage limit: back to pending, no attempt spent")
+		default:
 			r.log.Info("attempt interrupted by shutdown: back to pending")
 		}
 		l.Requeue(t)

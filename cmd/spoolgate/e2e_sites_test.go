@@ -353,6 +353,8 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	}
 	pendingUnspent := func(id string) {
 		t.Helper()
+		// The hold is written just before the task's file moves back.
+		e2eWait(t, id+" back in pending", 10*time.Second, func() bool { return r.L.Locate(spool.KindWeb, id) == spool.DirPending })
 		tk := r.read(spool.KindWeb, spool.DirPending, id)
 		if tk == nil || tk.Attempt != 0 || !strings.Contains(tk.Error, "account held by a usage limit") {
 			t.Fatalf("%s: %+v; want pending with no attempt spent and the hold in error", id, tk)
@@ -373,7 +375,6 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 			h.Until.Sub(h.Since) < want || h.Until.Sub(h.Since) > want+time.Duration(float64(14*time.Second)*scale)+50*time.Millisecond {
 			t.Fatalf("hold %+v: want the message, wait 2m0s, until since + %s plus a little", h, want)
 		}
-		e2eWait(t, id+" back in pending", 10*time.Second, func() bool { return r.L.Locate(spool.KindWeb, id) == spool.DirPending })
 		pendingUnspent(id)
 
 		var st struct {
