@@ -250,12 +250,19 @@ func TestLane_AccountHold(t *testing.T) {
 	cfg.Models = append(cfg.Models, spool.ModelConfig{Name: "chat2", Kind: spool.KindWeb, Site: "standin", Account: "ops2", Timeout: spool.Duration(time.Minute)})
 	r := start(t, cfg)
 	drop(t, cfg, spool.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
-	waitFor(t, 5*time.Second, "the hold", func() bool { _, ok := r.store.AccountHold("ops1"); return ok })
-	h, _ := r.store.AccountHold("ops1")
-	if h.Reason != "fake: usage limit" || h.Task != "limited" || !strings.HasPrefix(h.By, "testhost:") || !h.Active(time.Now()) {
-		t.Fatalf("hold %+v", h)
+	// The lane says it holds the account once the task is back in pending.
+	r.sig.wait(t, 5*time.Second, "the lane to hold ops1", func() bool {
+		for reason := range r.sig.held {
+			if strings.HasPrefix(reason, "web: account ops1 held by a usage limit until") {
+				return true
+			}
+		}
+		return false
+	})
+	h, ok := r.store.AccountHold("ops1")
+	if !ok || h.Reason != "fake: usage limit" || h.Task != "limited" || !strings.HasPrefix(h.By, "testhost:") {
+		t.Fatalf("hold %+v, %v", h, ok)
 	}
-	waitFor(t, 5*time.Second, "limited back in pending", func() bool { return r.store.Layout.Locate(spool.KindWeb, "limited") == spool.DirPending })
 	task, err := r.store.Read(spool.KindWeb, spool.DirPending, "limited")
 	if err != nil || task.Attempt != 0 || !strings.Contains(task.Error, "account held by a usage limit") {
 		t.Fatalf("pending task %+v, %v: want attempt 0 and the hold in error", task, err)
@@ -264,14 +271,14 @@ func TestLane_AccountHold(t *testing.T) {
 		drop(t, cfg, spool.KindWeb, id, "chat2", "[[duration=10ms]] y "+id)
 	}
 	for _, id := range []string{"other1", "other2"} {
-		if dir, _ := waitFinal(t, r.store, spool.KindWeb, id, 5*time.Second); dir != spool.DirDone {
+		if dir, _ := waitFinal(t, r, spool.KindWeb, id, 5*time.Second); dir != spool.DirDone {
 			t.Fatalf("%s ended in %s", id, dir)
 		}
 	}
 	if time.Now().Before(h.Until) && r.web.Calls("limited") != 1 {
 		t.Fatalf("the held task ran again during its hold: %d calls", r.web.Calls("limited"))
 	}
-	dir, task := waitFinal(t, r.store, spool.KindWeb, "limited", 10*time.Second)
+	dir, task := waitFinal(t, r, spool.KindWeb, "limited", 10*time.Second)
 	if dir != spool.DirDone || task.Attempt != 1 || task.StartedAt.Before(h.Until) {
 		t.Fatalf("limited: %s attempt %d started %s; want done at attempt 1, after the hold ended %s", dir, task.Attempt, task.StartedAt, h.Until)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/notify"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
@@ -57,12 +58,7 @@ type e2eSites struct {
 
 func e2eNewSites(t *testing.T, o e2eOpts, scale float64, sites ...*e2eSite) *e2eSites {
 	t.Helper()
-	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v)", err)
-	}
+	testkit.NeedChromium(t)
 	var models, siteYAML strings.Builder
 	m := map[string]*e2eSite{}
 	for _, s := range sites {
@@ -344,7 +340,7 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	hold := func(after time.Time) spool.Hold {
 		t.Helper()
 		var h spool.Hold
-		e2eWait(t, "a hold of acctA written after "+after.Format(time.RFC3339Nano), 30*time.Second, func() bool {
+		testkit.WaitFS(t, "a hold of acctA written after "+after.Format(time.RFC3339Nano), 30*time.Second, []string{r.L.Accounts()}, func() bool {
 			var ok bool
 			h, ok = store.AccountHold("acctA")
 			return ok && h.Since.After(after)
@@ -354,7 +350,9 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	pendingUnspent := func(id string) {
 		t.Helper()
 		// The hold is written just before the task's file moves back.
-		e2eWait(t, id+" back in pending", 10*time.Second, func() bool { return r.L.Locate(spool.KindWeb, id) == spool.DirPending })
+		testkit.WaitFS(t, id+" back in pending", 10*time.Second, []string{r.L.Lane(spool.KindWeb, spool.DirPending)}, func() bool {
+			return r.L.Locate(spool.KindWeb, id) == spool.DirPending
+		})
 		tk := r.read(spool.KindWeb, spool.DirPending, id)
 		if tk == nil || tk.Attempt != 0 || !strings.Contains(tk.Error, "account held by a usage limit") {
 			t.Fatalf("%s: %+v; want pending with no attempt spent and the hold in error", id, tk)

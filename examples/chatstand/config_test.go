@@ -1,6 +1,7 @@
 package chatstand
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
@@ -25,7 +26,7 @@ func TestSiteStandinConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := cfg.Sites["standin"]; s != kit.Sites["standin"] || s.PromptInput != "textarea.system" || s.Error != ".error" || s.Busy != "button.stop" {
+	if s := cfg.Sites["standin"]; !reflect.DeepEqual(s, kit.Sites["standin"]) || s.PromptInput != "textarea.system" || s.Error != ".error" || s.Busy != "button.stop" {
 		t.Errorf("site standin: %+v\ntestkit.StandinSite: %+v", s, kit.Sites["standin"])
 	}
 }
