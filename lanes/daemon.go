@@ -84,8 +84,14 @@ func (d *Daemon) start(ctx context.Context) error {
 		if ex == nil {
 			continue
 		}
+		var adm Admission
+		if k == spool.KindAPI {
+			if g := NewModelGate(d.cfg); g != nil {
+				adm = g
+			}
+		}
 		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
-			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k])})
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k]), Admission: adm})
 	}
 	d.Store.SetOutputOwner(d.outputOwner)
 	for _, l := range d.lanes {

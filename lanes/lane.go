@@ -26,6 +26,7 @@ type Lane struct {
 	owner       string
 	hooks       Hooks
 	index       *spool.Index
+	admission   Admission         // may be nil: every task admitted
 	lock        *spool.RunnerLock // web lane only: the session's guarantee (see spool.RunnerLock)
 
 	wake chan struct{}
@@ -52,6 +53,9 @@ type LaneOptions struct {
 	Log      *slog.Logger
 	Hooks    Hooks
 	Index    *spool.Index
+	// Admission, if set, decides which pending tasks may start now
+	// (per-model quotas); the lane takes the first one it admits.
+	Admission Admission
 }
 
 // NewLane builds a lane; Start runs it.
@@ -59,7 +63,7 @@ func NewLane(o LaneOptions) *Lane {
 	cfg := o.Store.Cfg
 	l := &Lane{
 		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, timing: cfg.Timing(), owner: o.Owner,
-		hooks: o.Hooks, index: o.Index, log: o.Log,
+		hooks: o.Hooks, index: o.Index, log: o.Log, admission: o.Admission,
 		wake: make(chan struct{}, 1), running: map[string]*runner{},
 	}
 	if l.index == nil {
@@ -218,6 +222,9 @@ func (l *Lane) round(ctx context.Context) time.Time {
 	}
 	disabled := map[string]bool{}
 	eligible := func(e spool.Entry) bool {
+		if l.admission != nil && !l.admission.Admit(e, now) {
+			return false
+		}
 		if e.Account == "" {
 			return true
 		}
@@ -237,8 +244,14 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return !d
 	}
 	for free > 0 && !l.isDraining() {
-		entries, wake := l.index.Next(time.Now(), 1, eligible)
+		now = time.Now()
+		entries, wake := l.index.Next(now, 1, eligible)
 		if len(entries) == 0 {
+			if l.admission != nil {
+				if w := l.admission.Wake(now); !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
+					wake = w
+				}
+			}
 			return wake
 		}
 		if l.claim(ctx, entries[0]) {
@@ -303,9 +316,19 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 	// The runner is registered before the move, so that a cancel request
 	// finds it at every moment the task is in running/ on our behalf.
 	r := &runner{l: l, output: e.Output}
+	admitted := func(error) {}
+	if l.admission != nil {
+		rel, ok := l.admission.Acquire(e, time.Now())
+		if !ok {
+			l.index.Put(e) // not admitted after all: it stays pending
+			return false
+		}
+		admitted = rel
+	}
 	l.mu.Lock()
 	if l.draining {
 		l.mu.Unlock()
+		admitted(nil)
 		l.index.Put(e) // shutdown began: leave it pending
 		return false
 	}
@@ -323,6 +346,7 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 				l.log.Error("re-request cancel", "taskId", e.ID, "err", err)
 			}
 		}
+		admitted(r.execErr)
 		l.mu.Lock()
 		delete(l.running, e.ID)
 		l.mu.Unlock()

@@ -24,6 +24,7 @@ type runner struct {
 	pending error // cause requested before the context existed
 	job     *Job
 	stageAt string // the job's stage when a cancel was requested
+	execErr error  // the executor's error, for the lane's Admission
 }
 
 // canceled reports whether a cancel by request reached the runner before
@@ -108,7 +109,17 @@ func (r *runner) run(parent context.Context) {
 		defer close(hbDone)
 		r.heartbeat(ctx, cancel, job, hbStop)
 	}()
-	res, err := l.exec.Execute(ctx, job)
+	var res Result
+	var err error
+	if l.admission != nil {
+		// A rate counts requests when they are sent: wait for this one's
+		// turn (a claim's latency varies; the spacing must not).
+		err = l.admission.Ready(ctx, r.task.Model)
+	}
+	if err == nil {
+		res, err = l.exec.Execute(ctx, job)
+	}
+	r.execErr = err
 	close(hbStop)
 	<-hbDone
 	r.finish(ctx, job, res, err, time.Since(start))

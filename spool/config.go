@@ -101,7 +101,12 @@ type ModelConfig struct {
 	MaxTokens       int               `yaml:"maxTokens"`
 	MaxTokensField  string            `yaml:"maxTokensField"` // MaxTokensDefault or MaxCompletionTokens
 	Headers         map[string]string `yaml:"headers"`
-	Site            string            `yaml:"site"`
+	// Concurrency and RPM are the vendor's quota for this api model: at
+	// most Concurrency of its tasks at once (0: the lane's), at most RPM
+	// requests a minute (0: no limit). See lanes.ModelGate.
+	Concurrency int     `yaml:"concurrency"`
+	RPM         float64 `yaml:"rpm"`
+	Site        string  `yaml:"site"`
 	// Account pins a web model to one account's session; Accounts to
 	// several; neither: any session of its site (see WebSessions).
 	Account  string   `yaml:"account"`

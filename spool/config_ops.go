@@ -139,5 +139,18 @@ func (c *Config) checkOps() error {
 	if c.AgingAfter == 0 {
 		c.AgingAfter = Duration(time.Hour)
 	}
+	for _, m := range c.Models {
+		key := fmt.Sprintf("models[%s]", m.Name)
+		switch {
+		case m.Concurrency < 0:
+			return &ConfigError{Key: key + ".concurrency", Msg: fmt.Sprintf("%d is negative", m.Concurrency)}
+		case m.RPM < 0 || m.RPM > 1e6:
+			return &ConfigError{Key: key + ".rpm", Msg: fmt.Sprintf("%g is out of range 0 to 1000000", m.RPM)}
+		case m.Kind != KindAPI && (m.Concurrency != 0 || m.RPM != 0):
+			return &ConfigError{Key: key, Msg: "concurrency and rpm are quotas of api models (a web session runs one task at a time)"}
+		case m.Concurrency > c.API.Concurrency:
+			return &ConfigError{Key: key + ".concurrency", Msg: fmt.Sprintf("%d is over api.concurrency (%d): a model cannot run more than the lane", m.Concurrency, c.API.Concurrency)}
+		}
+	}
 	return c.Notify.check()
 }

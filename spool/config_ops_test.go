@@ -39,6 +39,18 @@ func TestConfig_Ops(t *testing.T) {
 			}
 			return ""
 		}},
+		{"model quotas", "api: {concurrency: 5}\nmodels: [{name: a, kind: api, baseURL: 'http://x/v1', concurrency: 2, rpm: 30}]\n", "", func(c *Config) string {
+			if m, _ := c.Model("a"); m.Concurrency != 2 || m.RPM != 30 {
+				return "quotas not read"
+			}
+			if c.AgingAfter.D() != time.Hour {
+				return "agingAfter default"
+			}
+			return ""
+		}},
+		{"model concurrency over the lane's", "models: [{name: a, kind: api, baseURL: 'http://x/v1', concurrency: 4}]\n", "models[a].concurrency: 4 is over api.concurrency (3)", nil},
+		{"negative rpm", "models: [{name: a, kind: api, baseURL: 'http://x/v1', rpm: -1}]\n", "models[a].rpm", nil},
+		{"quota on a web model", "models: [{name: w, kind: web, site: s, concurrency: 1}]\nsites: {s: {url: 'http://x', input: t, send: b, answer: a}}\n", "quotas of api models", nil},
 		{"bad webhook", "notify: {webhook: 'ftp://x'}\n", "notify.webhook", nil},
 		{"unknown event", "notify: {webhook: 'http://127.0.0.1:1/', events: [batch.done]}\n", `notify.events: "batch.done" is not an event`, nil},
 		{"empty program", "notify: {command: ['']}\n", "notify.command", nil},

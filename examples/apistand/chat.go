@@ -91,9 +91,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	case s.opts.Quota > 0 && s.inFlight >= s.opts.Quota:
 		status = http.StatusTooManyRequests
 		s.rejected++
+	case s.opts.ModelQuota[req.Model] > 0 && s.inFlightBy[req.Model] >= s.opts.ModelQuota[req.Model]:
+		status = http.StatusTooManyRequests
+		s.rejected++
 	default:
 		s.inFlight++
 		s.maxSeen = max(s.maxSeen, s.inFlight)
+		s.inFlightBy[req.Model]++
+		s.maxSeenBy[req.Model] = max(s.maxSeenBy[req.Model], s.inFlightBy[req.Model])
 	}
 	idx := len(s.reqs)
 	s.reqs = append(s.reqs, rec)
@@ -114,12 +119,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		setStatus(status)
 		secs := int(math.Ceil(s.opts.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		writeError(w, status, "rate_limit_exceeded", fmt.Sprintf("Rate limit reached: at most %d requests at once.", s.opts.Quota))
+		writeError(w, status, "rate_limit_exceeded", "Rate limit reached: too many requests at once.")
 		return
 	}
 	defer func() {
 		s.mu.Lock()
 		s.inFlight--
+		s.inFlightBy[req.Model]--
 		s.mu.Unlock()
 	}()
 

@@ -24,6 +24,10 @@ type Options struct {
 	// Quota is the most requests answered at once; one more gets 429 with
 	// Retry-After. 0 means no limit.
 	Quota int
+	// ModelQuota is a quota per requested model name, as vendors set one
+	// per model: one request more of that model than its quota gets 429
+	// with Retry-After, whatever the other models do.
+	ModelQuota map[string]int
 	// RetryAfter is the wait a 429 asks for, sent in whole seconds
 	// (at least 1); default 1s. It is not scaled: it is the client's wait.
 	RetryAfter time.Duration
@@ -73,11 +77,14 @@ type Server struct {
 	mu       sync.Mutex
 	inFlight int
 	maxSeen  int
-	total    int
-	rejected int
-	failSeen map[string]int // [[fail=N]] counts, keyed by raw content
-	reqs     []Request
-	nextID   int
+	// per requested model: answered now, and the most at once
+	inFlightBy map[string]int
+	maxSeenBy  map[string]int
+	total      int
+	rejected   int
+	failSeen   map[string]int // [[fail=N]] counts, keyed by raw content
+	reqs       []Request
+	nextID     int
 }
 
 // Start listens and serves in the background.
@@ -108,6 +115,9 @@ func Start(opts Options) (*Server, error) {
 		done:     make(chan struct{}),
 		serveErr: make(chan error, 1),
 		failSeen: map[string]int{},
+
+		inFlightBy: map[string]int{},
+		maxSeenBy:  map[string]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.track(s.handleChat))
@@ -161,6 +171,14 @@ func (s *Server) MaxConcurrent() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.maxSeen
+}
+
+// MaxConcurrentModel is the most chat requests of model that were being
+// answered at once (429s not counted).
+func (s *Server) MaxConcurrentModel(model string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxSeenBy[model]
 }
 
 // InFlight is how many chat requests are being answered now.
