@@ -41,21 +41,18 @@ func (a artefacts) String() string {
 // saveArtefacts saves what the tab shows, as <lane>/logs/TASKID.N.png and
 // TASKID.N.html (N = attempt; the HTML holds the page's open shadow roots
 // as declarative <template shadowrootmode> elements), and removes those of
-// attempts older than the last three. Whatever cannot be saved is logged
-// and left out.
-func saveArtefacts(tab context.Context, L spool.Layout, id string, attempt int, log *slog.Logger) artefacts {
+// attempts older than the last three. The files are written like task
+// logs: no folder on the way followed through a symlink. Whatever cannot
+// be saved is logged and left out.
+func saveArtefacts(tab context.Context, st *spool.Store, id string, attempt int, log *slog.Logger) artefacts {
 	ctx, cancel := context.WithTimeout(tab, artefactTimeout)
 	defer cancel()
-	dir := L.Lane(spool.KindWeb, spool.DirLogs)
+	dir := st.Layout.Lane(spool.KindWeb, spool.DirLogs)
 	base := id + "." + strconv.Itoa(attempt)
 	var a artefacts
-	if err := os.MkdirAll(dir, spool.DirPerm); err != nil {
-		log.Warn("driver: cannot make the logs folder for the failed attempt's page", "err", err)
-		return a
-	}
 	if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
 		log.Warn("driver: no screenshot of the failed attempt", "err", err)
-	} else if err := spool.WriteFileAtomic(filepath.Join(dir, base+".png"), png); err != nil {
+	} else if err := st.WriteLogFile(spool.KindWeb, base+".png", png); err != nil {
 		log.Warn("driver: cannot save the screenshot", "err", err)
 	} else {
 		a.png = filepath.ToSlash(filepath.Join(string(spool.KindWeb), spool.DirLogs, base+".png"))
@@ -67,7 +64,7 @@ return '<!doctype html>\n' + html;
 })()`))
 	if err != nil {
 		log.Warn("driver: no HTML of the failed attempt", "err", err)
-	} else if err := spool.WriteFileAtomic(filepath.Join(dir, base+".html"), []byte(html)); err != nil {
+	} else if err := st.WriteLogFile(spool.KindWeb, base+".html", []byte(html)); err != nil {
 		log.Warn("driver: cannot save the page's HTML", "err", err)
 	} else {
 		a.html = filepath.ToSlash(filepath.Join(string(spool.KindWeb), spool.DirLogs, base+".html"))

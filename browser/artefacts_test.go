@@ -13,8 +13,8 @@ import (
 // The screenshot and page of the last three attempts are kept: saving
 // attempt 5's removes those of attempts 1 and 2, whatever else is there.
 func TestSaveArtefacts_KeepsLastThree(t *testing.T) {
-	L := spool.NewLayout(t.TempDir())
-	dir := L.Lane(spool.KindWeb, spool.DirLogs)
+	st := spool.NewStore(&spool.Config{Spool: t.TempDir()}, nil)
+	dir := st.Layout.Lane(spool.KindWeb, spool.DirLogs)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestSaveArtefacts_KeepsLastThree(t *testing.T) {
 	// A tab that is gone: nothing new can be saved, the old ones still go.
 	dead, cancel := context.WithCancel(context.Background())
 	cancel()
-	if a := saveArtefacts(dead, L, "T", 5, slog.New(slog.DiscardHandler)); a.String() != "" {
+	if a := saveArtefacts(dead, st, "T", 5, slog.New(slog.DiscardHandler)); a.String() != "" {
 		t.Fatalf("saved %q from a dead tab", a)
 	}
 	for _, n := range names {

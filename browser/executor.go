@@ -135,7 +135,7 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	}
 	// Something to look at: what the page showed when the attempt failed.
 	job.SetStage("saving the page of the failed attempt")
-	saved := saveArtefacts(b.Context(), spool.NewLayout(e.cfg.Spool), job.Task.TaskID, max(job.Task.Attempt, 1), log)
+	saved := saveArtefacts(b.Context(), spool.NewStore(e.cfg, nil), job.Task.TaskID, max(job.Task.Attempt, 1), log)
 	if errors.Is(context.Cause(dctx), lanes.ErrTimeout) {
 		err = &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}

@@ -89,6 +89,9 @@ sites:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := spool.NewLayout(cfg.Spool).Create(); err != nil { // the daemon's spool, as it would be
+		t.Fatal(err)
+	}
 	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
 	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}
 	t.Cleanup(func() { assertNoProcs(t, e.profile) })
