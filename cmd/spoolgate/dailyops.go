@@ -95,26 +95,34 @@ func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
 	o.state.Start(ctx)
 }
 
-// accountHolds lists the accounts of web models that are switched off or
-// held by a usage limit (<spool>/accounts/NAME.held).
+// accountHolds lists the web accounts (of web models and of accounts:)
+// that are switched off or held by a usage limit (<spool>/accounts/NAME.held).
 func (o *dailyOps) accountHolds() map[string]notify.Hold {
+	names := map[string]bool{}
+	for i := range o.cfg.Models {
+		if m := &o.cfg.Models[i]; m.Kind == spool.KindWeb {
+			for _, a := range m.Pinned() {
+				names[a] = true
+			}
+		}
+	}
+	for a := range o.cfg.Accounts {
+		names[a] = true
+	}
 	out := map[string]notify.Hold{}
 	now := time.Now()
-	for _, m := range o.cfg.Models {
-		if m.Kind != spool.KindWeb || m.Account == "" {
-			continue
-		}
-		if !o.store.AccountDisabled(m.Account) {
-			if h, ok := o.store.AccountHold(m.Account); ok && h.Active(now) {
-				out[m.Account] = notify.Hold{Reason: "usage limit: " + h.Reason, Until: h.Until}
+	for a := range names {
+		if !o.store.AccountDisabled(a) {
+			if h, ok := o.store.AccountHold(a); ok && h.Active(now) {
+				out[a] = notify.Hold{Reason: "usage limit: " + h.Reason, Until: h.Until}
 			}
 			continue
 		}
 		reason := "disabled in the config"
-		if a, ok := o.cfg.Accounts[m.Account]; !ok || !a.Disabled {
-			reason = "disabled by " + filepath.Join(o.store.Layout.Accounts(), m.Account+".disabled")
+		if ac, ok := o.cfg.Accounts[a]; !ok || !ac.Disabled {
+			reason = "disabled by " + filepath.Join(o.store.Layout.Accounts(), a+".disabled")
 		}
-		out[m.Account] = notify.Hold{Reason: reason}
+		out[a] = notify.Hold{Reason: reason}
 	}
 	return out
 }
