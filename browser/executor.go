@@ -36,6 +36,7 @@ type Executor struct {
 	// ProbeTimeout bounds the heartbeat probe; default 5 s.
 	ProbeTimeout time.Duration
 
+	profile    string        // the session's browser profile
 	closeGrace time.Duration // tests shorten it; 3 s otherwise
 	mu         sync.Mutex    // one attempt at a time, whatever the caller
 }
@@ -45,7 +46,17 @@ func NewExecutor(cfg *spool.Config, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Executor{cfg: cfg, log: log.With("component", "browser"), closeGrace: closeGrace}
+	return &Executor{cfg: cfg, log: log.With("component", "browser"), profile: ProfileDir(cfg), closeGrace: closeGrace}
+}
+
+// NewSessionExecutor returns the executor of one web session: its browser
+// runs on the session's own profile, and its self-check finds and kills
+// leftovers of that profile only.
+func NewSessionExecutor(cfg *spool.Config, s spool.WebSession, log *slog.Logger) *Executor {
+	e := NewExecutor(cfg, log)
+	e.profile = s.Profile
+	e.log = e.log.With("account", s.Account)
+	return e
 }
 
 // errOverlap is returned when Execute is entered while an attempt runs.
@@ -69,7 +80,7 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	if !ok {
 		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
 	}
-	profile := ProfileDir(e.cfg)
+	profile := e.profile
 	if err := ensureProfile(profile); err != nil {
 		return lanes.Result{}, lanes.Errorf(spool.ClassEnvironment, "%w", err)
 	}

@@ -17,6 +17,11 @@ import (
 // the usual close procedure. The caller holds the web-runner lock, so no
 // task runs on the profile meanwhile.
 func Login(ctx context.Context, cfg *spool.Config, site string, log *slog.Logger) error {
+	return LoginProfile(ctx, cfg, site, ProfileDir(cfg), log)
+}
+
+// LoginProfile is Login on one session's profile (spool.WebSession.Profile).
+func LoginProfile(ctx context.Context, cfg *spool.Config, site, profile string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -24,7 +29,6 @@ func Login(ctx context.Context, cfg *spool.Config, site string, log *slog.Logger
 	if !ok {
 		return fmt.Errorf("site %q is not in the config", site)
 	}
-	profile := ProfileDir(cfg)
 	if err := ensureProfile(profile); err != nil {
 		return err
 	}

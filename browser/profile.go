@@ -17,9 +17,14 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-// ProfileDir is this instance's browser profile: <web.profiles>/<web.instance>.
-// It is never a temporary folder: the login lives there.
+// ProfileDir is the first web session's browser profile: by default
+// <web.profiles>/<web.instance>, the one profile of every install before
+// accounts (see spool.Config.WebSessions). It is never a temporary folder:
+// the login lives there.
 func ProfileDir(cfg *spool.Config) string {
+	if ss := cfg.WebSessions(); len(ss) > 0 {
+		return ss[0].Profile
+	}
 	return filepath.Join(cfg.Web.Profiles, cfg.Web.Instance)
 }
 

@@ -21,8 +21,11 @@ import (
 type Daemon struct {
 	Store     *spool.Store
 	Executors map[spool.Kind]Executor // a lane without an executor does not run
-	Log       *slog.Logger
-	Hooks     Hooks
+	// SessionExecutor builds each web session's executor (its browser on
+	// its profile); without it every session uses Executors[web].
+	SessionExecutor SessionExecutor
+	Log             *slog.Logger
+	Hooks           Hooks
 
 	cfg     *spool.Config
 	owner   string
@@ -52,7 +55,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	<-d.watcher.Started()
 	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
-		"apiConcurrency", d.cfg.API.Concurrency, "webConcurrency", spool.WebConcurrency)
+		"apiConcurrency", d.cfg.API.Concurrency, "webSessions", spool.Concurrency(d.cfg, spool.KindWeb))
 	started()
 	return nil
 }
@@ -91,7 +94,7 @@ func (d *Daemon) start(ctx context.Context) error {
 			}
 		}
 		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
-			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k]), Admission: adm})
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
 	}
 	d.Store.SetOutputOwner(d.outputOwner)
 	for _, l := range d.lanes {

@@ -40,6 +40,9 @@ type Job struct {
 	// Log writes to the lane's log and to <lane>/logs/TASKID.log. The
 	// web lane's self-check findings go here.
 	Log *slog.Logger
+	// Session is the web session the attempt runs on (zero in the API
+	// lane): its account, site and profile.
+	Session spool.WebSession
 
 	beats      atomic.Int64 // count of Beat calls
 	browserPID atomic.Int64

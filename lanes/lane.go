@@ -26,8 +26,8 @@ type Lane struct {
 	owner       string
 	hooks       Hooks
 	index       *spool.Index
-	admission   Admission         // may be nil: every task admitted
-	lock        *spool.RunnerLock // web lane only: the session's guarantee (see spool.RunnerLock)
+	admission   Admission  // may be nil: every task admitted
+	sessions    []*session // web lane only: one per account, each its own guarantee (see spool.RunnerLock)
 
 	wake chan struct{}
 
@@ -56,6 +56,9 @@ type LaneOptions struct {
 	// Admission, if set, decides which pending tasks may start now
 	// (per-model quotas); the lane takes the first one it admits.
 	Admission Admission
+	// SessionExecutor, for the web lane, builds each session's executor;
+	// without it every session uses Executor.
+	SessionExecutor SessionExecutor
 }
 
 // NewLane builds a lane; Start runs it.
@@ -74,7 +77,7 @@ func NewLane(o LaneOptions) *Lane {
 	}
 	l.log = l.log.With("lane", string(o.Kind))
 	if o.Kind == spool.KindWeb {
-		l.lock = spool.NewRunnerLock(cfg.Web.Profiles)
+		l.sessions = newSessions(cfg, o.Executor, o.SessionExecutor)
 	}
 	l.concurrency = spool.Concurrency(cfg, o.Kind)
 	return l
@@ -145,13 +148,15 @@ func (l *Lane) Stop() {
 	l.CancelRunning(ErrShutdown)
 	l.wg.Wait()
 	l.Base.Stop()
-	if l.lock != nil {
-		_ = l.lock.Unlock()
-	}
+	l.releaseSessions()
 }
 
 // Info is the lane's live view.
 func (l *Lane) Info() spool.LaneInfo {
+	var sessions []spool.SessionInfo
+	if l.sessions != nil {
+		sessions = l.sessionInfos(time.Now())
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	li := spool.LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
@@ -159,6 +164,7 @@ func (l *Lane) Info() spool.LaneInfo {
 	for id := range l.running {
 		li.Running = append(li.Running, id)
 	}
+	li.Sessions = sessions
 	return li
 }
 
@@ -197,7 +203,7 @@ func (l *Lane) loop(ctx context.Context, started func()) {
 // it into running/ before its work starts. It returns when it wants to run
 // again (zero: no hurry).
 func (l *Lane) round(ctx context.Context) time.Time {
-	if l.lock != nil && !l.ensureLock() {
+	if l.sessions != nil && !l.ensureLocks() {
 		return time.Time{}
 	}
 	now := time.Now()
@@ -219,6 +225,9 @@ func (l *Lane) round(ctx context.Context) time.Time {
 	if l.store.Paused(l.kind) {
 		l.holdOnce("lane paused: remove " + l.store.Layout.Paused(l.kind) + " to resume")
 		return time.Time{}
+	}
+	if l.sessions != nil {
+		return l.roundSessions(ctx)
 	}
 	disabled := map[string]bool{}
 	eligible := func(e spool.Entry) bool {
@@ -254,7 +263,7 @@ func (l *Lane) round(ctx context.Context) time.Time {
 			}
 			return wake
 		}
-		if l.claim(ctx, entries[0]) {
+		if l.claim(ctx, entries[0], nil) {
 			free--
 		}
 	}
@@ -279,43 +288,16 @@ func (l *Lane) holdOnce(reason string) {
 	}
 }
 
-// ensureLock takes the web-runner lock if we do not hold it; a daemon that
-// cannot keeps its web lane in standby and logs once who holds it.
-func (l *Lane) ensureLock() bool {
-	l.mu.Lock()
-	standby := l.standby
-	l.mu.Unlock()
-	if !standby && l.lock.Held() {
-		return true
-	}
-	err := l.lock.TryLock(l.cfg.Host)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil {
-		if l.standby {
-			l.log.Info("web runner lock taken: leaving standby", "lock", l.lock.Path())
-		}
-		l.standby, l.holder = false, ""
-		return true
-	}
-	holder := l.lock.Holder()
-	if !l.standby || l.holder != holder {
-		l.log.Warn("standby: web runner lock held elsewhere", "lock", l.lock.Path(), "holder", holder, "err", err)
-	}
-	l.standby, l.holder = true, holder
-	return false
-}
-
 // claim takes one pending task: the move into running/ is what only one
 // daemon can win. The rest of the claim (read, rewrite as running, make it
 // durable) runs on the new runner's goroutine, before the work starts, so
 // that the lane's loop does no fsync and claims for several slots proceed
 // (and reach the disk) together. It reports whether a runner started.
-func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
+func (l *Lane) claim(ctx context.Context, e spool.Entry, s *session) bool {
 	l.index.Remove(e.ID)
 	// The runner is registered before the move, so that a cancel request
 	// finds it at every moment the task is in running/ on our behalf.
-	r := &runner{l: l, output: e.Output}
+	r := &runner{l: l, output: e.Output, sess: s}
 	admitted := func(error) {}
 	if l.admission != nil {
 		rel, ok := l.admission.Acquire(e, time.Now())
@@ -333,6 +315,9 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		return false
 	}
 	l.running[e.ID] = r
+	if s != nil {
+		s.running = e.ID
+	}
 	// Add under l.mu: Drain takes l.mu too, so no Add follows a Drain and
 	// WaitRunning's Wait never races an Add.
 	l.wg.Add(1)
@@ -349,6 +334,9 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		admitted(r.execErr)
 		l.mu.Lock()
 		delete(l.running, e.ID)
+		if s != nil {
+			s.running = ""
+		}
 		l.mu.Unlock()
 		l.wg.Done()
 	}
@@ -359,6 +347,9 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry) bool {
 		}
 		release()
 		return false // another daemon took it, or it was canceled
+	}
+	if s != nil {
+		lease.OnAccount(s.spec.Account)
 	}
 	go func() {
 		defer l.Wake()

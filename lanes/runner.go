@@ -14,6 +14,7 @@ import (
 // and the final write, all through the task's lease.
 type runner struct {
 	l       *Lane
+	sess    *session // the web session it runs on; nil in the API lane
 	lease   *spool.Lease
 	task    *spool.Task // as marked; the lease fences every write by its owner and attempt
 	output  string      // the task's spool.OutputKey, from its claim on (see OutputOwner)
@@ -44,6 +45,9 @@ func (r *runner) init(lease *spool.Lease, t *spool.Task, m *spool.ModelConfig) {
 		a: l.log.With("taskId", t.TaskID).Handler(),
 		b: newTaskLogHandler(l.store, l.kind, t.TaskID),
 	}).With("attempt", t.Attempt)
+	if r.sess != nil {
+		r.log = r.log.With("account", r.sess.spec.Account)
+	}
 }
 
 // cancel stops the attempt with cause (ErrCanceled, ErrShutdown, ...).
@@ -85,12 +89,17 @@ func (r *runner) run(parent context.Context) {
 	defer cancelT()
 
 	job := NewJob(r.task.Clone(), r.model, r.log)
+	exec := l.exec
+	if r.sess != nil {
+		job.Session, exec = r.sess.spec, r.sess.exec
+	}
 	r.mu.Lock()
 	r.job = job
 	r.mu.Unlock()
-	if l.lock != nil {
-		// The guarantee of web exclusivity (see spool.RunnerLock).
-		release, err := l.lock.Run()
+	if r.sess != nil {
+		// The guarantee of web exclusivity, per session (see
+		// spool.RunnerLock).
+		release, err := r.sess.lock.Run()
 		if err != nil {
 			r.finish(ctx, job, Result{}, Errorf(spool.ClassTransient, "%w", err), 0)
 			return
@@ -117,7 +126,7 @@ func (r *runner) run(parent context.Context) {
 		err = l.admission.Ready(ctx, r.task.Model)
 	}
 	if err == nil {
-		res, err = l.exec.Execute(ctx, job)
+		res, err = exec.Execute(ctx, job)
 	}
 	r.execErr = err
 	close(hbStop)
@@ -165,6 +174,9 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 			continue
 		}
 		lastAlive = now
+		if !r.renewAccount(now, cancel) {
+			return
+		}
 		if err := r.lease.Beat(now, job.BrowserPID()); err != nil {
 			if errors.Is(err, spool.ErrFenced) {
 				r.log.Warn("task taken over by another daemon: stopping, writing nothing", "err", err)
@@ -220,6 +232,9 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		r.log.Info("success", "took", took.Round(time.Millisecond))
 	default:
 		r.log.Warn("finished", "state", t.State, "errorClass", t.ErrorClass, "error", t.Error)
+	}
+	if r.sess != nil {
+		l.sessionEnded(r.sess, t, err)
 	}
 	if l.hooks.OnAttemptEnd != nil {
 		l.hooks.OnAttemptEnd(l.kind, t, took)

@@ -48,12 +48,13 @@ type Outcome struct {
 // task (frozen past staleAfter and reclaimed elsewhere) gets ErrFenced and
 // writes nothing. A Lease is used by one goroutine at a time.
 type Lease struct {
-	s      *Store
-	kind   Kind
-	id     string
-	owner  string
-	task   *Task // as last read or written
-	marked bool  // Mark succeeded: owner and attempt now fence every write
+	s       *Store
+	kind    Kind
+	id      string
+	owner   string
+	account string // the web session's account, written by Mark
+	task    *Task  // as last read or written
+	marked  bool   // Mark succeeded: owner and attempt now fence every write
 }
 
 // Claim takes pending/ID of lane k for owner: the move into running/ is
@@ -103,7 +104,7 @@ func (l *Lease) Mark(now time.Time) (*Task, error) {
 	m.Attempt++
 	m.StartedAt, m.HeartbeatAt = now, now
 	m.NotBefore, m.FinishedAt = time.Time{}, time.Time{}
-	m.Owner, m.BrowserPID = l.owner, 0
+	m.Owner, m.BrowserPID, m.Account = l.owner, 0, l.account
 	if err := l.s.rewrite(l.kind, DirRunning, m); err != nil {
 		return nil, err
 	}
@@ -115,6 +116,10 @@ func (l *Lease) Mark(now time.Time) (*Task, error) {
 	l.task, l.marked = m, true
 	return m, nil
 }
+
+// OnAccount names the web session's account that the attempt runs on;
+// Mark writes it into the task (status counts each session's tasks by it).
+func (l *Lease) OnAccount(account string) { l.account = account }
 
 // Beat records a sign of life: heartbeatAt = now, and the browser's pid
 // if not zero. It returns an error matching ErrFenced if the task is no

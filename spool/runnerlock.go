@@ -217,4 +217,6 @@ type LaneInfo struct {
 	// Holder names who holds it.
 	Standby bool   `json:"standby"`
 	Holder  string `json:"holder,omitempty"`
+	// Sessions are the web lane's sessions, one per account.
+	Sessions []SessionInfo `json:"sessions,omitempty"`
 }

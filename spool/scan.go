@@ -8,7 +8,7 @@ import (
 
 // Summary is what the index and the status view need of a task file.
 type Summary struct {
-	TaskID, Model, Batch, Owner, Output                        string
+	TaskID, Model, Batch, Owner, Output, Account               string
 	ModelKind                                                  Kind
 	Priority                                                   Priority
 	State                                                      State
@@ -18,7 +18,7 @@ type Summary struct {
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
-	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, ModelKind: t.ModelKind, Priority: t.Priority,
+	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
 		State: t.State, Attempt: t.Attempt, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
@@ -62,7 +62,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "state", "attempt",
+		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
@@ -87,6 +87,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Owner = v
 		case "output":
 			s.Output = v
+		case "account":
+			s.Account = v
 		case "state":
 			s.State = State(v)
 		case "attempt":

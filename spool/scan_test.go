@@ -49,6 +49,7 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: 春季广告\nmodel: m\nbatch: 🌷 spring\noutput: 春/a.txt\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
 	f.Add([]byte("taskId: か\u3099\nmodel: m\noutput: \"a b\"\n"))
 	f.Add([]byte("taskId: a\nmodel: m\npriority: high\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nowner: h:1\naccount: a1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {

@@ -191,3 +191,29 @@ func (s WebSession) May(e Entry) bool {
 	}
 	return e.Site == s.Site
 }
+
+// The states of a web session, as status shows them.
+const (
+	SessionRunning   = "running"
+	SessionIdle      = "idle"
+	SessionDisabled  = "disabled"
+	SessionHeld      = "held"
+	SessionLoggedOut = "logged out"
+	SessionLeased    = "leased by another host"
+	SessionStandby   = "standby"
+)
+
+// SessionInfo is a running daemon's live view of one web session.
+type SessionInfo struct {
+	Account string `json:"account"`
+	Site    string `json:"site"`
+	Profile string `json:"profile"`
+	Lock    string `json:"lock"`
+	State   string `json:"state"`
+	Task    string `json:"task,omitempty"`
+	// Holder is who holds the account's lease (host:pid), or, in standby,
+	// the session's lock.
+	Holder   string `json:"holder,omitempty"`
+	Finished int    `json:"finished"`
+	Failed   int    `json:"failed"`
+}

@@ -85,6 +85,7 @@ type Task struct {
 	HeartbeatAt time.Time  `yaml:"heartbeatAt,omitempty"`
 	FinishedAt  time.Time  `yaml:"finishedAt,omitempty"`
 	Owner       string     `yaml:"owner,omitempty"`
+	Account     string     `yaml:"account,omitempty"` // the web session's account its last attempt ran on
 	BrowserPID  int        `yaml:"browserPid,omitempty"`
 	Error       string     `yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`

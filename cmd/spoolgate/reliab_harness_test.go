@@ -438,6 +438,7 @@ type call struct {
 	id         string
 	start, end int64 // unix nano; end is the kill time for a call cut short
 	cut        bool
+	account    string // the web session's account, when the lane has sessions
 }
 
 // readTrace parses one trace file; calls still open at the end get end =
@@ -458,7 +459,7 @@ func readTrace(t *testing.T, path string, openEnd int64) []call {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 {
+		if len(fs) != 3 && len(fs) != 4 {
 			continue // a line cut by a kill
 		}
 		ns, err := strconv.ParseInt(fs[2], 10, 64)
@@ -468,7 +469,11 @@ func readTrace(t *testing.T, path string, openEnd int64) []call {
 		switch fs[0] {
 		case "start":
 			open[fs[1]] = len(out)
-			out = append(out, call{id: fs[1], start: ns, end: -1})
+			c := call{id: fs[1], start: ns, end: -1}
+			if len(fs) == 4 {
+				c.account = fs[3]
+			}
+			out = append(out, c)
 		case "end":
 			if i, ok := open[fs[1]]; ok {
 				out[i].end = ns

@@ -19,6 +19,7 @@ package lanestest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"strconv"
@@ -32,7 +33,9 @@ import (
 
 // Fake is a lanes.Executor for tests.
 type Fake struct {
-	// Exclusive makes overlapping calls fail, as one chat session does.
+	// Exclusive makes overlapping calls of one account fail, as one chat
+	// session does (the account is the job's web session's; calls without
+	// a session are one account).
 	Exclusive bool
 	// Quota, if positive, refuses calls beyond it with a transient error.
 	Quota int
@@ -44,6 +47,9 @@ type Fake struct {
 
 	mu         sync.Mutex
 	cur, max   int
+	curAcct    map[string]int
+	maxAcct    map[string]int
+	ranOn      map[string][]string // task -> the accounts of its calls
 	calls      map[string]int
 	fails      map[string]int
 	collisions int
@@ -67,12 +73,16 @@ func Answer(content string) string {
 	return "Answer: " + strings.Join(strings.Fields(directiveRe.ReplaceAllString(content, " ")), " ")
 }
 
-func (f *Fake) enter(id string) (collided bool) {
+func (f *Fake) enter(id, acct string) (collided bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.calls == nil {
 		f.calls, f.fails = map[string]int{}, map[string]int{}
+		f.curAcct, f.maxAcct, f.ranOn = map[string]int{}, map[string]int{}, map[string][]string{}
 	}
+	f.ranOn[id] = append(f.ranOn[id], acct)
+	f.curAcct[acct]++
+	f.maxAcct[acct] = max(f.maxAcct[acct], f.curAcct[acct])
 	f.calls[id]++
 	f.total++
 	f.began = append(f.began, time.Now())
@@ -80,7 +90,7 @@ func (f *Fake) enter(id string) (collided bool) {
 	if f.cur > f.max {
 		f.max = f.cur
 	}
-	if f.Exclusive && f.cur > 1 {
+	if f.Exclusive && f.curAcct[acct] > 1 {
 		f.collisions++
 		return true
 	}
@@ -91,13 +101,14 @@ func (f *Fake) enter(id string) (collided bool) {
 	return false
 }
 
-func (f *Fake) leave() {
+func (f *Fake) leave(acct string) {
 	f.mu.Lock()
+	f.curAcct[acct]--
 	f.cur--
 	f.mu.Unlock()
 }
 
-func (f *Fake) trace(what, id string) {
+func (f *Fake) trace(what, id, acct string) {
 	if f.Trace == "" {
 		return
 	}
@@ -105,17 +116,21 @@ func (f *Fake) trace(what, id string) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(fh, "%s %s %d\n", what, id, time.Now().UnixNano())
+	if acct != "" {
+		fmt.Fprintf(fh, "%s %s %d %s\n", what, id, time.Now().UnixNano(), acct)
+	} else {
+		fmt.Fprintf(fh, "%s %s %d\n", what, id, time.Now().UnixNano())
+	}
 	fh.Close()
 }
 
 // Execute implements lanes.Executor.
 func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
-	id := job.Task.TaskID
-	f.trace("start", id)
-	defer f.trace("end", id)
-	collided := f.enter(id)
-	defer f.leave()
+	id, acct := job.Task.TaskID, job.Session.Account
+	f.trace("start", id, acct)
+	defer f.trace("end", id, acct)
+	collided := f.enter(id, acct)
+	defer f.leave(acct)
 	if collided {
 		if f.Exclusive {
 			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake session: a second generation started while one runs")
@@ -191,6 +206,27 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 // Max is the largest number of calls seen at once.
 func (f *Fake) Max() int { f.mu.Lock(); defer f.mu.Unlock(); return f.max }
 
+// MaxPerAccount is, per account, the largest number of its calls seen at
+// once.
+func (f *Fake) MaxPerAccount() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maxAcct == nil {
+		return map[string]int{}
+	}
+	return maps.Clone(f.maxAcct)
+}
+
+// RanOn returns the account of each call of id, in order.
+func (f *Fake) RanOn(id string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ranOn[id]...)
+}
+
+// Current is how many calls run now.
+func (f *Fake) Current() int { f.mu.Lock(); defer f.mu.Unlock(); return f.cur }
+
 // Collisions counts calls refused for overlap or quota.
 func (f *Fake) Collisions() int { f.mu.Lock(); defer f.mu.Unlock(); return f.collisions }
 
@@ -204,9 +240,8 @@ func (f *Fake) Total() int { f.mu.Lock(); defer f.mu.Unlock(); return f.total }
 func (f *Fake) CallCounts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make(map[string]int, len(f.calls))
-	for k, v := range f.calls {
-		out[k] = v
+	if f.calls == nil {
+		return map[string]int{}
 	}
-	return out
+	return maps.Clone(f.calls)
 }

@@ -1,0 +1,280 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// A session is one account on one site in one browser profile: it runs
+// exactly one task at a time. The web lane has one per configured account
+// (spool.Config.WebSessions), each with its own executor, its own lock
+// (spool.RunnerLock: an OS file lock and a process-wide mutex) and, on a
+// shared spool, the account's lease (spool.AccountLease). The web lane's
+// parallelism comes only from having several sessions.
+type session struct {
+	spec  spool.WebSession
+	exec  Executor
+	lock  *spool.RunnerLock
+	lease *spool.AccountLease // held while the session has work; nil otherwise
+
+	// Guarded by the lane's mu.
+	running    string // the task it runs or claims, "" when free
+	standby    bool   // its lock is held by another process here
+	holder     string
+	leasedBy   string // the owner of the account's live lease, when not us
+	loggedOut  bool   // its last attempt ended signed out (class account)
+	finished   int
+	failed     int
+	lastReason string
+}
+
+// SessionExecutor builds the executor of one web session (its browser on
+// its profile). A lane without one gives every session Options.Executor.
+type SessionExecutor func(spool.WebSession) Executor
+
+// newSessions builds the web lane's sessions; a config without web models
+// still gets one, on the first session's paths, so the lane holds its lock
+// as before.
+func newSessions(cfg *spool.Config, shared Executor, per SessionExecutor) []*session {
+	specs := cfg.WebSessions()
+	if len(specs) == 0 {
+		specs = []spool.WebSession{{Account: spool.DefaultAccount, Profile: filepath.Join(cfg.Web.Profiles, cfg.Web.Instance),
+			Lock: spool.RunnerLockPath(cfg.Web.Profiles)}}
+	}
+	out := make([]*session, len(specs))
+	for i, sp := range specs {
+		ex := shared
+		if per != nil {
+			ex = per(sp)
+		}
+		out[i] = &session{spec: sp, exec: ex, lock: spool.OpenRunnerLock(sp.Lock)}
+	}
+	return out
+}
+
+// ensureLocks takes each session's lock that we do not hold yet; a session
+// whose lock another process holds stands by. It reports whether any
+// session can run.
+func (l *Lane) ensureLocks() bool {
+	anyHeld := false
+	for _, s := range l.sessions {
+		l.mu.Lock()
+		standby := s.standby
+		l.mu.Unlock()
+		if !standby && s.lock.Held() {
+			anyHeld = true
+			continue
+		}
+		err := s.lock.TryLock(l.cfg.Host)
+		l.mu.Lock()
+		if err == nil {
+			if s.standby {
+				l.log.Info("web runner lock taken: leaving standby", "account", s.spec.Account, "lock", s.lock.Path())
+			}
+			s.standby, s.holder = false, ""
+			anyHeld = true
+		} else {
+			holder := s.lock.Holder()
+			if !s.standby || s.holder != holder {
+				l.log.Warn("standby: web runner lock held elsewhere", "account", s.spec.Account, "lock", s.lock.Path(), "holder", holder, "err", err)
+			}
+			s.standby, s.holder = true, holder
+		}
+		l.mu.Unlock()
+	}
+	l.mu.Lock()
+	l.standby = !anyHeld
+	l.holder = ""
+	if !anyHeld {
+		l.holder = l.sessions[0].holder
+	}
+	l.mu.Unlock()
+	return anyHeld
+}
+
+// sessionBlocked says why a session may not take a task now ("" when it
+// may): its lock is elsewhere, its account is switched off or held.
+func (l *Lane) sessionBlocked(s *session, now time.Time) string {
+	switch {
+	case s.standby:
+		return "standby"
+	case l.store.AccountDisabled(s.spec.Account):
+		return "disabled"
+	case accountHeld(l.store, s.spec.Account, now):
+		return "held"
+	}
+	return ""
+}
+
+// roundSessions gives each free session the first due pending task it may
+// run (its site, its account or unpinned): one pending order, a predicate
+// per session over it. A session takes its account's lease before it
+// claims, and lets it go when it has nothing to do.
+func (l *Lane) roundSessions(ctx context.Context) time.Time {
+	var wake time.Time
+	for _, s := range l.sessions {
+		if l.isDraining() {
+			return time.Time{}
+		}
+		now := time.Now()
+		l.mu.Lock()
+		busy := s.running != ""
+		l.mu.Unlock()
+		if busy {
+			continue
+		}
+		if why := l.sessionBlocked(s, now); why != "" {
+			l.sessionIdle(s, why, now)
+			continue
+		}
+		entries, w := l.index.Next(now, 1, s.spec.May)
+		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
+			wake = w
+		}
+		if len(entries) == 0 {
+			l.sessionIdle(s, "", now)
+			continue
+		}
+		if !l.takeLease(s, now) {
+			continue
+		}
+		l.claim(ctx, entries[0], s)
+	}
+	return wake
+}
+
+// sessionIdle records why a session idles and lets its lease go: another
+// host may use the account meanwhile.
+func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
+	l.mu.Lock()
+	changed := s.lastReason != why
+	s.lastReason = why
+	lease := s.lease
+	s.lease = nil
+	l.mu.Unlock()
+	if changed && why != "" && why != "standby" {
+		l.holdOnce("account " + s.spec.Account + " " + why + ": its pinned tasks wait, others go to the other sessions")
+	}
+	if lease != nil {
+		if err := lease.Release(now); err != nil {
+			l.log.Warn("account lease release", "account", s.spec.Account, "err", err)
+		}
+	}
+}
+
+// takeLease takes (or renews) the session's account lease; a session whose
+// account another owner holds idles.
+func (l *Lane) takeLease(s *session, now time.Time) bool {
+	lease, err := l.store.AcquireAccount(s.spec.Account, l.owner, now)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		var le *spool.LeasedError
+		by := "?"
+		if errors.As(err, &le) {
+			by = le.Info.Owner
+		} else {
+			l.log.Error("account lease", "account", s.spec.Account, "err", err)
+		}
+		if s.leasedBy != by {
+			l.log.Info("account leased by another host: its session idles", "account", s.spec.Account, "holder", by)
+		}
+		s.leasedBy, s.lease = by, nil
+		return false
+	}
+	if s.leasedBy != "" {
+		l.log.Info("account lease taken", "account", s.spec.Account, "gen", lease.Info().Gen)
+	}
+	s.leasedBy, s.lease, s.lastReason = "", lease, ""
+	return true
+}
+
+// releaseSessions unlocks every session and lets every lease go (Stop).
+func (l *Lane) releaseSessions() {
+	for _, s := range l.sessions {
+		l.mu.Lock()
+		lease := s.lease
+		s.lease = nil
+		l.mu.Unlock()
+		if lease != nil {
+			_ = lease.Release(time.Now())
+		}
+		_ = s.lock.Unlock()
+	}
+}
+
+// sessionEnded counts a session's attempt by the state it wrote.
+func (l *Lane) sessionEnded(s *session, t *spool.Task, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch t.State {
+	case spool.StateSuccess:
+		s.finished++
+	case spool.StateFailed:
+		s.failed++
+	}
+	s.loggedOut = Classify(err) == spool.ClassAccount && err != nil && t.State != spool.StateSuccess
+}
+
+// sessionInfos is the live view of each session, for status.
+func (l *Lane) sessionInfos(now time.Time) []spool.SessionInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]spool.SessionInfo, 0, len(l.sessions))
+	for _, s := range l.sessions {
+		si := spool.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
+			Task: s.running, Finished: s.finished, Failed: s.failed}
+		switch {
+		case s.running != "":
+			si.State = spool.SessionRunning
+		case s.standby:
+			si.State, si.Holder = spool.SessionStandby, s.holder
+		case s.leasedBy != "":
+			si.State, si.Holder = spool.SessionLeased, s.leasedBy
+		case s.lastReason == "disabled":
+			si.State = spool.SessionDisabled
+		case s.lastReason == "held":
+			si.State = spool.SessionHeld
+		case s.loggedOut:
+			si.State = spool.SessionLoggedOut
+		default:
+			si.State = spool.SessionIdle
+		}
+		if s.lease != nil {
+			si.Holder = l.owner
+		}
+		out = append(out, si)
+	}
+	return out
+}
+
+// renewAccount renews the session's account lease with the task's
+// heartbeat. A lease another host took (ours went unrenewed past
+// staleAfter) stops the attempt as stale: the account is driven from there
+// now. It reports whether the attempt goes on.
+func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) bool {
+	if r.sess == nil {
+		return true
+	}
+	l := r.l
+	l.mu.Lock()
+	lease := r.sess.lease
+	l.mu.Unlock()
+	if lease == nil {
+		return true
+	}
+	err := lease.Renew(now)
+	if errors.Is(err, spool.ErrLeaseLost) {
+		r.log.Warn("account lease taken by another host: stopping", "account", r.sess.spec.Account, "err", err)
+		cancel(ErrStale)
+		return false
+	}
+	if err != nil {
+		r.log.Error("account lease renewal failed", "account", r.sess.spec.Account, "err", err)
+	}
+	return true
+}
