@@ -157,7 +157,8 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 	s.lease = nil
 	l.mu.Unlock()
 	if changed && why != "" && why != "standby" {
-		l.holdOnce("account " + s.spec.Account + " " + why + ": its pinned tasks wait, others go to the other sessions")
+		// Its pinned tasks wait; unpinned ones go to the other sessions.
+		l.holdOnce("account " + s.spec.Account + " " + why + ": its tasks wait")
 	}
 	if lease != nil {
 		if err := lease.Release(now); err != nil {

@@ -156,7 +156,7 @@ func TestLane_SessionsPinnedAndDisabled(t *testing.T) {
 		}
 	}
 	r.sig.wait(t, 5*time.Second, "a1's session held", func() bool {
-		return r.sig.held["web: account a1 disabled: its pinned tasks wait, others go to the other sessions"]
+		return r.sig.held["web: account a1 disabled: its tasks wait"]
 	})
 	if st := sessionOf(t, r, "a1").State; st != spool.SessionDisabled {
 		t.Fatalf("a1's session is %q, want %q", st, spool.SessionDisabled)

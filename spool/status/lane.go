@@ -14,9 +14,18 @@ import (
 func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool, holds map[string]spool.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
-	ln.Concurrency = cfg.API.Concurrency
+	ln.Concurrency = spool.Concurrency(cfg, k)
 	if k == spool.KindWeb {
-		ln.Concurrency = spool.WebConcurrency
+		var li *spool.LaneInfo
+		if v, ok := live[k]; ok {
+			li = &v
+		}
+		// The web lane runs one task per session that can run.
+		var runnable int
+		ln.Sessions, runnable = s.sessions(ts, now, li, disabled)
+		if len(ln.Sessions) > 0 {
+			ln.Concurrency = runnable
+		}
 	}
 	ln.Paused = s.store.Paused(k)
 	ln.Incoming = countDrops(s.store.Layout.Lane(k, spool.DirIncoming))
@@ -52,14 +61,16 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		case spool.DirRunning:
 			running = append(running, t.sum)
 		case spool.DirPending:
-			if acct := s.account(t.sum.model); acct != "" && s.disabledAccount(acct, disabled) {
+			off := func(a string) bool { return s.disabledAccount(a, disabled) }
+			if acct, held := s.heldBy(t.sum.model, off); held {
 				heldAccount[acct]++
 				if t.sum.batch != "" {
 					heldBatch[t.sum.batch] = "tasks wait on disabled account " + acct
 				}
 				continue
 			}
-			if acct := s.account(t.sum.model); acct != "" && holds[acct].Account != "" {
+			// Every account it may run on is off or held, some by a limit.
+			if acct, held := s.heldBy(t.sum.model, func(a string) bool { return off(a) || holds[a].Account != "" }); held {
 				heldAccount[acct]++
 				if t.sum.batch != "" {
 					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held by a usage limit"
@@ -126,7 +137,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 			continue
 		}
 		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
-			Message: fmt.Sprintf("%s: account %s is disabled", wait(heldAccount[a]), a)})
+			Message: fmt.Sprintf("%s: %s", wait(heldAccount[a]), disabledText(a))})
 	}
 	if k == spool.KindWeb {
 		pid, host := s.runner()
@@ -153,7 +164,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	// ETA.
 	typical, samples := typicalDuration(k, done)
 	ln.ETA = ETA{TypicalSeconds: secs(typical), Samples: samples}
-	finish := simulate(now, ln.Concurrency, typical, s.cfg.AgingAfter.D(), running, pending)
+	finish := simulate(now, max(1, ln.Concurrency), typical, s.cfg.AgingAfter.D(), running, pending)
 	batchEnd := map[string]time.Duration{}
 	var end time.Duration
 	for i, f := range finish {
@@ -170,6 +181,8 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	}
 	if ln.Paused && len(running)+len(pending) > 0 {
 		ln.ETA.Note = "lane paused"
+	} else if k == spool.KindWeb && len(ln.Sessions) > 0 && ln.Concurrency == 0 && len(pending) > 0 {
+		ln.ETA.Note = "no web session can run (every account disabled, held or in standby)"
 	} else {
 		ln.ETA.Seconds = ptr(secs(end))
 		ln.ETA.At = ptr(now.Add(end))

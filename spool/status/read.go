@@ -9,7 +9,7 @@ import (
 
 // summary is the part of a task file the status view needs.
 type summary struct {
-	id, model, batch, owner                                    string
+	id, model, batch, owner, account                           string
 	priority                                                   spool.Priority
 	attempt                                                    int
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
@@ -19,7 +19,7 @@ func summaryOf(t *spool.Task) summary { return fromSpool(spool.SummaryOf(t)) }
 
 func fromSpool(s spool.Summary) summary {
 	return summary{
-		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, attempt: s.Attempt, priority: s.Priority,
+		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
 		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt,
 	}

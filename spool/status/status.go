@@ -112,8 +112,9 @@ type Progress struct {
 type Lane struct {
 	// Lane is "web" or "api".
 	Lane string `json:"lane"`
-	// Concurrency is how many tasks the lane runs at once: 1 for web, always;
-	// api.concurrency for api.
+	// Concurrency is how many tasks the lane runs at once: for web, one per
+	// session that can run (not disabled, held or in standby); for api,
+	// api.concurrency.
 	Concurrency int `json:"concurrency"`
 	// Paused is true when <lane>/paused exists.
 	Paused bool `json:"paused"`
@@ -140,6 +141,8 @@ type Lane struct {
 	Runner string `json:"runner,omitempty"`
 	// Held lists what keeps tasks from running, and why; empty when nothing.
 	Held []Held `json:"held"`
+	// Sessions are the web lane's sessions, one per account (web only).
+	Sessions []Session `json:"sessions,omitempty"`
 }
 
 // Running is one task in running/.

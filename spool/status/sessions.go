@@ -1,0 +1,120 @@
+package status
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Session is one web session's view: one account on one site in one
+// browser profile, running one task at a time.
+type Session struct {
+	Account string `json:"account"`
+	Site    string `json:"site"`
+	// State is running, idle, disabled, held, logged out, leased by
+	// another host, or standby (see spool.Session*).
+	State string `json:"state"`
+	// Task is the task it runs (state running), with its heartbeat's age.
+	Task                string  `json:"task,omitempty"`
+	HeartbeatAgeSeconds float64 `json:"heartbeatAgeSeconds,omitempty"`
+	// Lease is the owner (host:pid) of the account's live lease in
+	// <spool>/accounts/, empty when no host holds it.
+	Lease string `json:"lease,omitempty"`
+	// HeldUntil is when a usage limit's hold ends (state held).
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
+	// Finished and Failed count the tasks whose last attempt ran on the
+	// account, in done/ and failed/.
+	Finished int `json:"finished"`
+	Failed   int `json:"failed"`
+}
+
+// sessions builds the web lane's session views from the spool (tasks by
+// the account they ran on, leases, switches) and, in a daemon, its live
+// view. It also returns how many sessions can run now.
+func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, disabled map[string]bool) ([]Session, int) {
+	specs := s.cfg.WebSessions()
+	out := make([]Session, 0, len(specs))
+	runnable := 0
+	stale := s.cfg.Timing().StaleAfter
+	for _, sp := range specs {
+		v := Session{Account: sp.Account, Site: sp.Site, State: spool.SessionIdle}
+		var running *summary
+		for i := range ts {
+			t := &ts[i]
+			if t.sum.account != sp.Account {
+				continue
+			}
+			switch t.dir {
+			case spool.DirDone:
+				v.Finished++
+			case spool.DirFailed:
+				v.Failed++
+			case spool.DirRunning:
+				running = &t.sum
+			}
+		}
+		if li, ok := s.store.AccountLeaseInfo(sp.Account); ok && li.Live(now, stale) {
+			v.Lease = li.Owner
+		}
+		until, held := accountHeldUntil(s.store, sp.Account, now)
+		switch {
+		case running != nil:
+			v.State, v.Task = spool.SessionRunning, running.id
+			age, _ := spool.Stale(spool.Summary{HeartbeatAt: running.heartbeatAt, StartedAt: running.startedAt}, now, stale)
+			v.HeartbeatAgeSeconds = secs(age)
+		case s.disabledAccount(sp.Account, disabled):
+			v.State = spool.SessionDisabled
+		case held:
+			v.State, v.HeldUntil = spool.SessionHeld, ptr(until)
+		case v.Lease != "" && !strings.HasPrefix(v.Lease, s.cfg.Host+":"):
+			v.State = spool.SessionLeased
+		}
+		if live != nil && v.State == spool.SessionIdle {
+			// What only the daemon knows: a lock held by another process
+			// here, a session signed out.
+			for _, ls := range live.Sessions {
+				if ls.Account == sp.Account && (ls.State == spool.SessionStandby || ls.State == spool.SessionLoggedOut) {
+					v.State = ls.State
+				}
+			}
+		}
+		if v.State != spool.SessionDisabled && v.State != spool.SessionHeld && v.State != spool.SessionStandby {
+			runnable++
+		}
+		out = append(out, v)
+	}
+	return out, runnable
+}
+
+// heldBy says which accounts keep a pending task of model from running:
+// its pinned accounts, or every session of its site, when off holds for
+// all of them (disabled, or held by a usage limit).
+func (s *Snapshotter) heldBy(model string, off func(account string) bool) (string, bool) {
+	m, ok := s.cfg.Model(model)
+	if !ok || m.Kind != spool.KindWeb {
+		return "", false
+	}
+	accts := m.Pinned()
+	if len(accts) == 0 {
+		for _, sp := range s.cfg.WebSessions() {
+			if sp.Site == m.Site {
+				accts = append(accts, sp.Account)
+			}
+		}
+	}
+	if len(accts) == 0 || slices.ContainsFunc(accts, func(a string) bool { return !off(a) }) {
+		return "", false
+	}
+	return strings.Join(accts, ", "), true
+}
+
+// disabledText says that the accounts (one, or several joined by ", ")
+// are disabled.
+func disabledText(accts string) string {
+	if strings.Contains(accts, ", ") {
+		return "accounts " + accts + " are disabled"
+	}
+	return "account " + accts + " is disabled"
+}
