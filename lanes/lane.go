@@ -226,9 +226,6 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		l.holdOnce("lane paused: remove " + l.store.Layout.Paused(l.kind) + " to resume")
 		return time.Time{}
 	}
-	if l.sessions != nil {
-		return l.roundSessions(ctx)
-	}
 	disabled := map[string]bool{}
 	eligible := func(e spool.Entry) bool {
 		if l.admission != nil && !l.admission.Admit(e, now) {
@@ -251,6 +248,9 @@ func (l *Lane) round(ctx context.Context) time.Time {
 			disabled[e.Account] = d
 		}
 		return !d
+	}
+	if l.sessions != nil {
+		return l.roundSessions(ctx, eligible)
 	}
 	for free > 0 && !l.isDraining() {
 		now = time.Now()

@@ -102,6 +102,8 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 	switch {
 	case s.standby:
 		return "standby"
+	case s.spec.Legacy:
+		return "" // its accounts' switches hold their tasks, not the session
 	case l.store.AccountDisabled(s.spec.Account):
 		return "disabled"
 	case accountHeld(l.store, s.spec.Account, now):
@@ -113,8 +115,10 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 // roundSessions gives each free session the first due pending task it may
 // run (its site, its account or unpinned): one pending order, a predicate
 // per session over it. A session takes its account's lease before it
-// claims, and lets it go when it has nothing to do.
-func (l *Lane) roundSessions(ctx context.Context) time.Time {
+// claims, and lets it go when it has nothing to do. The legacy session
+// (see spool.WebSession.Legacy) takes what the lane's eligible accepts:
+// tasks whose account is not switched off or held.
+func (l *Lane) roundSessions(ctx context.Context, eligible func(spool.Entry) bool) time.Time {
 	var wake time.Time
 	for _, s := range l.sessions {
 		if l.isDraining() {
@@ -131,7 +135,11 @@ func (l *Lane) roundSessions(ctx context.Context) time.Time {
 			l.sessionIdle(s, why, now)
 			continue
 		}
-		entries, w := l.index.Next(now, 1, s.spec.May)
+		may := s.spec.May
+		if s.spec.Legacy {
+			may = eligible
+		}
+		entries, w := l.index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
 			wake = w
 		}

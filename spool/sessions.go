@@ -21,11 +21,18 @@ type WebSession struct {
 	Profile string `json:"profile"`
 	// Lock is the session's OS lock file (see RunnerLock).
 	Lock string `json:"lock"`
+	// Legacy marks the one session of a config where no account declares
+	// its site (every config before sessions): it runs the tasks of every
+	// web model, and an account's switch or hold keeps that account's
+	// tasks waiting, not the session.
+	Legacy bool `json:"legacy,omitempty"`
 }
 
-// WebSessions lists the web sessions of the config, in order: accounts as
-// the web models first name them (account, then accounts), then accounts
-// that only declare a site, by name. The first session keeps the paths
+// WebSessions lists the web sessions of the config. A config where some
+// account declares its site (accounts.NAME.site) has one session per
+// account, in order: accounts as the web models first name them (account,
+// then accounts), then the other accounts that declare a site, by name. A
+// config where none does has one session, as before sessions (Legacy). The first session keeps the paths
 // every install had before accounts, so an existing login carries over:
 // profile <web.profiles>/<web.instance>, lock web-runner-<h>.lock. The
 // others default to <web.profiles>/<web.instance>-NAME and
@@ -84,6 +91,16 @@ func (m *ModelConfig) Pinned() []string {
 // the first key that makes them ambiguous.
 func (c *Config) checkSessions() error {
 	c.sessions = nil
+	legacy := !slices.ContainsFunc(slices.Collect(maps.Values(c.Accounts)), func(a AccountConf) bool { return a.Site != "" })
+	if legacy {
+		// As before sessions: a web model without an account is the
+		// default account's.
+		for i := range c.Models {
+			if m := &c.Models[i]; m.Kind == KindWeb && len(m.Pinned()) == 0 {
+				m.Account = DefaultAccount
+			}
+		}
+	}
 	site := map[string]string{} // account -> site
 	var order []string
 	add := func(acct, s, key string) error {
@@ -169,8 +186,12 @@ func (c *Config) checkSessions() error {
 		// Otherwise it stays unpinned: the lane gives it to any free
 		// session whose site is the model's.
 	}
+	if legacy && len(order) > 0 {
+		// One session, named by the first account the web models name.
+		order = order[:1]
+	}
 	for _, acct := range order {
-		c.sessions = append(c.sessions, WebSession{Account: acct, Site: site[acct]})
+		c.sessions = append(c.sessions, WebSession{Account: acct, Site: site[acct], Legacy: legacy})
 	}
 	profiles := map[string]string{}
 	for _, s := range c.WebSessions() {
@@ -186,6 +207,9 @@ func (c *Config) checkSessions() error {
 // pinned to accounts runs only on theirs, an unpinned one on any session
 // of its site.
 func (s WebSession) May(e Entry) bool {
+	if s.Legacy {
+		return true
+	}
 	if len(e.Pinned) > 0 {
 		return slices.Contains(e.Pinned, s.Account)
 	}

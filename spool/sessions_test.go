@@ -27,9 +27,16 @@ func TestConfig_WebSessions(t *testing.T) {
 	}{
 		{"one web model, no accounts: today's profile and lock", `
 models: [{name: w, kind: web, site: chat}]`,
-			[]WebSession{{Account: "default", Site: "chat", Profile: "/p/inst", Lock: lock("")}}},
+			[]WebSession{{Account: "default", Site: "chat", Profile: "/p/inst", Lock: lock(""), Legacy: true}}},
 		{"one pinned account keeps today's paths", `
 models: [{name: w, kind: web, site: chat, account: alice}]`,
+			[]WebSession{{Account: "alice", Site: "chat", Profile: "/p/inst", Lock: lock(""), Legacy: true}}},
+		{"accounts without sites: one session, as before", `
+models: [{name: w, kind: web, site: chat, account: ops1}, {name: v, kind: web, site: chat, account: ops2}, {name: u, kind: web, site: other}]`,
+			[]WebSession{{Account: "ops1", Site: "chat", Profile: "/p/inst", Lock: lock(""), Legacy: true}}},
+		{"one account with a site: today's paths, one session", `
+accounts: {alice: {site: chat}}
+models: [{name: w, kind: web, site: chat}]`,
 			[]WebSession{{Account: "alice", Site: "chat", Profile: "/p/inst", Lock: lock("")}}},
 		{"two accounts of one site, unpinned model", `
 accounts: {a1: {site: chat}, a2: {site: chat}}
@@ -45,7 +52,7 @@ models: [{name: w, kind: web, site: chat, accounts: [zz, a1]}]`,
 				{Account: "a1", Site: "chat", Profile: "/elsewhere/x", Lock: lock("a1")}}},
 		{"two sites without accounts share the default session", `
 models: [{name: w, kind: web, site: chat}, {name: v, kind: web, site: other}]`,
-			[]WebSession{{Account: "default", Site: "chat", Profile: "/p/inst", Lock: lock("")}}},
+			[]WebSession{{Account: "default", Site: "chat", Profile: "/p/inst", Lock: lock(""), Legacy: true}}},
 		{"no web model, no session", `
 models: [{name: a, kind: api, baseURL: "http://127.0.0.1:1/v1"}]`, nil},
 	}
@@ -109,6 +116,10 @@ func TestWebSession_May(t *testing.T) {
 		{Entry{Site: "chat", Pinned: []string{"a2"}}, false},
 		{Entry{Site: "chat", Pinned: []string{"a2", "a1"}}, true},
 		{Entry{Site: "other", Pinned: []string{"a1"}}, true},
+	}
+	legacy := WebSession{Account: "ops1", Site: "chat", Legacy: true}
+	if !legacy.May(Entry{Site: "other", Pinned: []string{"ops2"}}) {
+		t.Error("the legacy session runs every web task")
 	}
 	for _, tt := range tests {
 		if got := s.May(tt.e); got != tt.want {

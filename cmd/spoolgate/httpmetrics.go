@@ -89,7 +89,7 @@ var (
 	descPaused = prometheus.NewDesc("spoolgate_lane_paused",
 		"1 when the lane's paused file exists.", []string{"lane"}, nil)
 	descConcurrency = prometheus.NewDesc("spoolgate_lane_concurrency",
-		"Tasks the lane runs at once (web: 1, always).", []string{"lane"}, nil)
+		"Tasks the lane runs at once (web: one per session that can run; each session runs 1, always).", []string{"lane"}, nil)
 	descETA = prometheus.NewDesc("spoolgate_lane_eta_seconds",
 		"Estimated seconds until the lane's runnable work is done; absent when unknown.", []string{"lane"}, nil)
 	descHeld = prometheus.NewDesc("spoolgate_lane_held_tasks",
@@ -108,7 +108,7 @@ var (
 type spoolCollector struct{ h *httpServer }
 
 func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil} {
+	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil, descSession, descSessionTasks} {
 		ch <- d
 	}
 }
@@ -164,6 +164,7 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, r := range ln.Running {
 			g(descHeartbeat, r.HeartbeatAgeSeconds, ln.Lane, r.TaskID)
 		}
+		collectSessions(g, ln)
 	}
 	for _, a := range st.Accounts {
 		g(descAccountHeld, 1, a.Account, a.Site)

@@ -18,10 +18,11 @@ const pageRefresh = 2 * time.Second
 // and in any browser. Each bar carries its numbers in data-finished and
 // data-total, and shows them as "finished/total".
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"dur":  dur,
-	"eta":  func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, false) },
-	"etab": func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, true) },
-	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
+	"dur":          dur,
+	"sessionState": func(st *status.Status, s status.Session) string { return sessionStateText(st.Now, s) },
+	"eta":          func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, false) },
+	"etab":         func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, true) },
+	"when":         func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 	"short": func(st *status.Status, t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -64,6 +65,9 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 {{if .Running}}<table class="runs"><tr><th>{{$.L.Task}}</th><th>{{$.L.Model}}</th><th>{{$.L.Attempt}}</th><th>{{$.L.Elapsed}}</th><th>{{$.L.Heartbeat}}</th><th>{{$.L.Owner}}</th></tr>
 {{range .Running}}<tr class="run"><td>{{.TaskID}}</td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
+{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>

@@ -20,6 +20,8 @@ type pageLabels struct {
 	RejectedDrops, File, Reason, When           string
 	FailedTasks, Batch, Class, Attempts, More   string
 	AccountHeld, Until                          string
+	Sessions, Account, Site, State, Lease       string
+	Finished                                    string
 }
 
 var (
@@ -33,6 +35,8 @@ var (
 		RejectedDrops: "rejected drops, newest first", File: "file", Reason: "reason", When: "when",
 		FailedTasks: "failed tasks, newest first", Batch: "batch", Class: "class", Attempts: "attempts", More: "… and %d more",
 		AccountHeld: "account held by a usage limit:", Until: "until",
+		Sessions: "sessions (one task each)", Account: "account", Site: "site", State: "state", Lease: "lease held by",
+		Finished: "finished",
 	}
 	labelsZH = pageLabels{
 		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
@@ -44,6 +48,8 @@ var (
 		RejectedDrops: "被拒收的文件（最新在前）", File: "文件", Reason: "原因", When: "时间",
 		FailedTasks: "失败的任务（最新在前）", Batch: "批次", Class: "错误类别", Attempts: "尝试次数", More: "…… 另有 %d 个",
 		AccountHeld: "账号因用量限制暂停：", Until: "直到",
+		Sessions: "会话（每个一次只跑一个任务）", Account: "账号", Site: "站点", State: "状态", Lease: "租约持有者",
+		Finished: "已完成",
 	}
 )
 

@@ -126,6 +126,9 @@ func renderStatusText(w io.Writer, st *status.Status) {
 	for _, ln := range st.Lanes {
 		fmt.Fprintln(w)
 		head := fmt.Sprintf("%s lane  concurrency %d", ln.Lane, ln.Concurrency)
+		if r := ln.RunnableSessions; r != nil && *r < ln.Concurrency {
+			head += fmt.Sprintf(" (%d can run)", *r)
+		}
 		if ln.Paused {
 			head += "  PAUSED"
 		}
@@ -152,6 +155,7 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			}
 			fmt.Fprintln(w, line)
 		}
+		writeSessions(w, st.Now, ln)
 		for _, h := range ln.Held {
 			fmt.Fprintf(w, "  held: %s\n", h.Message)
 		}

@@ -24,7 +24,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		var runnable int
 		ln.Sessions, runnable = s.sessions(ts, now, li, disabled)
 		if len(ln.Sessions) > 0 {
-			ln.Concurrency = runnable
+			ln.RunnableSessions = &runnable
 		}
 	}
 	ln.Paused = s.store.Paused(k)
@@ -164,7 +164,11 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	// ETA.
 	typical, samples := typicalDuration(k, done)
 	ln.ETA = ETA{TypicalSeconds: secs(typical), Samples: samples}
-	finish := simulate(now, max(1, ln.Concurrency), typical, s.cfg.AgingAfter.D(), running, pending)
+	slots := ln.Concurrency
+	if ln.RunnableSessions != nil {
+		slots = max(1, *ln.RunnableSessions)
+	}
+	finish := simulate(now, slots, typical, s.cfg.AgingAfter.D(), running, pending)
 	batchEnd := map[string]time.Duration{}
 	var end time.Duration
 	for i, f := range finish {
@@ -181,7 +185,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 	}
 	if ln.Paused && len(running)+len(pending) > 0 {
 		ln.ETA.Note = "lane paused"
-	} else if k == spool.KindWeb && len(ln.Sessions) > 0 && ln.Concurrency == 0 && len(pending) > 0 {
+	} else if ln.RunnableSessions != nil && *ln.RunnableSessions == 0 && len(pending) > 0 {
 		ln.ETA.Note = "no web session can run (every account disabled, held or in standby)"
 	} else {
 		ln.ETA.Seconds = ptr(secs(end))

@@ -35,6 +35,9 @@ type Session struct {
 // view. It also returns how many sessions can run now.
 func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, disabled map[string]bool) ([]Session, int) {
 	specs := s.cfg.WebSessions()
+	if len(specs) == 1 && specs[0].Legacy {
+		return nil, 1 // one session, as before sessions: nothing new to show
+	}
 	out := make([]Session, 0, len(specs))
 	runnable := 0
 	stale := s.cfg.Timing().StaleAfter

@@ -11,6 +11,12 @@ import (
 
 func TestSnapshot_Sessions(t *testing.T) {
 	cfg := newSpool(t)
+	withSites, err := spool.ParseConfig([]byte(testConfig + "accounts: {ops1: {site: chat}, ops2: {site: chat}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withSites.Spool, withSites.Web.Profiles = cfg.Spool, cfg.Web.Profiles
+	cfg = withSites
 	L := spool.NewLayout(cfg.Spool)
 	put(t, cfg, spool.KindWeb, "running", spool.Task{TaskID: "w1", Model: "thinker", Attempt: 1, Owner: "here:1", Account: "ops1",
 		StartedAt: t0.Add(-time.Minute), HeartbeatAt: t0.Add(-4 * time.Second)})
@@ -40,8 +46,8 @@ func TestSnapshot_Sessions(t *testing.T) {
 	if len(web.Sessions) != 2 || web.Sessions[0] != want[0] || web.Sessions[1] != want[1] {
 		t.Fatalf("sessions:\n got %+v\nwant %+v", web.Sessions, want)
 	}
-	if web.Concurrency != 2 {
-		t.Errorf("web concurrency %d, want 2 sessions", web.Concurrency)
+	if web.Concurrency != 2 || *web.RunnableSessions != 2 {
+		t.Errorf("web concurrency %d runnable %d, want 2 sessions", web.Concurrency, *web.RunnableSessions)
 	}
 
 	// Disabled, ops2's session idles, its pinned tasks are held, and the
@@ -54,8 +60,8 @@ func TestSnapshot_Sessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	web = st.Lanes[0]
-	if web.Sessions[1].State != spool.SessionDisabled || web.Concurrency != 1 {
-		t.Fatalf("after disable: %+v, concurrency %d", web.Sessions[1], web.Concurrency)
+	if web.Sessions[1].State != spool.SessionDisabled || *web.RunnableSessions != 1 {
+		t.Fatalf("after disable: %+v, runnable %d", web.Sessions[1], *web.RunnableSessions)
 	}
 	found := false
 	for _, h := range web.Held {

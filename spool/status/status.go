@@ -113,9 +113,12 @@ type Lane struct {
 	// Lane is "web" or "api".
 	Lane string `json:"lane"`
 	// Concurrency is how many tasks the lane runs at once: for web, one per
-	// session that can run (not disabled, held or in standby); for api,
+	// session (account), each running one at a time, always; for api,
 	// api.concurrency.
 	Concurrency int `json:"concurrency"`
+	// RunnableSessions (web) counts the sessions that can run now (not
+	// disabled, held or in standby); the lane's ETA counts on them.
+	RunnableSessions *int `json:"runnableSessions,omitempty"`
 	// Paused is true when <lane>/paused exists.
 	Paused bool `json:"paused"`
 	// Counts are the lane's tasks by the folder they sit in.
