@@ -14,7 +14,8 @@ import (
 // and the final write, all through the task's lease.
 type runner struct {
 	l       *Lane
-	sess    *session // the web session it runs on; nil in the API lane
+	sess    *session  // the web session it runs on; nil in the API lane
+	leaseOK time.Time // the account lease's last renewal (heartbeat goroutine only)
 	lease   *spool.Lease
 	task    *spool.Task // as marked; the lease fences every write by its owner and attempt
 	output  string      // the task's spool.OutputKey, from its claim on (see OutputOwner)

@@ -276,6 +276,9 @@ func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) boo
 	if lease == nil {
 		return true
 	}
+	if r.leaseOK.IsZero() {
+		r.leaseOK = lease.Info().Renewed
+	}
 	err := lease.Renew(now)
 	if errors.Is(err, spool.ErrLeaseLost) {
 		r.log.Warn("account lease taken by another host: stopping", "account", r.sess.spec.Account, "err", err)
@@ -284,6 +287,14 @@ func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) boo
 	}
 	if err != nil {
 		r.log.Error("account lease renewal failed", "account", r.sess.spec.Account, "err", err)
+		// Past half of staleAfter without a renewal, another host may
+		// soon take the account: stop before it can, not after.
+		if now.Sub(r.leaseOK) > r.l.timing.StaleAfter/2 {
+			cancel(ErrStale)
+			return false
+		}
+		return true
 	}
+	r.leaseOK = now
 	return true
 }

@@ -52,6 +52,7 @@ type rigOpts struct {
 	MaxRetries int
 	HTTP       string // default "off"
 	APIConc    int
+	Accounts   []string // web accounts of site chat: one session each
 }
 
 // rig is one spool with its config file; daemons of a test share it.
@@ -113,6 +114,12 @@ models:
 sites:
   chat: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
 `, o.Spool, host, o.Settle, o.Rescan, o.Poll, o.StaleAfter, o.MaxRetries, o.HTTP, o.APIConc, profiles)
+	if len(o.Accounts) > 0 {
+		cfg += "accounts:\n"
+		for _, a := range o.Accounts {
+			cfg += "  " + a + ": {site: chat}\n"
+		}
+	}
 	p := filepath.Join(r.dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		r.t.Fatal(err)
