@@ -5,20 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/spool"
 )
 
 func init() {
-	register("login", "open a visible browser on the web profile to sign in to SITE", cmdLogin)
+	register("login", "open a visible browser on a web session's profile to sign in to SITE (--account NAME)", cmdLogin)
 }
 
-// cmdLogin: spoolgate login SITE. It holds the web-runner lock while the
-// browser is open, so the web lane runs no task on the profile meanwhile.
+// cmdLogin: spoolgate login SITE [--account NAME]. It holds the session's
+// lock while the browser is open, so the web lane runs no task on the
+// profile meanwhile.
 func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("login", &c)
+	account := fs.String("account", "", "the account (web session) to sign in; default: the only session of SITE")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +37,11 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	if _, ok := cfg.Sites[site]; !ok {
 		return usagef("login: site %q is not in the config's sites:", site)
 	}
-	lock := spool.NewRunnerLock(cfg.Web.Profiles)
+	sess, err := loginSession(cfg, site, *account)
+	if err != nil {
+		return err
+	}
+	lock := spool.OpenRunnerLock(sess.Lock)
 	if err := lock.TryLock(cfg.Host); err != nil {
 		if errors.Is(err, spool.ErrLockHeld) {
 			return fmt.Errorf("login: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); stop that daemon, then retry", lock.Path(), lock.Holder())
@@ -42,10 +49,46 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("login: %w", err)
 	}
 	defer lock.Unlock()
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil)).With("component", "login")
-	fmt.Fprintf(env.Stdout, "Sign in to %s in the browser window, then close it.\n", site)
-	if err := browser.Login(ctx, cfg, site, log); err != nil {
+	log := slog.New(slog.NewTextHandler(env.Stderr, nil)).With("component", "login", "account", sess.Account)
+	fmt.Fprintf(env.Stdout, "Sign in to %s as account %s in the browser window, then close it.\n", site, sess.Account)
+	if err := browser.LoginProfile(ctx, cfg, site, sess.Profile, log); err != nil {
 		return fmt.Errorf("login: %w", err)
 	}
 	return nil
+}
+
+// loginSession picks the session to sign in: the named account's, or the
+// only session of site (the one session of a config without account
+// sites). Several sessions of site and no --account is a usage error that
+// lists them.
+func loginSession(cfg *spool.Config, site, account string) (spool.WebSession, error) {
+	all := cfg.WebSessions()
+	if account != "" {
+		s, ok := cfg.WebSession(account)
+		if !ok {
+			return s, usagef("login: account %q is no web session in the config (give it accounts.%s.site)", account, account)
+		}
+		if !s.Legacy && s.Site != site {
+			return s, usagef("login: account %q signs in to site %q, not %q", account, s.Site, site)
+		}
+		return s, nil
+	}
+	var of []spool.WebSession
+	for _, s := range all {
+		if s.Legacy || s.Site == site {
+			of = append(of, s)
+		}
+	}
+	switch len(of) {
+	case 0:
+		// No web model uses the site yet: its profile is the first one's.
+		return spool.WebSession{Account: spool.DefaultAccount, Profile: browser.ProfileDir(cfg), Lock: spool.RunnerLockPath(cfg.Web.Profiles)}, nil
+	case 1:
+		return of[0], nil
+	}
+	names := make([]string, len(of))
+	for i, s := range of {
+		names[i] = s.Account
+	}
+	return spool.WebSession{}, usagef("login: site %q has %d sessions (%s): name one with --account", site, len(of), strings.Join(names, ", "))
 }
