@@ -105,6 +105,7 @@ type Server struct {
 	tokens       map[string]string // cookie token -> user
 	active       map[string]int    // user -> generation requests in flight
 	maxActive    int
+	perAccount   accountCounts // the real rule, per account: see counts.go
 	generations  int
 	collisions   int
 	failuresSeen map[string]int // content -> [[fail]] failures given
@@ -308,6 +309,7 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	if s.active[user] > s.maxActive {
 		s.maxActive = s.active[user]
 	}
+	s.perAccount.admitted(user, s.active)
 	if s.active[user] > 1 {
 		s.active[user]--
 		s.collisions++
@@ -341,6 +343,7 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 		return nil, errFail
 	}
 	s.generations++
+	s.perAccount.generated(user)
 	s.received = append(s.received, msg)
 	return s.ender(user), nil
 }

@@ -1,0 +1,105 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Issue 14's acceptance through `spoolgate run` with real headless
+// Chromium: 24 web tasks on two accounts of one site, each account signed
+// in on its own profile. All succeed; the stand-in sees at most one
+// generation per account and two in total, and both accounts run tasks.
+func TestE2E_Web_TwoAccounts(t *testing.T) {
+	const scale = 0.01
+	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no browser: %v", err)
+		}
+		t.Skipf("no Chromium on this machine (%v)", err)
+	}
+	stand, err := chatstand.Start(chatstand.Options{Scale: scale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stand.Close() })
+	tail := fmt.Sprintf(`models:
+  - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}
+sites:
+%saccounts:
+  a1: {site: standin}
+  a2: {site: standin}
+`, testkit.StandinSite(stand.URL()))
+	r := e2eNewRig(t, e2eOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second})
+	sessions := r.cfg.WebSessions()
+	if len(sessions) != 2 {
+		t.Fatalf("sessions: %+v", sessions)
+	}
+	for _, s := range sessions {
+		t.Cleanup(func() { e2eNoProcs(t, s.Profile) })
+		loginAs(t, r.cfg, s.Profile, stand.URL(), s.Account)
+	}
+	d := r.start()
+	var tasks []e2eTask
+	for i := range 24 {
+		tasks = append(tasks, e2eTask{ID: fmt.Sprintf("t%02d", i), Model: "chat-web",
+			Content: fmt.Sprintf("[[duration=%ds]] task %d", 40+5*(i%5), i)})
+	}
+	start := time.Now()
+	r.submit(tasks...)
+	ran := map[string]int{}
+	for _, tk := range tasks {
+		got := r.final(spool.KindWeb, tk.ID, 4*time.Minute)
+		if got.State != spool.StateSuccess || got.Result != chatstand.AnswerFor(tk.Content) {
+			t.Errorf("%s: %s %q (error %q)", tk.ID, got.State, got.Result, got.Error)
+		}
+		ran[got.Account]++
+	}
+	took := time.Since(start)
+	d.stop()
+	per := stand.MaxPerAccount()
+	t.Logf("two accounts, 24 tasks through Chromium in %s: stand-in max per account %v, max in total %d, collisions %d; tasks per account (task files) %v, generations a1 %d a2 %d",
+		took.Round(time.Millisecond), per, stand.MaxTotal(), stand.Collisions(), ran, stand.GenerationsBy("a1"), stand.GenerationsBy("a2"))
+	if per["a1"] != 1 || per["a2"] != 1 || stand.Collisions() != 0 {
+		t.Errorf("an account had two generations at once: %v, collisions %d", per, stand.Collisions())
+	}
+	if stand.MaxTotal() > 2 {
+		t.Errorf("%d generations at once in total, want at most 2", stand.MaxTotal())
+	}
+	if ran["a1"] == 0 || ran["a2"] == 0 || stand.GenerationsBy("a1") == 0 || stand.GenerationsBy("a2") == 0 {
+		t.Errorf("both accounts should run tasks: %v", ran)
+	}
+}
+
+// loginAs signs profile in to the stand-in as account, as `spoolgate login
+// SITE --account NAME` and a person would.
+func loginAs(t *testing.T, cfg *spool.Config, profile, url, account string) {
+	t.Helper()
+	if err := os.MkdirAll(profile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := browser.Launch(context.Background(), cfg, profile, true, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.Context(), 15*time.Second)
+	err = chromedp.Do(ctx, chromedp.Navigate(url+"login?user="+account))
+	cancel()
+	b.Close()
+	if err != nil {
+		t.Fatalf("login %s: %v", account, err)
+	}
+	e2eNoProcs(t, profile)
+}
