@@ -131,6 +131,7 @@ func TestNamesProfile(t *testing.T) {
 		{[]string{"chromium", "--user-data-dir=/p/default"}, true},
 		{[]string{"chromium", "--user-data-dir=/p/default/"}, true},
 		{[]string{"chromium", "--user-data-dir=/p/default2"}, false},
+		{[]string{"chromium", "--user-data-dir=/p/default-a2"}, false}, // another session's profile
 		{[]string{"vim", "/p/default/Cookies"}, false},
 	} {
 		if got := namesProfile(c.args, "/p/default"); got != c.want {
@@ -154,5 +155,44 @@ func TestLogin_NoDisplay(t *testing.T) {
 	}
 	if err := Login(ctx, e.cfg, "nosuch", nil); err == nil {
 		t.Fatal("Login of an unknown site succeeded")
+	}
+}
+
+// Each web session's self-check finds and kills leftovers of its own
+// profile only: a browser running on another session's profile (the next
+// account's <instance>-NAME) is left alone.
+func TestSelfCheck_OtherSessionUntouched(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	path, err := FindBrowser(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.profile + "-a2"
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, "--headless", "--no-sandbox", "--no-first-run", "--disable-background-networking",
+		"--user-data-dir="+other, "--remote-debugging-port=0", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	waitUntil(t, "the other session's browser to write DevToolsActivePort", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(other, devToolsPortFile))
+		return err == nil
+	})
+	if err := SelfCheck(e.profile, slogTo(&syncBuf{})); err != nil {
+		t.Fatalf("self-check of our profile: %v", err)
+	}
+	if procs, err := profileProcs(other); err != nil || len(procs) == 0 {
+		t.Fatalf("the other session's browser is gone after our self-check (%v)", err)
+	}
+	select {
+	case <-exited:
+		t.Fatal("our self-check killed the other session's browser")
+	default:
 	}
 }

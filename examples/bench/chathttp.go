@@ -20,13 +20,15 @@ var ErrCollision = errors.New("web session busy: a generation was already runnin
 
 // ChatHTTP is a web-model executor that stands in for the browser in the
 // benchmark only: it calls the chat stand-in's HTTP form of the page
-// (POST /api/generate), which enforces the same one-generation-per-session
-// rule as the page. Every call uses one session, as every worker of a
-// shared pool would use the one logged-in account.
+// (POST /api/generate), which enforces the same one-generation-per-account
+// rule as the page. A call uses the job's web session's account (the
+// lanes with several sessions), else Session: every worker of a shared
+// pool uses the one logged-in account.
 type ChatHTTP struct {
 	// URL is the stand-in's page URL, ending in "/".
 	URL string
-	// Session is the account's user; default "demo".
+	// Session is the account's user when the job has no web session;
+	// default "demo".
 	Session string
 	// Client defaults to a client of its own.
 	Client *http.Client
@@ -35,7 +37,10 @@ type ChatHTTP struct {
 // Execute sends the task's content and returns the answer. A collision is a
 // transient *lanes.TaskError wrapping ErrCollision.
 func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
-	sess := c.Session
+	sess := job.Session.Account
+	if sess == "" {
+		sess = c.Session
+	}
 	if sess == "" {
 		sess = "demo"
 	}

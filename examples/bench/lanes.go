@@ -22,6 +22,23 @@ const (
 // profiles under dir, the API model at apiURL (no key), the web model on
 // the chat stand-in's page at chatURL, and the retry policy.
 func Config(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration) (*spool.Config, error) {
+	return ConfigSessions(dir, apiURL, chatURL, apiConcurrency, maxRetries, backoff, 1)
+}
+
+// ConfigSessions is Config with the given number of web sessions: one
+// (the single account demo, as every install before sessions), or
+// accounts s1..sN of the stand-in's site, each its own session, the web
+// model unpinned.
+func ConfigSessions(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration, sessions int) (*spool.Config, error) {
+	webModel := "account: demo"
+	accounts := ""
+	if sessions > 1 {
+		webModel = "accounts: []"
+		accounts = "accounts:\n"
+		for i := range sessions {
+			accounts += fmt.Sprintf("  s%d: {site: standin}\n", i+1)
+		}
+	}
 	y := fmt.Sprintf(`
 spool: %q
 settle: 2s
@@ -37,7 +54,7 @@ web:
   instance: bench
 models:
   - {name: %s, kind: api, baseURL: %q, model: stand-in, timeout: 120s}
-  - {name: %s, kind: web, site: standin, account: demo, needEmptyPrompt: true}
+  - {name: %s, kind: web, site: standin, %s, needEmptyPrompt: true}
 sites:
   standin:
     url: %q
@@ -47,8 +64,8 @@ sites:
     busy: "button.stop"
     loggedOut: "a.login"
     error: ".error"
-`, filepath.Join(dir, "spool"), maxRetries, backoff, apiConcurrency, filepath.Join(dir, "profiles"),
-		APIModel, apiURL, WebModel, chatURL)
+%s`, filepath.Join(dir, "spool"), maxRetries, backoff, apiConcurrency, filepath.Join(dir, "profiles"),
+		APIModel, apiURL, WebModel, webModel, chatURL, accounts)
 	return spool.ParseConfig([]byte(y))
 }
 
@@ -82,14 +99,14 @@ type Lanes struct {
 	Log *slog.Logger
 }
 
-// Limits are the lanes': one web session, API calls capped by
+// Limits are the lanes': one task per web session, API calls capped by
 // api.concurrency and the vendor's quota; each lane has its own workers.
 func (l *Lanes) Limits() Limits {
 	api := l.Cfg.API.Concurrency
 	if l.Quota > 0 {
 		api = min(api, l.Quota)
 	}
-	return Limits{Sessions: 1, API: api}
+	return Limits{Sessions: spool.Concurrency(l.Cfg, spool.KindWeb), API: api}
 }
 
 // Run drops tasks into the lanes' incoming folders, waits until each has
@@ -142,7 +159,7 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 	if name == "" {
 		name = "spoolgate two lanes"
 	}
-	note := fmt.Sprintf("lanes.Daemon: web lane 1, api lane %d, on a spool", l.Cfg.API.Concurrency)
+	note := fmt.Sprintf("lanes.Daemon: web lane %d (one per session), api lane %d, on a spool", spool.Concurrency(l.Cfg, spool.KindWeb), l.Cfg.API.Concurrency)
 	return tl.result(name, note, tasks, t0, l.Scale, l.Limits()), ctx.Err()
 }
 

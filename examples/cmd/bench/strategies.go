@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
@@ -49,6 +50,18 @@ func strategies(o options, log *slog.Logger) []strategy {
 			return l.Run(ctx, tasks)
 		}}
 	}
+	// sessions runs the two lanes with n web sessions (accounts s1..sN of
+	// the stand-in, each its own session), on a config of its own.
+	sessions := func(key, name string, n int) strategy {
+		return strategy{key: key, tasks: all, run: func(ctx context.Context, s *stands, tasks []bench.Task) (bench.Result, error) {
+			cfg, err := bench.ConfigSessions(filepath.Join(s.dir, key), s.api.URL(), s.chat.URL(), o.apiConc, o.maxRetries, backoff, n)
+			if err != nil {
+				return bench.Result{}, err
+			}
+			l := &bench.Lanes{Cfg: cfg, Exec: s.exec, Scale: o.scale, Quota: o.quota, Name: name, Log: log}
+			return l.Run(ctx, tasks)
+		}}
+	}
 	return []strategy{
 		pool("pool8", 8, 0, 0),
 		pool("pool16", 16, 0, 0),
@@ -57,6 +70,8 @@ func strategies(o options, log *slog.Logger) []strategy {
 		pool("twosem8", 8, 1, o.apiConc),
 		twoLanes("lanes", "spoolgate two lanes", all),
 		twoLanes("apionly", "spoolgate, API-only batch", apiOnly),
+		sessions("sessions2", "spoolgate, 2 web sessions", 2),
+		sessions("sessions3", "spoolgate, 3 web sessions", 3),
 	}
 }
 

@@ -14,13 +14,13 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-// login signs the demo account in on the web lane's own profile the way a
-// person would with `spoolgate login`, only headless: a browser on the
-// profile opens the stand-in's /login link, which sets a persistent
-// session cookie that the daemon's browser finds on the same profile. It
-// runs before the daemon starts, so nothing else uses the profile.
-func login(ctx context.Context, cfg *spool.Config, chatURL, user string) error {
-	profile := browser.ProfileDir(cfg)
+// login signs one account in on its session's profile the way a person
+// would with `spoolgate login SITE --account NAME`, only headless: a
+// browser on the profile opens the stand-in's /login link, which sets a
+// persistent session cookie that the daemon's browser finds on the same
+// profile. It runs before the daemon starts, so nothing else uses the
+// profile.
+func login(ctx context.Context, cfg *spool.Config, profile, chatURL, user string) error {
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		return err
 	}

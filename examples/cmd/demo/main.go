@@ -1,8 +1,9 @@
 // Command demo is `make demo`: the field report's 40-task batch, for real.
 // It starts the OpenAI-compatible stand-in and the chat-page stand-in on
 // 127.0.0.1, writes a fresh ./demo with a config made from
-// examples/demo.yaml, signs the demo account in on the web lane's own
-// browser profile through the stand-in's /login, runs `bin/spoolgate run`,
+// examples/demo.yaml with two web sessions (accounts demo and demo2; -sessions
+// N), signs each account in on its own browser profile through the
+// stand-in's /login, runs `bin/spoolgate run`,
 // drops 12 web and 28 API tasks with `bin/spoolgate submit` (durations drawn
 // with a fixed seed from the field report's ranges, time-scaled), shows
 // each lane's progress and ETA from `bin/spoolgate status --json`, prints a
@@ -52,6 +53,7 @@ type options struct {
 	nWeb     int
 	nAPI     int
 	editor   string
+	sessions int
 }
 
 func main() {
@@ -65,6 +67,7 @@ func main() {
 	flag.IntVar(&o.nWeb, "web", bench.FieldWeb, "web tasks")
 	flag.IntVar(&o.nAPI, "api", bench.FieldAPI, "API tasks")
 	flag.StringVar(&o.editor, "editor", "textarea", "the chat page's message field: textarea, contenteditable, or a real editor from npm: prosemirror, lexical, quill (see examples/site-editor.yaml)")
+	flag.IntVar(&o.sessions, "sessions", 2, "web sessions: accounts demo, demo2, ... of the stand-in, each on its own profile, one task at a time each")
 	flag.Parse()
 	if o.scale <= 0 || o.scale > 1 {
 		fmt.Fprintln(os.Stderr, "demo: -scale must be in (0, 1]")
@@ -109,16 +112,20 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	defer chat.Close()
 
-	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL())
+	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL(), o.sessions)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s (message field: %s); time scale 1/%.0f\n", api.URL(), chat.URL(), o.editor, 1/o.scale)
 	fmt.Fprintf(stdout, "demo: config %s, spool %s, status page http://%s/\n", cfgPath, cfg.Spool, cfg.HTTP)
 
-	fmt.Fprintln(stdout, "demo: signing the demo account in on the web profile (headless Chromium, the stand-in's /login)")
-	if err := login(ctx, cfg, chat.URL(), "demo"); err != nil {
-		return fmt.Errorf("login: %w", err)
+	sessions := cfg.WebSessions()
+	fmt.Fprintf(stdout, "demo: %d web sessions, one task at a time each; signing each account in on its own profile (headless Chromium, the stand-in's /login)\n", len(sessions))
+	for _, s := range sessions {
+		fmt.Fprintf(stdout, "      account %s: profile %s, lock %s\n", s.Account, s.Profile, s.Lock)
+		if err := login(ctx, cfg, s.Profile, chat.URL(), s.Account); err != nil {
+			return fmt.Errorf("login %s: %w", s.Account, err)
+		}
 	}
 
 	d, err := startDaemon(ctx, bin, cfgPath, filepath.Join(dir, "daemon.log"), key, cfg.HTTP)
@@ -144,12 +151,18 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 
 	watchErr := watch(ctx, o, bin, cfgPath, d, len(tasks), stdout)
 
-	sum, sumErr := summarize(ctx, bin, cfgPath, cfg.Spool, tasks, ids, cfg.API.Concurrency, o.scale)
+	sum, sumErr := summarize(ctx, bin, cfgPath, cfg.Spool, tasks, ids, cfg.API.Concurrency, len(sessions), o.scale)
+	if sum != nil {
+		sum.perAccount, sum.total = chat.MaxPerAccount(), chat.MaxTotal()
+	}
 	stopped = true
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, "demo: stopping the daemon (SIGTERM)")
 	stopErr := d.stop(cfg.ShutdownGrace.D() + 10*time.Second)
-	left := leftovers(browserProfile(cfg), 10*time.Second)
+	var left []string
+	for _, s := range sessions {
+		left = append(left, leftovers(s.Profile, 10*time.Second)...)
+	}
 
 	if sumErr == nil {
 		sum.print(stdout)
@@ -176,7 +189,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if len(left) > 0 {
 		problems = append(problems, fmt.Sprintf("processes of the demo profile left behind: %s", strings.Join(left, "; ")))
 	} else {
-		fmt.Fprintf(stdout, "demo: no process of the demo profile remains (pgrep -f %s)\n", browserProfile(cfg))
+		for _, s := range sessions {
+			fmt.Fprintf(stdout, "demo: no process of the demo profile remains (pgrep -f %s)\n", s.Profile)
+		}
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
@@ -208,7 +223,7 @@ func freshDir(dir string) (string, error) {
 
 // writeConfig fills the template's placeholders and writes
 // <dir>/spoolgate.yaml, then loads it as the daemon will.
-func writeConfig(template, dir, apiURL, chatURL string) (string, *spool.Config, error) {
+func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *spool.Config, error) {
 	tmpl, err := os.ReadFile(template)
 	if err != nil {
 		return "", nil, fmt.Errorf("config template: %w", err)
@@ -223,6 +238,7 @@ func writeConfig(template, dir, apiURL, chatURL string) (string, *spool.Config, 
 		"${HTTP}", yamlQuote(fmt.Sprintf("127.0.0.1:%d", port)),
 		"${API_URL}", yamlQuote(apiURL),
 		"${CHAT_URL}", yamlQuote(chatURL),
+		"${ACCOUNTS}", demoAccounts(sessions),
 	)
 	out := r.Replace(string(tmpl))
 	if m := placeholder.FindString(out); m != "" {
@@ -237,6 +253,19 @@ func writeConfig(template, dir, apiURL, chatURL string) (string, *spool.Config, 
 		return "", nil, err
 	}
 	return path, cfg, nil
+}
+
+// demoAccounts is the accounts: entries of n web sessions: demo, demo2...
+func demoAccounts(n int) string {
+	var b strings.Builder
+	for i := range max(n, 1) {
+		name := "demo"
+		if i > 0 {
+			name = fmt.Sprintf("demo%d", i+1)
+		}
+		fmt.Fprintf(&b, "  %s: {site: standin}\n", name)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 var placeholder = regexp.MustCompile(`\$\{[A-Z_]+\}`)

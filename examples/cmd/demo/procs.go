@@ -5,12 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
 )
-
-func browserProfile(cfg *spool.Config) string { return browser.ProfileDir(cfg) }
 
 // leftovers waits up to d for every process whose command line names
 // profile (pgrep -f, as an operator would look) to be gone, and returns
