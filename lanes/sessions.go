@@ -178,6 +178,14 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 // takeLease takes (or renews) the session's account lease; a session whose
 // account another owner holds idles.
 func (l *Lane) takeLease(s *session, now time.Time) bool {
+	l.mu.Lock()
+	held := s.lease
+	l.mu.Unlock()
+	if held != nil && now.Sub(held.Info().Renewed) < l.timing.Heartbeat {
+		// Renewed within a heartbeat: nobody may take it before staleAfter
+		// (at least two heartbeats), so the next claim needs no write.
+		return true
+	}
 	lease, err := l.store.AcquireAccount(s.spec.Account, l.owner, now)
 	l.mu.Lock()
 	defer l.mu.Unlock()

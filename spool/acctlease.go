@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -99,6 +100,7 @@ func (i LeaseInfo) encode() []byte {
 // AccountLease is a lease this process holds.
 type AccountLease struct {
 	s    *Store
+	mu   sync.Mutex // guards info: a lane reads it while a runner renews
 	info LeaseInfo
 }
 
@@ -216,11 +218,17 @@ func (l *AccountLease) sweep() {
 }
 
 // Info is the lease as last written.
-func (l *AccountLease) Info() LeaseInfo { return l.info }
+func (l *AccountLease) Info() LeaseInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.info
+}
 
 // check reports ErrLeaseLost when a higher generation exists or ours is
 // no longer ours.
 func (l *AccountLease) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	_, top, err := l.s.leaseGens(l.info.Account)
 	if err != nil {
 		return fmt.Errorf("account lease: %w", err)
@@ -241,12 +249,14 @@ func (l *AccountLease) Renew(now time.Time) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	i := l.info
+	i := l.Info()
 	i.Renewed = now
 	if err := WriteFileAtomic(l.s.leasePath(i.Account, i.Gen), i.encode()); err != nil {
 		return fmt.Errorf("account lease: %w", err)
 	}
+	l.mu.Lock()
 	l.info = i
+	l.mu.Unlock()
 	return nil
 }
 
@@ -256,7 +266,7 @@ func (l *AccountLease) Release(now time.Time) error {
 	if err := l.check(); err != nil {
 		return nil
 	}
-	i := l.info
+	i := l.Info()
 	i.Renewed, i.Released = now, true
 	return WriteFileAtomic(l.s.leasePath(i.Account, i.Gen), i.encode())
 }
