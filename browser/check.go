@@ -77,6 +77,9 @@ type CheckOptions struct {
 	Send    string // if set, send this message and wait for the answer
 	Timings Timings
 	Log     *slog.Logger // the driver's steps, with their times
+	// Profile is the web session's profile to open; default: the first
+	// session's (ProfileDir).
+	Profile string
 }
 
 // Check opens the site in this instance's profile and reports, for every
@@ -93,7 +96,10 @@ func Check(ctx context.Context, cfg *spool.Config, site string, opts CheckOption
 	if !ok {
 		return nil, fmt.Errorf("site %q is not in the config", site)
 	}
-	profile := ProfileDir(cfg)
+	profile := opts.Profile
+	if profile == "" {
+		profile = ProfileDir(cfg)
+	}
 	if err := ensureProfile(profile); err != nil {
 		return nil, err
 	}

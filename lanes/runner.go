@@ -249,6 +249,9 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 // succeeded.
 func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 	acct := r.model.Account
+	if r.sess != nil && !r.sess.spec.Legacy {
+		acct = r.sess.spec.Account // the session's account met the limit, whatever the model names
+	}
 	if acct == "" {
 		return
 	}

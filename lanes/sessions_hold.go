@@ -6,7 +6,8 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 )
 
-// accountHeld reports whether a usage limit holds the account.
+// accountHeld reports whether a usage limit holds the account (its
+// <spool>/accounts/NAME.held, see spool.Hold).
 func accountHeld(st *spool.Store, account string, now time.Time) bool {
-	return false
+	return st.AccountHeld(account, now)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,4 +216,49 @@ func (r *rig) startDaemonWith(per func(spool.WebSession) *lanestest.Fake) {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(r.d.Stop)
+}
+
+// A usage limit met on one session holds that session's account: the task
+// goes back unspent, the session idles as held, and unpinned tasks run on
+// the other session meanwhile.
+func TestLane_SessionHeldByLimit(t *testing.T) {
+	cfg := sessionConfig(t, []string{"a1", "a2"}, "  - {name: chat, kind: web, site: standin}")
+	r := start(t, cfg)
+	drop(t, cfg, spool.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
+	var heldAcct string
+	r.sig.wait(t, 5*time.Second, "a session's account held", func() bool {
+		for reason := range r.sig.held {
+			for _, a := range []string{"a1", "a2"} {
+				if strings.HasPrefix(reason, "web: account "+a+" held") {
+					heldAcct = a
+					return true
+				}
+			}
+		}
+		return false
+	})
+	h, ok := r.store.AccountHold(heldAcct)
+	if !ok || h.Task != "limited" {
+		t.Fatalf("hold of %s: %+v %v", heldAcct, h, ok)
+	}
+	other := map[string]string{"a1": "a2", "a2": "a1"}[heldAcct]
+	for i := range 3 {
+		drop(t, cfg, spool.KindWeb, fmt.Sprintf("o%d", i), "chat", "[[duration=10ms]] y")
+	}
+	for i := range 3 {
+		id := fmt.Sprintf("o%d", i)
+		waitFinal(t, r, spool.KindWeb, id, 5*time.Second)
+		if on := r.web.RanOn(id); time.Now().Before(h.Until) && !slices.Equal(on, []string{other}) {
+			t.Fatalf("%s ran on %v while %s was held", id, on, heldAcct)
+		}
+	}
+	if time.Now().Before(h.Until) {
+		if st := sessionOf(t, r, heldAcct).State; st != spool.SessionHeld {
+			t.Errorf("held session's state %q, want %q", st, spool.SessionHeld)
+		}
+	}
+	dir, task := waitFinal(t, r, spool.KindWeb, "limited", 10*time.Second)
+	if dir != spool.DirDone || task.Attempt != 1 {
+		t.Fatalf("limited: %s attempt %d, want done at attempt 1 (the limited attempt spent nothing)", dir, task.Attempt)
+	}
 }

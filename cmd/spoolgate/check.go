@@ -26,6 +26,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("check", &c)
 	show := fs.Bool("show", false, "a visible browser window instead of headless")
 	send := fs.String("send", "", "also send this message and report the answer and the timings")
+	account := fs.String("account", "", "the account (web session) whose profile to open; default: the only session of SITE")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -42,7 +43,11 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if !ok {
 		return usagef("check: site %q is not in the config's sites:", site)
 	}
-	lock := spool.NewRunnerLock(cfg.Web.Profiles)
+	sess, err := webSessionFor(cfg, "check", site, *account)
+	if err != nil {
+		return err
+	}
+	lock := spool.OpenRunnerLock(sess.Lock)
 	if err := lock.TryLock(cfg.Host); err != nil {
 		if errors.Is(err, spool.ErrLockHeld) {
 			return fmt.Errorf("check: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", lock.Path(), lock.Holder())
@@ -58,7 +63,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if *send != "" {
 		log = slog.New(slog.NewTextHandler(&steps, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	}
-	rep, err := browser.Check(ctx, cfg, site, browser.CheckOptions{Show: *show, Send: *send, Log: log})
+	rep, err := browser.Check(ctx, cfg, site, browser.CheckOptions{Show: *show, Send: *send, Log: log, Profile: sess.Profile})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", site, err)
 	}

@@ -37,7 +37,7 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	if _, ok := cfg.Sites[site]; !ok {
 		return usagef("login: site %q is not in the config's sites:", site)
 	}
-	sess, err := loginSession(cfg, site, *account)
+	sess, err := webSessionFor(cfg, "login", site, *account)
 	if err != nil {
 		return err
 	}
@@ -57,19 +57,19 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// loginSession picks the session to sign in: the named account's, or the
-// only session of site (the one session of a config without account
-// sites). Several sessions of site and no --account is a usage error that
-// lists them.
-func loginSession(cfg *spool.Config, site, account string) (spool.WebSession, error) {
+// webSessionFor picks the session that login or check (cmd) opens: the
+// named account's, or the only session of site (the one session of a
+// config without account sites). Several sessions of site and no
+// --account is a usage error that lists them.
+func webSessionFor(cfg *spool.Config, cmd, site, account string) (spool.WebSession, error) {
 	all := cfg.WebSessions()
 	if account != "" {
 		s, ok := cfg.WebSession(account)
 		if !ok {
-			return s, usagef("login: account %q is no web session in the config (give it accounts.%s.site)", account, account)
+			return s, usagef("%s: account %q is no web session in the config (give it accounts.%s.site)", cmd, account, account)
 		}
 		if !s.Legacy && s.Site != site {
-			return s, usagef("login: account %q signs in to site %q, not %q", account, s.Site, site)
+			return s, usagef("%s: account %q signs in to site %q, not %q", cmd, account, s.Site, site)
 		}
 		return s, nil
 	}
@@ -90,5 +90,5 @@ func loginSession(cfg *spool.Config, site, account string) (spool.WebSession, er
 	for i, s := range of {
 		names[i] = s.Account
 	}
-	return spool.WebSession{}, usagef("login: site %q has %d sessions (%s): name one with --account", site, len(of), strings.Join(names, ", "))
+	return spool.WebSession{}, usagef("%s: site %q has %d sessions (%s): name one with --account", cmd, site, len(of), strings.Join(names, ", "))
 }

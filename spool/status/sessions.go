@@ -70,7 +70,10 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, d
 		case s.disabledAccount(sp.Account, disabled):
 			v.State = spool.SessionDisabled
 		case held:
-			v.State, v.HeldUntil = spool.SessionHeld, ptr(until)
+			v.State = spool.SessionHeld
+			if !until.IsZero() {
+				v.HeldUntil = ptr(until)
+			}
 		case v.Lease != "" && !strings.HasPrefix(v.Lease, s.cfg.Host+":"):
 			v.State = spool.SessionLeased
 		}

@@ -7,7 +7,14 @@ import (
 )
 
 // accountHeldUntil reports whether a usage limit holds the account, and
-// until when.
+// until when (zero for an unreadable hold file, which holds until resumed).
 func accountHeldUntil(st *spool.Store, account string, now time.Time) (time.Time, bool) {
-	return time.Time{}, false
+	h, ok := st.AccountHold(account)
+	if !ok || !h.Active(now) {
+		return time.Time{}, false
+	}
+	if h.Err != "" {
+		return time.Time{}, true
+	}
+	return h.Until, true
 }
