@@ -70,10 +70,13 @@ func strategies(o options, log *slog.Logger) []strategy {
 		pool("twosem8", 8, 1, o.apiConc),
 		twoLanes("lanes", "spoolgate two lanes", all),
 		twoLanes("apionly", "spoolgate, API-only batch", apiOnly),
-		sessions("sessions2", "spoolgate, 2 web sessions", 2),
+		sessions("sessions2", sessions2Name, 2),
 		sessions("sessions3", "spoolgate, 3 web sessions", 3),
 	}
 }
+
+// sessions2Name names the two-sessions row, which has targets of its own.
+const sessions2Name = "spoolgate, 2 web sessions"
 
 func strategyKeys() []string {
 	var keys []string
