@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,8 +120,12 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 func (s *summary) print(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "summary (measured seconds; the field report's times are these × "+fmt.Sprintf("%.0f", 1/s.scale)+")")
-	fmt.Fprintf(w, "  web sessions %d (one account each, one task at a time each); the chat stand-in saw at most %v generations at once per account, %d in total\n",
-		s.sessions, s.perAccount, s.total)
+	var per []string
+	for _, a := range slices.Sorted(maps.Keys(s.perAccount)) {
+		per = append(per, fmt.Sprintf("%s %d", a, s.perAccount[a]))
+	}
+	fmt.Fprintf(w, "  web sessions %d (one account each, one task at a time each); the chat stand-in saw at most this many generations at once: %s; in total %d\n",
+		s.sessions, strings.Join(per, ", "), s.total)
 	fmt.Fprintf(w, "  makespan     %s   lower bound max(Σweb/%d, longest task, Σapi/%d) = %s   ratio %.2f\n",
 		secs(s.makespan), s.sessions, s.apiConc, secs(s.lowerBound), float64(s.makespan)/float64(s.lowerBound))
 	for _, k := range spool.Kinds {
