@@ -234,7 +234,9 @@ func (l *Lane) sessionEnded(s *session, t *spool.Task, err error) {
 	case spool.StateFailed:
 		s.failed++
 	}
-	s.loggedOut = Classify(err) == spool.ClassAccount && err != nil && t.State != spool.StateSuccess
+	// Signed out: an account failure that is not a usage limit (a limit
+	// holds the account instead, and the session shows held).
+	s.loggedOut = err != nil && Classify(err) == spool.ClassAccount && HoldOf(err) == nil && t.State != spool.StateSuccess
 }
 
 // sessionInfos is the live view of each session, for status.
