@@ -49,14 +49,12 @@ func NewExecutor(cfg *spool.Config, log *slog.Logger) *Executor {
 	return &Executor{cfg: cfg, log: log.With("component", "browser"), profile: ProfileDir(cfg), closeGrace: closeGrace}
 }
 
-// NewSessionExecutor returns the executor of one web session: its browser
-// runs on the session's own profile, and its self-check finds and kills
-// leftovers of that profile only.
-func NewSessionExecutor(cfg *spool.Config, s spool.WebSession, log *slog.Logger) *Executor {
-	e := NewExecutor(cfg, log)
-	e.profile = s.Profile
-	e.log = e.log.With("account", s.Account)
-	return e
+// ForSession returns an executor with e's settings for one web session:
+// its browser runs on the session's own profile, and its self-check finds
+// and kills leftovers of that profile only.
+func (e *Executor) ForSession(s spool.WebSession) *Executor {
+	return &Executor{cfg: e.cfg, log: e.log.With("account", s.Account), Timings: e.Timings, HoldScale: e.HoldScale,
+		ProbeTimeout: e.ProbeTimeout, profile: s.Profile, closeGrace: e.closeGrace}
 }
 
 // errOverlap is returned when Execute is entered while an attempt runs.

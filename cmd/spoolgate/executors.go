@@ -31,11 +31,11 @@ func newWebExecutor(cfg *spool.Config, env *Env, log *slog.Logger) (lanes.Execut
 // sessionExecutors gives each web session its own browser executor, on its
 // own profile, when the web lane runs the browser (tests' fakes are shared
 // by all sessions and tell them apart by the job's session).
-func sessionExecutors(cfg *spool.Config, execs map[spool.Kind]lanes.Executor, log *slog.Logger) lanes.SessionExecutor {
-	if _, ok := execs[spool.KindWeb].(*browser.Executor); !ok {
+// Each has the settings of the configured one (SPOOLGATE_HOLD_SCALE...).
+func sessionExecutors(execs map[spool.Kind]lanes.Executor) lanes.SessionExecutor {
+	web, ok := execs[spool.KindWeb].(*browser.Executor)
+	if !ok {
 		return nil
 	}
-	return func(s spool.WebSession) lanes.Executor {
-		return browser.NewSessionExecutor(cfg, s, log)
-	}
+	return func(s spool.WebSession) lanes.Executor { return web.ForSession(s) }
 }

@@ -58,7 +58,7 @@ func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logge
 		return &UsageError{Msg: err.Error()}
 	}
 	store := spool.NewStore(cfg, log)
-	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(cfg, execs, log)}
+	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
 	defer closeExecutors(execs)
 	// startHTTP handles "off" and a port in use itself (a warning).
 	hs, err := startHTTP(ctx, cfg, d.Info, log.With("component", "http"))
