@@ -135,9 +135,13 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(spool.Entry) boo
 			l.sessionIdle(s, why, now)
 			continue
 		}
+		// One mechanism with the API lane's quotas (Admission): the first
+		// due task of the one pending order that this worker may run.
 		may := s.spec.May
 		if s.spec.Legacy {
-			may = eligible
+			may = eligible // its accounts' switches and holds, and the lane's Admission
+		} else if l.admission != nil {
+			may = func(e spool.Entry) bool { return s.spec.May(e) && l.admission.Admit(e, now) }
 		}
 		entries, w := l.index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
