@@ -59,17 +59,61 @@ type Index struct {
 	mu    sync.Mutex
 	fresh [levels][]Entry
 	later [levels][]Entry
-	byID  map[string]Entry
+	byID  map[string]place
 	byOut map[string]string // output key → ID, for entries with an output
 }
 
-// NewIndex returns an index holding entries.
+// place is what the index keeps by ID to find an entry in its list: the
+// fields of listOf and less, not the whole entry (start-up's peak memory
+// holds one per pending task).
+type place struct {
+	notBefore, submittedAt time.Time
+	priority               int
+	output                 string
+}
+
+func placeOf(e Entry) place {
+	return place{notBefore: e.NotBefore, submittedAt: e.SubmittedAt, priority: e.Priority, output: e.Output}
+}
+
+// entry is the part of an Entry that locates it: enough for listOf, less
+// and the output claim.
+func (p place) entry(id string) Entry {
+	return Entry{ID: id, NotBefore: p.notBefore, SubmittedAt: p.submittedAt, Priority: p.priority, Output: p.output}
+}
+
+// NewIndex returns an index holding entries. It takes entries over: the
+// caller must not use the slice afterwards.
 func NewIndex(entries []Entry) *Index {
-	ix := &Index{byID: make(map[string]Entry, len(entries)), byOut: map[string]string{}}
-	for _, e := range entries {
-		ix.byID[e.ID] = e
+	ix := &Index{byID: make(map[string]place, len(entries)), byOut: map[string]string{}}
+	last := make(map[string]int, len(entries)) // of several entries of one id, the last wins
+	for i, e := range entries {
+		last[e.ID] = i
 	}
-	for _, e := range ix.byID {
+	// Size each list before filling it: entries are large, and growing
+	// 100,000 of them by append allocated five times the index at start-up
+	// (make bench's peak RSS).
+	sizes := map[*[]Entry]int{}
+	for i, e := range entries {
+		if last[e.ID] == i {
+			sizes[ix.listOf(e)]++
+		}
+	}
+	// Commonly every entry belongs to one list (no retries, no
+	// priorities): that list is entries itself, not a copy.
+	whole := len(sizes) == 1 && len(last) == len(entries)
+	for l, n := range sizes {
+		if whole {
+			*l = entries[:0:n]
+		} else {
+			*l = make([]Entry, 0, n)
+		}
+	}
+	for i, e := range entries {
+		if last[e.ID] != i {
+			continue
+		}
+		ix.byID[e.ID] = placeOf(e)
 		if e.Output != "" {
 			ix.byOut[e.Output] = e.ID
 		}
@@ -98,9 +142,9 @@ func (ix *Index) Put(e Entry) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if old, ok := ix.byID[e.ID]; ok {
-		ix.removeLocked(old)
+		ix.removeLocked(old.entry(e.ID))
 	}
-	ix.byID[e.ID] = e
+	ix.byID[e.ID] = placeOf(e)
 	ix.insertLocked(e)
 }
 
@@ -124,8 +168,8 @@ func (ix *Index) Replace(e Entry) bool {
 	if !ok {
 		return false
 	}
-	ix.removeLocked(old)
-	ix.byID[e.ID] = e
+	ix.removeLocked(old.entry(e.ID))
+	ix.byID[e.ID] = placeOf(e)
 	ix.insertLocked(e)
 	return true
 }
@@ -135,7 +179,7 @@ func (ix *Index) Remove(id string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if old, ok := ix.byID[id]; ok {
-		ix.removeLocked(old)
+		ix.removeLocked(old.entry(id))
 		delete(ix.byID, id)
 	}
 }

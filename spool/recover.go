@@ -45,20 +45,22 @@ func (s *Store) Recover() (map[Kind][]Entry, error) {
 // not parse is moved to failed/ with TASKID.error beside it.
 func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 	dir := s.Layout.Lane(k, DirPending)
-	ents, err := ReadDir(dir)
+	// Names only: a DirEntry per file would cost 100,000 stats' worth of
+	// memory at the start-up peak, and the order comes from the index.
+	names, err := ReadDirNames(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load pending: %w", err)
 	}
-	var ids []string
-	for _, e := range ents {
-		if name := e.Name(); IsTaskFileName(name) && filepath.Ext(name) == ".yaml" {
+	ids := names[:0]
+	for _, name := range names {
+		if IsTaskFileName(name) && filepath.Ext(name) == ".yaml" {
 			ids = append(ids, TrimTaskExt(name))
 		}
 	}
 	// Reading is I/O-bound on a cold cache and parse-bound on a warm one:
 	// a few workers serve both.
 	const workers = 4
-	results := make([]*Entry, len(ids))
+	results := make([]Entry, len(ids)) // ID "" for a file left out
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -75,16 +77,15 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 					}
 					continue
 				}
-				e := EntryOf(s.Cfg, t)
-				results[i] = &e
+				results[i] = EntryOf(s.Cfg, t)
 			}
 		}(w)
 	}
 	wg.Wait()
-	out := make([]Entry, 0, len(ids))
+	out := results[:0]
 	for _, e := range results {
-		if e != nil {
-			out = append(out, *e)
+		if e.ID != "" {
+			out = append(out, e)
 		}
 	}
 	return out, nil
