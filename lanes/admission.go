@@ -52,7 +52,8 @@ type modelQuota struct {
 	limit    int           // 0: none of its own
 	rate     *rate.Limiter // nil: none; claims take its tokens
 	interval time.Duration // 60s/rpm: the least time between two sends
-	lastSend time.Time     // the latest send's turn
+	send     sync.Mutex    // one send of the model waits for its turn at a time
+	lastSend time.Time     // when the latest send went (under send)
 	running  int
 	paused   time.Time // no start before this (a 429's Retry-After)
 }
@@ -130,23 +131,18 @@ func (g *ModelGate) Acquire(e spool.Entry, now time.Time) (func(error), bool) {
 
 // Ready implements Admission: the rate's tokens spread the claims; this
 // spreads the sends themselves, which a claim's varying latency (a slow
-// disk) would otherwise bunch up: each waits for interval after the
-// previous send of its model.
+// disk) would otherwise bunch up: each send of a model waits until
+// 60/rpm after the previous one went.
 func (g *ModelGate) Ready(ctx context.Context, model string) error {
 	g.mu.Lock()
 	q := g.models[model]
+	g.mu.Unlock()
 	if q == nil || q.interval == 0 {
-		g.mu.Unlock()
 		return nil
 	}
-	now := time.Now()
-	turn := now
-	if next := q.lastSend.Add(q.interval); next.After(turn) {
-		turn = next
-	}
-	q.lastSend = turn
-	g.mu.Unlock()
-	if wait := turn.Sub(now); wait > 0 {
+	q.send.Lock()
+	defer q.send.Unlock()
+	if wait := time.Until(q.lastSend.Add(q.interval)); wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -155,6 +151,7 @@ func (g *ModelGate) Ready(ctx context.Context, model string) error {
 			return context.Cause(ctx)
 		}
 	}
+	q.lastSend = time.Now()
 	return nil
 }
 

@@ -134,11 +134,9 @@ func TestModelGate_Ready(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := lanes.NewModelGate(cfg)
-	// The limiter spaces its reservations 100 ms apart from the first,
-	// made no earlier than start; each Ready returns no earlier than its
-	// reservation, but may return nearer to the one before it than 100 ms
-	// when that one returned late. So send i comes at least i×100 ms after
-	// start.
+	// Each send goes 100 ms after the one before it went, the first no
+	// earlier than start; this test sees each a moment after it went, so
+	// it measures from start: send i comes at least i×100 ms after it.
 	start := time.Now()
 	var at []time.Time
 	for range 4 {
