@@ -333,8 +333,14 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry, s *session) bool {
 		}
 		admitted(r.execErr)
 		l.mu.Lock()
-		delete(l.running, e.ID)
-		if s != nil {
+		// A retry puts the task back in the index before this runner has
+		// let go, and the lane may already run it again: release only
+		// what is still this runner's, or the lane would count one
+		// attempt too few and start one more than its concurrency.
+		if l.running[e.ID] == r {
+			delete(l.running, e.ID)
+		}
+		if cur := l.running[e.ID]; s != nil && s.running == e.ID && (cur == nil || cur.sess != s) {
 			s.running = ""
 		}
 		l.mu.Unlock()
