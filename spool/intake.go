@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,6 +52,9 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		// moment: look again at the next rescan, and reject only a link
 		// that stays.
 		return IntakeResult{Outcome: Vanished}, nil
+	}
+	if err == nil {
+		s.linked.drop(src) // one link now: an earlier sighting was a moment's
 	}
 	lane := dropLane
 	if lane == "" {
@@ -180,14 +184,52 @@ func exists(p string) bool {
 }
 
 // linkedLong reports whether path has been seen with more than one hard
-// link for longer than settle (it remembers when it first saw it so).
+// link, without a break, for longer than settle. Without a break: every
+// look at a drop (each rescan at least) finds it linked again, so a
+// sighting older than two rescans belongs to an earlier file of that name
+// (a drop moved on by another daemon's link-then-unlink move, then a
+// retry's move back, which links again for a moment) and starts anew.
 func (s *Store) linkedLong(path string) bool {
 	now := time.Now()
-	// Forget drops long gone, to keep the memory small.
-	s.linked.forgetBefore(now.Add(-time.Hour))
-	if !s.linked.lasted(path, now, s.Cfg.Settle.D()) {
+	if !s.linked.lasted(path, now, s.Cfg.Settle.D(), 2*s.Cfg.Rescan.D()+s.Cfg.Settle.D()) {
 		return false
 	}
 	s.linked.drop(path)
 	return true
+}
+
+// linkSightings remembers, per drop, when it was first and last seen with
+// more than one hard link.
+type linkSightings struct {
+	mu sync.Mutex
+	m  map[string][2]time.Time // first, last
+}
+
+// lasted records a sighting of key at now and reports whether key has been
+// seen for at least d with no gap between sightings longer than gap.
+func (l *linkSightings) lasted(key string, now time.Time, d, gap time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string][2]time.Time{}
+	}
+	for k, e := range l.m { // few entries: a sighting is a moment's state
+		if now.Sub(e[1]) > time.Hour {
+			delete(l.m, k)
+		}
+	}
+	e, ok := l.m[key]
+	if !ok || now.Sub(e[1]) > gap {
+		l.m[key] = [2]time.Time{now, now}
+		return false
+	}
+	l.m[key] = [2]time.Time{e[0], now}
+	return now.Sub(e[0]) >= d
+}
+
+// drop forgets key.
+func (l *linkSightings) drop(key string) {
+	l.mu.Lock()
+	delete(l.m, key)
+	l.mu.Unlock()
 }

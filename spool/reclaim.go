@@ -192,14 +192,3 @@ func (f *firstSeen) forget(keep func(key string) bool) {
 		}
 	}
 }
-
-// forgetBefore forgets the keys first seen before cutoff.
-func (f *firstSeen) forgetBefore(cutoff time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, t := range f.m {
-		if t.Before(cutoff) {
-			delete(f.m, k)
-		}
-	}
-}

@@ -19,7 +19,7 @@ type Store struct {
 	Cfg    *Config
 	Log    *slog.Logger
 
-	linked       firstSeen // drops seen hard-linked
+	linked       linkSightings // drops seen hard-linked
 	unmarked     firstSeen // running/ files seen not yet marked, by "lane/id"
 	unnormalized firstSeen // pending/ files seen not yet normalized, by "lane/id"
 
