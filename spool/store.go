@@ -20,8 +20,8 @@ type Store struct {
 	Log    *slog.Logger
 
 	linked       linkSightings // drops seen hard-linked
-	unmarked     firstSeen // running/ files seen not yet marked, by "lane/id"
-	unnormalized firstSeen // pending/ files seen not yet normalized, by "lane/id"
+	unmarked     firstSeen     // running/ files seen not yet marked, by "lane/id"
+	unnormalized firstSeen     // pending/ files seen not yet normalized, by "lane/id"
 
 	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
 }
