@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,16 +195,11 @@ func TestBatchWatch_TakeOver(t *testing.T) {
 	}
 }
 
+// waitFile waits for p to appear, woken by its folder's events.
 func waitFile(t *testing.T, p string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", p)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFS(t, p+" to appear", 10*time.Second, []string{filepath.Dir(p)}, func() bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
 }
