@@ -54,11 +54,11 @@ bench: build
 
 # Each fuzz target for a bounded time (CI runs only their seed corpora).
 fuzz:
-	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeTask$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./spool -run '^$$' -fuzz '^FuzzScanSummary$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzDecodeTask$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/config -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzScanSummary$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/safetext -run '^$$' -fuzz '^FuzzLine$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/config -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeHold$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./browser -run '^$$' -fuzz '^FuzzParseReset$$' -fuzztime $(FUZZTIME)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // keepArtefacts is how many attempts of a task keep their screenshot and
@@ -47,15 +48,15 @@ func (a artefacts) String() string {
 func saveArtefacts(tab context.Context, st *spool.Store, id string, attempt int, log *slog.Logger) artefacts {
 	ctx, cancel := context.WithTimeout(tab, artefactTimeout)
 	defer cancel()
-	dir := st.Layout.Lane(spool.KindWeb, spool.DirLogs)
+	dir := st.Layout.Lane(taskfile.KindWeb, taskfile.DirLogs)
 	base := id + "." + strconv.Itoa(attempt)
 	var a artefacts
 	if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
 		log.Warn("driver: no screenshot of the failed attempt", "err", err)
-	} else if err := st.WriteLogFile(spool.KindWeb, base+".png", png); err != nil {
+	} else if err := st.WriteLogFile(taskfile.KindWeb, base+".png", png); err != nil {
 		log.Warn("driver: cannot save the screenshot", "err", err)
 	} else {
-		a.png = filepath.ToSlash(filepath.Join(string(spool.KindWeb), spool.DirLogs, base+".png"))
+		a.png = filepath.ToSlash(filepath.Join(string(taskfile.KindWeb), taskfile.DirLogs, base+".png"))
 	}
 	html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
 const doc = document.documentElement;
@@ -64,10 +65,10 @@ return '<!doctype html>\n' + html;
 })()`))
 	if err != nil {
 		log.Warn("driver: no HTML of the failed attempt", "err", err)
-	} else if err := st.WriteLogFile(spool.KindWeb, base+".html", []byte(html)); err != nil {
+	} else if err := st.WriteLogFile(taskfile.KindWeb, base+".html", []byte(html)); err != nil {
 		log.Warn("driver: cannot save the page's HTML", "err", err)
 	} else {
-		a.html = filepath.ToSlash(filepath.Join(string(spool.KindWeb), spool.DirLogs, base+".html"))
+		a.html = filepath.ToSlash(filepath.Join(string(taskfile.KindWeb), taskfile.DirLogs, base+".html"))
 	}
 	for n := attempt - keepArtefacts; n >= 1; n-- {
 		old := filepath.Join(dir, id+"."+strconv.Itoa(n))

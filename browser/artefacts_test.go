@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The screenshot and page of the last three attempts are kept: saving
 // attempt 5's removes those of attempts 1 and 2, whatever else is there.
 func TestSaveArtefacts_KeepsLastThree(t *testing.T) {
-	st := spool.NewStore(&spool.Config{Spool: t.TempDir()}, nil)
-	dir := st.Layout.Lane(spool.KindWeb, spool.DirLogs)
+	st := spool.NewStore(&config.Config{Spool: t.TempDir()}, nil)
+	dir := st.Layout.Lane(taskfile.KindWeb, taskfile.DirLogs)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}

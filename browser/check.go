@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // KeyCheck is what one site key's selector matches on the page.
@@ -87,7 +87,7 @@ type CheckOptions struct {
 // reads as signed in, limited, and ready for a task; with opts.Send it
 // also sends one message and waits for the answer. The caller holds the
 // web-runner lock, as for Login.
-func Check(ctx context.Context, cfg *spool.Config, site string, opts CheckOptions) (*CheckReport, error) {
+func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptions) (*CheckReport, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -147,8 +147,8 @@ func Check(ctx context.Context, cfg *spool.Config, site string, opts CheckOption
 	}
 	rep.Ready = len(rep.Problems) == 0
 	if rep.Ready && opts.Send != "" {
-		model := &spool.ModelConfig{Name: "check", Site: site}
-		ans, err := d.chat(tab, model, &spool.Task{TaskID: "check", Content: opts.Send})
+		model := &config.ModelConfig{Name: "check", Site: site}
+		ans, err := d.chat(tab, model, &taskfile.Task{TaskID: "check", Content: opts.Send})
 		if err != nil {
 			rep.SendErr = err.Error()
 			rep.Problems = append(rep.Problems, "sending a message failed: "+err.Error())
@@ -161,7 +161,7 @@ func Check(ctx context.Context, cfg *spool.Config, site string, opts CheckOption
 }
 
 // siteKeys are the selector keys of a site, in the order check prints.
-func siteKeys(s spool.SiteConfig) []KeyCheck {
+func siteKeys(s config.SiteConfig) []KeyCheck {
 	all := []KeyCheck{
 		{Key: "input", Selector: s.Input, Must: true},
 		{Key: "send", Selector: s.Send, Must: true},

@@ -11,7 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The driver talks to the page only through Runtime.evaluate of small
@@ -63,7 +64,7 @@ const maxContinues = 20
 
 // driver drives one chat on a page described only by a spool.SiteConfig.
 type driver struct {
-	site     spool.SiteConfig
+	site     config.SiteConfig
 	siteName string
 	t        Timings
 	log      *slog.Logger
@@ -75,7 +76,7 @@ type driver struct {
 	holdScale float64
 }
 
-func newDriver(site spool.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
+func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -101,7 +102,7 @@ func (d *driver) step(msg string, args ...any) {
 }
 
 // chat runs one exchange and returns the answer text.
-func (d *driver) chat(ctx context.Context, model *spool.ModelConfig, task *spool.Task) (string, error) {
+func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (string, error) {
 	st, err := d.open(ctx)
 	if err != nil {
 		return "", err
@@ -185,7 +186,7 @@ func (d *driver) open(ctx context.Context) (pageState, error) {
 			d.step("page loaded", "url", d.site.URL)
 			if st.LoggedOut {
 				d.step("logged-in check", "signedIn", false)
-				return st, lanes.Errorf(spool.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+				return st, lanes.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
 			}
 			d.step("logged-in check", "signedIn", true)
 			return st, nil
@@ -200,7 +201,7 @@ func (d *driver) open(ctx context.Context) (pageState, error) {
 			if err != nil {
 				return st, d.fail(ctx, "waiting for the page: %w", err)
 			}
-			return st, lanes.Errorf(spool.ClassTransient, "site %s: the page did not finish loading within %s", d.siteName, d.t.PageLoad)
+			return st, lanes.Errorf(taskfile.ClassTransient, "site %s: the page did not finish loading within %s", d.siteName, d.t.PageLoad)
 		}
 		select {
 		case <-ctx.Done():

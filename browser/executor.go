@@ -14,6 +14,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // defaultProbeTimeout bounds the heartbeat's CDP round-trip.
@@ -23,7 +25,7 @@ const defaultProbeTimeout = 5 * time.Second
 // single-instance check → launch → drive the chat page → close, with the
 // close on every path.
 type Executor struct {
-	cfg *spool.Config
+	cfg *config.Config
 	log *slog.Logger
 
 	// Timings of the page; zero fields take the site's keys or the
@@ -42,7 +44,7 @@ type Executor struct {
 }
 
 // NewExecutor returns the web executor for cfg.
-func NewExecutor(cfg *spool.Config, log *slog.Logger) *Executor {
+func NewExecutor(cfg *config.Config, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -52,7 +54,7 @@ func NewExecutor(cfg *spool.Config, log *slog.Logger) *Executor {
 // ForSession returns an executor with e's settings for one web session:
 // its browser runs on the session's own profile, and its self-check finds
 // and kills leftovers of that profile only.
-func (e *Executor) ForSession(s spool.WebSession) *Executor {
+func (e *Executor) ForSession(s config.WebSession) *Executor {
 	return &Executor{cfg: e.cfg, log: e.log.With("account", s.Account), Timings: e.Timings, HoldScale: e.HoldScale,
 		ProbeTimeout: e.ProbeTimeout, profile: s.Profile, closeGrace: e.closeGrace}
 }
@@ -68,7 +70,7 @@ var errOverlap = errors.New("web executor is already running a task (the web lan
 // context.Cause(ctx).
 func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
 	if !e.mu.TryLock() {
-		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: errOverlap}
+		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: errOverlap}
 	}
 	defer e.mu.Unlock()
 	started := time.Now()
@@ -76,11 +78,11 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	model := job.Model
 	site, ok := e.cfg.Sites[model.Site]
 	if !ok {
-		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
 	}
 	profile := e.profile
 	if err := ensureProfile(profile); err != nil {
-		return lanes.Result{}, lanes.Errorf(spool.ClassEnvironment, "%w", err)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassEnvironment, "%w", err)
 	}
 
 	job.SetStage("self-check")
@@ -140,17 +142,17 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 		b.Close() // close before returning, as promised; the defer is then a no-op
 		return lanes.Result{}, stopped(ctx, stage)
 	case b.Context().Err() != nil || b.exited():
-		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
+		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
 	}
 	// Something to look at: what the page showed when the attempt failed.
 	job.SetStage("saving the page of the failed attempt")
 	saved := saveArtefacts(b.Context(), spool.NewStore(e.cfg, nil), job.Task.TaskID, max(job.Task.Attempt, 1), log)
 	if errors.Is(context.Cause(dctx), lanes.ErrTimeout) {
-		err = &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
+		err = &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}
 	var te *lanes.TaskError
 	if !errors.As(err, &te) {
-		te = &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
+		te = &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
 	}
 	if s := saved.String(); s != "" {
 		te.Err = fmt.Errorf("%w (%s)", te.Err, s)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 )
@@ -80,7 +80,7 @@ func TestExecutor_Execute_LoggedOut(t *testing.T) {
 	e.stand.LogoutAll()
 	job, log := e.job(t, "chat-web", "", "hello")
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != spool.ClassAccount || !strings.Contains(err.Error(), "spoolgate login standin") {
+	if lanes.Classify(err) != taskfile.ClassAccount || !strings.Contains(err.Error(), "spoolgate login standin") {
 		t.Fatalf("err %v (class %s), want account error naming `spoolgate login standin`\nlog:\n%s", err, lanes.Classify(err), log)
 	}
 	if e.stand.Generations() != 0 {
@@ -104,7 +104,7 @@ func TestExecutor_Execute_PageCollision(t *testing.T) {
 	waitUntil(t, "the other generation", 5*time.Second, func() bool { return e.stand.Active() == 1 })
 	job, log := e.job(t, "chat-web", "", "mine")
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != spool.ClassTransient || !strings.Contains(err.Error(), chatstand.ErrOneAtATime) {
+	if lanes.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), chatstand.ErrOneAtATime) {
 		t.Fatalf("err %v, want transient with the page's error\nlog:\n%s", err, log)
 	}
 	_ = e.stand.Close() // ends the other generation
@@ -117,7 +117,7 @@ func TestExecutor_Execute_Hang(t *testing.T) {
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
 	took := time.Since(start)
-	if lanes.Classify(err) != spool.ClassTransient || !errors.Is(err, lanes.ErrTimeout) {
+	if lanes.Classify(err) != taskfile.ClassTransient || !errors.Is(err, lanes.ErrTimeout) {
 		t.Fatalf("err %v, want transient wrapping lanes.ErrTimeout\nlog:\n%s", err, log)
 	}
 	if took < 2*time.Second || took > 6*time.Second {
@@ -150,7 +150,7 @@ func TestExecutor_Execute_BrowserKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := <-done
-	if lanes.Classify(o.err) != spool.ClassTransient || !errors.Is(o.err, errBrowserGone) {
+	if lanes.Classify(o.err) != taskfile.ClassTransient || !errors.Is(o.err, errBrowserGone) {
 		t.Fatalf("err %v, want transient: browser exited\nlog:\n%s", o.err, log)
 	}
 }

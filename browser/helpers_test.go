@@ -21,6 +21,8 @@ import (
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +42,7 @@ type syncBuf = testkit.Buffer
 // env is one test's stand-in, config and signed-in profile.
 type env struct {
 	stand   *chatstand.Server
-	cfg     *spool.Config
+	cfg     *config.Config
 	profile string
 	exec    *Executor
 }
@@ -85,7 +87,7 @@ models:
   - {name: chat-web-prompt, kind: web, site: standin, needEmptyPrompt: false}
 sites:
 %s`, filepath.Join(t.TempDir(), "spool"), t.TempDir(), o.taskTimeout, site)
-	cfg, err := spool.ParseConfig([]byte(yaml))
+	cfg, err := config.ParseConfig([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func (e *env) job(t *testing.T, model, prompt, content string) (*lanes.Job, *syn
 		t.Fatalf("no model %s", model)
 	}
 	buf := &syncBuf{}
-	task := &spool.Task{TaskID: "t-" + strings.ReplaceAll(t.Name(), "/", "-"), Model: model, Prompt: prompt, Content: content}
+	task := &taskfile.Task{TaskID: "t-" + strings.ReplaceAll(t.Name(), "/", "-"), Model: model, Prompt: prompt, Content: content}
 	return lanes.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil))), buf
 }
 

@@ -16,7 +16,8 @@ import (
 	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Timings of the browser lifecycle.
@@ -37,11 +38,11 @@ var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "go
 // FindBrowser returns the browser to run: web.browser if set (a path or a
 // name on PATH), else the first of chromium, chromium-browser,
 // google-chrome, google-chrome-stable, chrome, msedge found on PATH.
-func FindBrowser(cfg *spool.Config) (string, error) {
+func FindBrowser(cfg *config.Config) (string, error) {
 	if b := cfg.Web.Browser; b != "" {
 		p, err := exec.LookPath(b)
 		if err != nil {
-			return "", lanes.Errorf(spool.ClassEnvironment, "web.browser %q: %w", b, err)
+			return "", lanes.Errorf(taskfile.ClassEnvironment, "web.browser %q: %w", b, err)
 		}
 		return p, nil
 	}
@@ -50,7 +51,7 @@ func FindBrowser(cfg *spool.Config) (string, error) {
 			return p, nil
 		}
 	}
-	return "", lanes.Errorf(spool.ClassEnvironment, "no browser found on PATH (tried %v); install Chromium or set web.browser", browserNames)
+	return "", lanes.Errorf(taskfile.ClassEnvironment, "no browser found on PATH (tried %v); install Chromium or set web.browser", browserNames)
 }
 
 // closedNetworkFlags keep Chromium from calling home: no first-run UI, no
@@ -107,7 +108,7 @@ func (b *Browser) Context() context.Context { return b.ctx }
 // Launch starts the browser on profile, headless or not, over the DevTools
 // pipe (no debugging port), in its own process group, and returns once a
 // tab answers. ctx bounds the start only: the browser lives until Close.
-func Launch(ctx context.Context, cfg *spool.Config, profile string, headless bool, log *slog.Logger) (*Browser, error) {
+func Launch(ctx context.Context, cfg *config.Config, profile string, headless bool, log *slog.Logger) (*Browser, error) {
 	path, err := FindBrowser(cfg)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func Launch(ctx context.Context, cfg *spool.Config, profile string, headless boo
 	}
 	if err != nil {
 		b.abort(gotDo, errc)
-		return nil, lanes.Errorf(spool.ClassEnvironment, "launch %s: %w", path, err)
+		return nil, lanes.Errorf(taskfile.ClassEnvironment, "launch %s: %w", path, err)
 	}
 	if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		b.pid = c.Browser.Process().Pid

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // limitMsg returns the usage-limit message the page shows, or "". With a
@@ -63,8 +64,8 @@ func (d *driver) limitErr(msg string) error {
 	if parsed {
 		how = "held until the reset it names (" + hold.Wait + ") plus a little"
 	}
-	return &lanes.TaskError{Class: spool.ClassAccount, Hold: hold,
-		Err: lanes.Errorf(spool.ClassAccount, "site %s shows a usage limit: %q; %s, until %s", d.siteName, hold.Reason, how, hold.Until.Format(time.RFC3339))}
+	return &lanes.TaskError{Class: taskfile.ClassAccount, Hold: hold,
+		Err: lanes.Errorf(taskfile.ClassAccount, "site %s shows a usage limit: %q; %s, until %s", d.siteName, hold.Reason, how, hold.Until.Format(time.RFC3339))}
 }
 
 // holdJitter is the small random delay added to a hold, so that several

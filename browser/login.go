@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // Login opens a visible browser on this instance's profile at the site's
@@ -16,12 +15,12 @@ import (
 // closed (its last window) or ctx ends; then it closes whatever is left by
 // the usual close procedure. The caller holds the web-runner lock, so no
 // task runs on the profile meanwhile.
-func Login(ctx context.Context, cfg *spool.Config, site string, log *slog.Logger) error {
+func Login(ctx context.Context, cfg *config.Config, site string, log *slog.Logger) error {
 	return LoginProfile(ctx, cfg, site, ProfileDir(cfg), log)
 }
 
 // LoginProfile is Login on one session's profile (spool.WebSession.Profile).
-func LoginProfile(ctx context.Context, cfg *spool.Config, site, profile string, log *slog.Logger) error {
+func LoginProfile(ctx context.Context, cfg *config.Config, site, profile string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // A Chromium left running on our profile (started detached, in its own
@@ -74,7 +74,7 @@ func TestExecutor_Execute_ForeignLockHolder(t *testing.T) {
 	job, log := e.job(t, "chat-web", "", "blocked")
 	_, err := e.exec.Execute(context.Background(), job)
 	want := fmt.Sprintf("is in use by pid %d (sleep, sleep 60); another tool or spoolgate instance uses it: close it or give this instance its own web.instance", sleep.Process.Pid)
-	if lanes.Classify(err) != spool.ClassEnvironment || !strings.Contains(err.Error(), want) {
+	if lanes.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v (class %s), want environment error with %q", err, lanes.Classify(err), want)
 	}
 	if !strings.Contains(log.String(), want) {

@@ -16,7 +16,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // briefs are the texts every kind of field must hold exactly: paragraphs,
@@ -31,8 +32,8 @@ func briefs() map[string]string {
 }
 
 // standSite is the site config of a stand-in page.
-func standSite(url string) spool.SiteConfig {
-	return spool.SiteConfig{URL: url, Input: ".input", Send: "button[type=submit]", Answer: ".message.assistant",
+func standSite(url string) config.SiteConfig {
+	return config.SiteConfig{URL: url, Input: ".input", Send: "button[type=submit]", Answer: ".message.assistant",
 		Busy: "button.stop", LoggedOut: "a.login", NewChat: "button.new-chat", Error: ".error",
 		Limited: ".limit", Continue: "button.continue", PromptInput: "textarea.system"}
 }
@@ -42,7 +43,7 @@ func standSite(url string) spool.SiteConfig {
 func tab(t testing.TB) context.Context {
 	t.Helper()
 	needChromium(t)
-	cfg, err := spool.ParseConfig([]byte(fmt.Sprintf("web: {profiles: %q, instance: typing}\n", t.TempDir())))
+	cfg, err := config.ParseConfig([]byte(fmt.Sprintf("web: {profiles: %q, instance: typing}\n", t.TempDir())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func testMangled(t *testing.T, ctx context.Context) {
 	}
 	text := "keep the rocket 🚀\nplease"
 	_, err := d.setText(ctx, "input", ".input", text)
-	if lanes.Classify(err) != spool.ClassEnvironment || !strings.Contains(err.Error(), "does not hold the text meant") {
+	if lanes.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), "does not hold the text meant") {
 		t.Fatalf("err %v, want environment: does not hold the text meant", err)
 	}
 	for _, want := range []string{`meant="keep the rocket 🚀\npleas`, `fieldHolds="keep the rocket \nplease"`, "method=lines", "method=value"} {

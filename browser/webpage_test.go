@@ -14,6 +14,7 @@ import (
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The failure modes of real chat sites, each against the stand-in page
@@ -29,7 +30,7 @@ func TestExecutor_Execute_NoStart(t *testing.T) {
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
 	took := time.Since(start)
-	if lanes.Classify(err) != spool.ClassTransient || !strings.Contains(err.Error(), "no answer started within 1s") {
+	if lanes.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), "no answer started within 1s") {
 		t.Fatalf("err %v, want transient: no answer started\nlog:\n%s", err, log)
 	}
 	if took > 1*time.Second+5*time.Second {
@@ -69,7 +70,7 @@ func TestExecutor_Execute_Limited(t *testing.T) {
 		before := time.Now()
 		_, err := e.exec.Execute(context.Background(), job)
 		var te *lanes.TaskError
-		if !errors.As(err, &te) || te.Class != spool.ClassAccount || te.Hold == nil {
+		if !errors.As(err, &te) || te.Class != taskfile.ClassAccount || te.Hold == nil {
 			t.Fatalf("%q: err %v, want account with a hold\nlog:\n%s", c.msg, err, log)
 		}
 		want := 45 * time.Minute
@@ -128,7 +129,7 @@ func TestExecutor_Execute_MissingSelector(t *testing.T) {
 	job, log := e.job(t, "chat-web", "", "hello")
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != spool.ClassEnvironment {
+	if lanes.Classify(err) != taskfile.ClassEnvironment {
 		t.Fatalf("err %v (class %s), want environment\nlog:\n%s", err, lanes.Classify(err), log)
 	}
 	for _, want := range []string{`input "textarea.renamed" matches nothing`, "searched the page and its 1 open shadow roots", "spoolgate check standin"} {

@@ -3,14 +3,13 @@
 package install_test
 
 import (
+	"github.com/spoolgate/spoolgate/spool/config"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 func read(t *testing.T, name string) string {
@@ -23,7 +22,7 @@ func read(t *testing.T, name string) string {
 }
 
 func TestExampleConfig(t *testing.T) {
-	c, err := spool.ParseConfig([]byte(read(t, "spoolgate.yaml")))
+	c, err := config.ParseConfig([]byte(read(t, "spoolgate.yaml")))
 	if err != nil {
 		t.Fatalf("install/spoolgate.yaml: %v", err)
 	}
@@ -47,7 +46,7 @@ func TestWindowsScriptConfig(t *testing.T) {
 	if m == nil {
 		t.Fatal("no @' '@ config here-string in install-windows.ps1")
 	}
-	c, err := spool.ParseConfig([]byte(m[1]))
+	c, err := config.ParseConfig([]byte(m[1]))
 	if err != nil {
 		t.Fatalf("install-windows.ps1 config: %v", err)
 	}
@@ -63,7 +62,7 @@ func TestWindowsScriptConfig(t *testing.T) {
 
 func TestSystemdUnit(t *testing.T) {
 	unit := read(t, "spoolgate.service")
-	c, err := spool.ParseConfig([]byte(read(t, "spoolgate.yaml")))
+	c, err := config.ParseConfig([]byte(read(t, "spoolgate.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"golang.org/x/time/rate"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // Admission decides which pending tasks a lane may start now, beyond its
@@ -20,12 +20,12 @@ import (
 type Admission interface {
 	// Admit reports whether e may start now. It must not change anything:
 	// the lane asks it of many entries and starts at most one of them.
-	Admit(e spool.Entry, now time.Time) bool
+	Admit(e Entry, now time.Time) bool
 	// Acquire takes what e's start uses (a slot of its model, a request of
 	// its rate) and returns the call that gives it back when the attempt
 	// ends, with the executor's error (nil on success). ok is false if e
 	// may not start after all.
-	Acquire(e spool.Entry, now time.Time) (release func(err error), ok bool)
+	Acquire(e Entry, now time.Time) (release func(err error), ok bool)
 	// Ready blocks until an admitted attempt of model may send its
 	// request, or ctx ends (then it returns ctx's cause).
 	Ready(ctx context.Context, model string) error
@@ -60,10 +60,10 @@ type modelQuota struct {
 
 // NewModelGate returns the gate of cfg's api models (a model without
 // quotas is still paused by a 429), or nil if cfg has no api model.
-func NewModelGate(cfg *spool.Config) *ModelGate {
+func NewModelGate(cfg *config.Config) *ModelGate {
 	g := &ModelGate{models: map[string]*modelQuota{}}
 	for _, m := range cfg.Models {
-		if m.Kind != spool.KindAPI {
+		if m.Kind != taskfile.KindAPI {
 			continue
 		}
 		q := &modelQuota{limit: m.Concurrency}
@@ -80,7 +80,7 @@ func NewModelGate(cfg *spool.Config) *ModelGate {
 }
 
 // Admit implements Admission.
-func (g *ModelGate) Admit(e spool.Entry, now time.Time) bool {
+func (g *ModelGate) Admit(e Entry, now time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q := g.models[e.Model]
@@ -100,7 +100,7 @@ func (q *modelQuota) admits(now time.Time) bool {
 }
 
 // Acquire implements Admission.
-func (g *ModelGate) Acquire(e spool.Entry, now time.Time) (func(error), bool) {
+func (g *ModelGate) Acquire(e Entry, now time.Time) (func(error), bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q := g.models[e.Model]

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-func gateConfig(t *testing.T) *spool.Config {
+func gateConfig(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := spool.ParseConfig([]byte(`
+	cfg, err := config.ParseConfig([]byte(`
 api: {concurrency: 5}
 models:
   - {name: a, kind: api, baseURL: "http://127.0.0.1:9/v1", concurrency: 2}
@@ -29,7 +30,7 @@ models:
 func TestModelGate_Concurrency(t *testing.T) {
 	g := lanes.NewModelGate(gateConfig(t))
 	now := time.Now()
-	a, b := spool.Entry{ID: "x", Model: "a"}, spool.Entry{ID: "y", Model: "b"}
+	a, b := lanes.Entry{ID: "x", Model: "a"}, lanes.Entry{ID: "y", Model: "b"}
 	var rel []func(error)
 	for i := range 2 {
 		r, ok := g.Acquire(a, now)
@@ -49,7 +50,7 @@ func TestModelGate_Concurrency(t *testing.T) {
 			t.Fatalf("b #%d refused while a is at its limit", i+1)
 		}
 	}
-	if g.Admit(b, now) || !g.Admit(spool.Entry{Model: "free"}, now) || !g.Admit(spool.Entry{Model: "unknown"}, now) {
+	if g.Admit(b, now) || !g.Admit(lanes.Entry{Model: "free"}, now) || !g.Admit(lanes.Entry{Model: "unknown"}, now) {
 		t.Error("b over its limit, or a model without quotas, answered wrong")
 	}
 	rel[0](nil)
@@ -71,7 +72,7 @@ func TestModelGate_Concurrency(t *testing.T) {
 func TestModelGate_RPM(t *testing.T) {
 	g := lanes.NewModelGate(gateConfig(t))
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := spool.Entry{ID: "x", Model: "r"} // rpm 30: one every 2 s
+	r := lanes.Entry{ID: "x", Model: "r"} // rpm 30: one every 2 s
 	starts := 0
 	var at []time.Duration
 	for step := time.Duration(0); step <= time.Minute; step += 100 * time.Millisecond {
@@ -96,9 +97,9 @@ func TestModelGate_RPM(t *testing.T) {
 func TestModelGate_429PausesOnlyItsModel(t *testing.T) {
 	g := lanes.NewModelGate(gateConfig(t))
 	now := time.Now()
-	a, b := spool.Entry{ID: "x", Model: "a"}, spool.Entry{ID: "y", Model: "b"}
+	a, b := lanes.Entry{ID: "x", Model: "a"}, lanes.Entry{ID: "y", Model: "b"}
 	rel, _ := g.Acquire(a, now)
-	rel(&lanes.TaskError{Class: spool.ClassTransient, Err: errors.New("HTTP 429"), RetryAfter: time.Hour})
+	rel(&lanes.TaskError{Class: taskfile.ClassTransient, Err: errors.New("HTTP 429"), RetryAfter: time.Hour})
 	if g.Admit(a, time.Now()) {
 		t.Error("a admitted during its Retry-After")
 	}
@@ -121,7 +122,7 @@ func TestModelGate_429PausesOnlyItsModel(t *testing.T) {
 	if !g.PausedUntil("b", time.Now()).IsZero() {
 		t.Error("a 500 paused b")
 	}
-	if lanes.NewModelGate(&spool.Config{}) != nil {
+	if lanes.NewModelGate(&config.Config{}) != nil {
 		t.Error("a gate without api models")
 	}
 }
@@ -129,7 +130,7 @@ func TestModelGate_429PausesOnlyItsModel(t *testing.T) {
 // TestModelGate_Ready: the sends of a model with an rpm keep 60/rpm apart
 // however the claims bunched; a canceled wait returns its cause.
 func TestModelGate_Ready(t *testing.T) {
-	cfg, err := spool.ParseConfig([]byte("models:\n  - {name: r, kind: api, baseURL: \"http://127.0.0.1:9/v1\", rpm: 600}\n"))
+	cfg, err := config.ParseConfig([]byte("models:\n  - {name: r, kind: api, baseURL: \"http://127.0.0.1:9/v1\", rpm: 600}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,9 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Daemon is `spoolgate run`: intake, the two lanes, cancel requests. It
@@ -20,16 +23,16 @@ import (
 // closed once recovery is done and the lanes and the watcher have started.
 type Daemon struct {
 	Store     *spool.Store
-	Executors map[spool.Kind]Executor // a lane without an executor does not run
+	Executors map[taskfile.Kind]Executor // a lane without an executor does not run
 	// SessionExecutor builds each web session's executor (its browser on
 	// its profile); without it every session uses Executors[web].
 	SessionExecutor SessionExecutor
 	Log             *slog.Logger
 	Hooks           Hooks
 
-	cfg     *spool.Config
+	cfg     *config.Config
 	owner   string
-	lanes   map[spool.Kind]*Lane
+	lanes   map[taskfile.Kind]*Lane
 	watcher *spool.Watcher
 	once    sync.Once
 	stopped func() // ends the startstop run; set by Start
@@ -55,7 +58,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	<-d.watcher.Started()
 	d.Log.Info("started", "spool", d.Store.Layout.Root, "owner", d.owner, "poll", d.cfg.Poll,
-		"apiConcurrency", d.cfg.API.Concurrency, "webSessions", spool.Concurrency(d.cfg, spool.KindWeb))
+		"apiConcurrency", d.cfg.API.Concurrency, "webSessions", config.Concurrency(d.cfg, taskfile.KindWeb))
 	started()
 	return nil
 }
@@ -76,36 +79,36 @@ func (d *Daemon) start(ctx context.Context) error {
 	// runs keeps the peak resident memory near the live index (100,000
 	// pending files: 94 MB peak at the default, see make bench).
 	gc := debug.SetGCPercent(25)
-	entries, err := d.Store.Recover()
+	entries, err := spool.Recover(d.Store, func(t *taskfile.Task) Entry { return EntryOf(d.cfg, t) })
 	debug.SetGCPercent(gc)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	d.lanes = map[spool.Kind]*Lane{}
-	for _, k := range spool.Kinds {
+	d.lanes = map[taskfile.Kind]*Lane{}
+	for _, k := range taskfile.Kinds {
 		ex := d.Executors[k]
 		if ex == nil {
 			continue
 		}
 		var adm Admission
-		if k == spool.KindAPI {
+		if k == taskfile.KindAPI {
 			if g := NewModelGate(d.cfg); g != nil {
 				adm = g
 			}
 		}
 		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
-			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: spool.NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
 	}
 	d.Store.SetOutputOwner(d.outputOwner)
 	for _, l := range d.lanes {
 		_ = l.Start(ctx) // a lane's Start cannot fail
 	}
 	dirs := []spool.WatchDir{{Path: d.Store.Layout.Incoming()}}
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		dirs = append(dirs,
-			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirIncoming), Lane: k},
-			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirCancel), Lane: k, CancelRequests: true, Accept: spool.ValidTaskID},
-			spool.WatchDir{Path: d.Store.Layout.Lane(k, spool.DirPriority), Lane: k, PriorityRequests: true, Accept: spool.ValidTaskID})
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, taskfile.DirIncoming), Lane: k},
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, taskfile.DirCancel), Lane: k, CancelRequests: true, Accept: taskfile.ValidTaskID},
+			spool.WatchDir{Path: d.Store.Layout.Lane(k, taskfile.DirPriority), Lane: k, PriorityRequests: true, Accept: taskfile.ValidTaskID})
 	}
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
@@ -123,17 +126,17 @@ func (d *Daemon) start(ctx context.Context) error {
 
 // laneLogger gives each lane its own prefix, so the two lanes' lines read
 // apart at a glance: "[web]" and "[api]".
-func laneLogger(log *slog.Logger, k spool.Kind) *slog.Logger {
+func laneLogger(log *slog.Logger, k taskfile.Kind) *slog.Logger {
 	return slog.New(prefixHandler{h: log.Handler(), prefix: "[" + string(k) + "] "})
 }
 
 // Lane returns the lane of kind k, or nil.
-func (d *Daemon) Lane(k spool.Kind) *Lane { return d.lanes[k] }
+func (d *Daemon) Lane(k taskfile.Kind) *Lane { return d.lanes[k] }
 
 // Info returns the lanes' live views.
-func (d *Daemon) Info() []spool.LaneInfo {
-	var out []spool.LaneInfo
-	for _, k := range spool.Kinds {
+func (d *Daemon) Info() []status.LaneInfo {
+	var out []status.LaneInfo
+	for _, k := range taskfile.Kinds {
 		if l := d.lanes[k]; l != nil {
 			out = append(out, l.Info())
 		}
@@ -232,7 +235,7 @@ func (d *Daemon) mergePending() {
 // running here → the attempt's context is canceled and the runner records
 // the real outcome; running elsewhere → left for its owner; finished or
 // unknown → nothing to do. The request file is consumed.
-func (d *Daemon) cancelRequest(k spool.Kind, id string) {
+func (d *Daemon) cancelRequest(k taskfile.Kind, id string) {
 	req := d.Store.Layout.CancelPath(k, id)
 	log := laneLogger(d.Log, k).With("taskId", id)
 	consume := func() {
@@ -258,7 +261,7 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 		}
 		where := d.Store.Layout.Locate(k, id)
 		switch where {
-		case spool.DirPending:
+		case taskfile.DirPending:
 			t, err := d.Store.CancelPending(k, id, time.Now())
 			if errors.Is(err, os.ErrNotExist) {
 				continue // claimed just now: look again
@@ -276,7 +279,7 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 			consume()
 			d.Hooks.final(k, t)
 			return
-		case spool.DirRunning:
+		case taskfile.DirRunning:
 			// Our claims register their runner before they move the file,
 			// so one more look settles whether it is ours.
 			ours()
@@ -286,7 +289,7 @@ func (d *Daemon) cancelRequest(k spool.Kind, id string) {
 			consume()
 			return
 		default:
-			log.Info("cancel request for a finished task: nothing to do", "state", spool.FolderState[where])
+			log.Info("cancel request for a finished task: nothing to do", "state", taskfile.FolderState[where])
 			consume()
 			return
 		}

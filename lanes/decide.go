@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // attemptEnd is everything the lane knows when an attempt's executor has
@@ -42,41 +43,41 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	}
 	o.BrowserPID = e.BrowserPID
 	err := e.Err
-	var class spool.ErrorClass
+	var class taskfile.ErrorClass
 	var retryAfter time.Duration
 	switch {
 	case err == nil && e.OutputErr == nil:
-		o.State, o.Result = spool.StateSuccess, e.Text
+		o.State, o.Result = taskfile.StateSuccess, e.Text
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the
 		// task fails without a retry (which would pay again).
-		o.State, o.Result, o.Class = spool.StateFailed, e.Text, spool.ClassPermanent
-		o.Error = spool.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
+		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
+		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true
 	case errors.Is(e.Cause, ErrShutdown):
-		o.State, o.Unspent = spool.StatePending, true
-		o.Error = spool.OneLine("interrupted by shutdown: " + err.Error())
+		o.State, o.Unspent = taskfile.StatePending, true
+		o.Error = taskfile.OneLine("interrupted by shutdown: " + err.Error())
 		return o, true
 	case errors.Is(e.Cause, ErrCanceled):
 		stage := e.Stage
 		if stage == "" {
 			stage = "running"
 		}
-		o.State, o.Class, o.Error = spool.StateCanceled, spool.ClassCanceled, "canceled by request while "+stage
+		o.State, o.Class, o.Error = taskfile.StateCanceled, taskfile.ClassCanceled, "canceled by request while "+stage
 		return o, true
 	case errors.Is(e.Cause, ErrStale):
-		class = spool.ClassStale
+		class = taskfile.ClassStale
 		err = fmt.Errorf("no liveness for %s: %w", e.StaleAfter, ErrStale)
 	case errors.Is(e.Cause, ErrTimeout):
-		class = spool.ClassTransient
+		class = taskfile.ClassTransient
 		err = fmt.Errorf("%w after %s: %s", ErrTimeout, e.Took.Round(time.Millisecond), err)
 	case HoldOf(err) != nil:
 		// A usage limit holds the account, not the task: back to pending
 		// unspent; the account's hold gates when it runs again.
 		h := HoldOf(err)
-		o.State, o.Unspent = spool.StatePending, true
-		o.Error = spool.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
+		o.State, o.Unspent = taskfile.StatePending, true
+		o.Error = taskfile.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
 		return o, true
 	default:
 		class = Classify(err)
@@ -85,12 +86,12 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 			retryAfter = te.RetryAfter
 		}
 	}
-	o.Error, o.Class = spool.OneLine(err.Error()), class
-	if (class == spool.ClassTransient || class == spool.ClassStale) && e.Attempt < e.MaxAttempts {
-		o.State = spool.StatePending
+	o.Error, o.Class = taskfile.OneLine(err.Error()), class
+	if (class == taskfile.ClassTransient || class == taskfile.ClassStale) && e.Attempt < e.MaxAttempts {
+		o.State = taskfile.StatePending
 		o.NotBefore = e.Now.Add(backoff(e.RetryBackoff, e.Attempt, retryAfter))
 	} else {
-		o.State = spool.StateFailed
+		o.State = taskfile.StateFailed
 	}
 	return o, true
 }

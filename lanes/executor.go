@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Executor runs one attempt of a task on one kind of model. The API and web
@@ -34,15 +36,15 @@ type Result struct {
 // Job is one attempt of one task, as an executor sees it.
 type Job struct {
 	// Task is a copy of the task file as claimed; do not modify it.
-	Task *spool.Task
+	Task *taskfile.Task
 	// Model is the task's model from the config.
-	Model *spool.ModelConfig
+	Model *config.ModelConfig
 	// Log writes to the lane's log and to <lane>/logs/TASKID.log. The
 	// web lane's self-check findings go here.
 	Log *slog.Logger
 	// Session is the web session the attempt runs on (zero in the API
 	// lane): its account, site and profile.
-	Session spool.WebSession
+	Session config.WebSession
 
 	beats      atomic.Int64 // count of Beat calls
 	browserPID atomic.Int64
@@ -52,7 +54,7 @@ type Job struct {
 }
 
 // NewJob builds a Job; the lanes use it, and so can executor tests.
-func NewJob(task *spool.Task, model *spool.ModelConfig, log *slog.Logger) *Job {
+func NewJob(task *taskfile.Task, model *config.ModelConfig, log *slog.Logger) *Job {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -108,7 +110,7 @@ func (j *Job) BrowserPID() int { return int(j.browserPID.Load()) }
 
 // TaskError is a failed attempt with its class.
 type TaskError struct {
-	Class spool.ErrorClass
+	Class taskfile.ErrorClass
 	Err   error
 	// RetryAfter, when positive, is the server's own wait (HTTP
 	// Retry-After); it wins over the configured backoff.
@@ -133,7 +135,7 @@ func (e *TaskError) Unwrap() error { return e.Err }
 func HoldOf(err error) *spool.Hold {
 	var te *TaskError
 	for e := err; errors.As(e, &te); e = te.Err {
-		if te.Hold != nil && te.Class == spool.ClassAccount {
+		if te.Hold != nil && te.Class == taskfile.ClassAccount {
 			return te.Hold
 		}
 	}
@@ -141,17 +143,17 @@ func HoldOf(err error) *spool.Hold {
 }
 
 // Errorf builds a *TaskError of class c.
-func Errorf(c spool.ErrorClass, format string, args ...any) *TaskError {
+func Errorf(c taskfile.ErrorClass, format string, args ...any) *TaskError {
 	return &TaskError{Class: c, Err: fmt.Errorf(format, args...)}
 }
 
 // Classify returns the class of err: a *TaskError's own, else transient.
-func Classify(err error) spool.ErrorClass {
+func Classify(err error) taskfile.ErrorClass {
 	var te *TaskError
 	if errors.As(err, &te) {
 		return te.Class
 	}
-	return spool.ClassTransient
+	return taskfile.ClassTransient
 }
 
 // Causes passed to an attempt's context; an executor sees them through

@@ -16,6 +16,8 @@ import (
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // testConfig is a config with small periods, rooted in a temp folder.
-func testConfig(t *testing.T, extra string) *spool.Config {
+func testConfig(t *testing.T, extra string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	if !strings.Contains(extra, "shutdownGrace") {
@@ -47,7 +49,7 @@ models:
 sites:
   standin: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
 %s`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), extra)
-	cfg, err := spool.ParseConfig([]byte(y))
+	cfg, err := config.ParseConfig([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ sites:
 
 type rig struct {
 	t     *testing.T
-	cfg   *spool.Config
+	cfg   *config.Config
 	store *spool.Store
 	d     *lanes.Daemon
 	web   *lanestest.Fake
@@ -66,7 +68,7 @@ type rig struct {
 
 // start runs a daemon with fresh fakes on cfg and stops it at cleanup. Its
 // test signals go to sig, or to a new recorder if sig is nil.
-func start(t *testing.T, cfg *spool.Config, sig ...*signals) *rig {
+func start(t *testing.T, cfg *config.Config, sig ...*signals) *rig {
 	t.Helper()
 	r := &rig{t: t, cfg: cfg, web: &lanestest.Fake{Exclusive: true}, api: &lanestest.Fake{Quota: cfg.API.Concurrency}}
 	if len(sig) > 0 {
@@ -82,7 +84,7 @@ func start(t *testing.T, cfg *spool.Config, sig ...*signals) *rig {
 func (r *rig) startDaemon() {
 	log := slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.d = &lanes.Daemon{Store: r.store, Log: log, Hooks: r.sig.hooks(),
-		Executors: map[spool.Kind]lanes.Executor{spool.KindWeb: r.web, spool.KindAPI: r.api}}
+		Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api}}
 	if err := r.d.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -101,18 +103,18 @@ type signals struct {
 	mu       sync.Mutex
 	changed  chan struct{} // closed at each event, then replaced
 	accepted map[string]bool
-	started  map[string]int         // attempts started
-	final    map[string]*spool.Task // the final record as written
-	cancels  map[string]bool        // cancel requests handled
-	held     map[string]bool        // "lane: reason"
+	started  map[string]int            // attempts started
+	final    map[string]*taskfile.Task // the final record as written
+	cancels  map[string]bool           // cancel requests handled
+	held     map[string]bool           // "lane: reason"
 }
 
 func newSignals() *signals {
 	return &signals{changed: make(chan struct{}), accepted: map[string]bool{}, started: map[string]int{},
-		final: map[string]*spool.Task{}, cancels: map[string]bool{}, held: map[string]bool{}}
+		final: map[string]*taskfile.Task{}, cancels: map[string]bool{}, held: map[string]bool{}}
 }
 
-func key(k spool.Kind, id string) string { return string(k) + "/" + id }
+func key(k taskfile.Kind, id string) string { return string(k) + "/" + id }
 
 func (s *signals) note(f func()) {
 	s.mu.Lock()
@@ -124,11 +126,11 @@ func (s *signals) note(f func()) {
 
 func (s *signals) hooks() lanes.Hooks {
 	return lanes.Hooks{
-		OnAccept:        func(k spool.Kind, t *spool.Task) { s.note(func() { s.accepted[key(k, t.TaskID)] = true }) },
-		OnAttemptStart:  func(k spool.Kind, t *spool.Task) { s.note(func() { s.started[key(k, t.TaskID)]++ }) },
-		OnFinal:         func(k spool.Kind, t *spool.Task) { s.note(func() { s.final[key(k, t.TaskID)] = t.Clone() }) },
-		OnCancelRequest: func(k spool.Kind, id string) { s.note(func() { s.cancels[key(k, id)] = true }) },
-		OnHold:          func(k spool.Kind, reason string) { s.note(func() { s.held[string(k)+": "+reason] = true }) },
+		OnAccept:        func(k taskfile.Kind, t *taskfile.Task) { s.note(func() { s.accepted[key(k, t.TaskID)] = true }) },
+		OnAttemptStart:  func(k taskfile.Kind, t *taskfile.Task) { s.note(func() { s.started[key(k, t.TaskID)]++ }) },
+		OnFinal:         func(k taskfile.Kind, t *taskfile.Task) { s.note(func() { s.final[key(k, t.TaskID)] = t.Clone() }) },
+		OnCancelRequest: func(k taskfile.Kind, id string) { s.note(func() { s.cancels[key(k, id)] = true }) },
+		OnHold:          func(k taskfile.Kind, reason string) { s.note(func() { s.held[string(k)+": "+reason] = true }) },
 	}
 }
 
@@ -154,7 +156,7 @@ func (s *signals) wait(t *testing.T, d time.Duration, what string, cond func() b
 }
 
 // finals counts the tasks of lane k that reached a final folder.
-func (s *signals) finals(k spool.Kind) int {
+func (s *signals) finals(k taskfile.Kind) int {
 	n := 0
 	for key := range s.final {
 		if strings.HasPrefix(key, string(k)+"/") {
@@ -174,7 +176,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // drop writes a task the way operators should: temp name, then rename.
-func drop(t *testing.T, cfg *spool.Config, lane spool.Kind, id, model, content string) {
+func drop(t *testing.T, cfg *config.Config, lane taskfile.Kind, id, model, content string) {
 	t.Helper()
 	dir := filepath.Join(cfg.Spool, string(lane), "incoming")
 	if lane == "" {
@@ -194,8 +196,8 @@ func drop(t *testing.T, cfg *spool.Config, lane spool.Kind, id, model, content s
 }
 
 // final returns the final folder and task of id, or "" while not final.
-func final(store *spool.Store, k spool.Kind, id string) (string, *spool.Task) {
-	for _, d := range []string{spool.DirDone, spool.DirFailed, spool.DirCanceled} {
+func final(store *spool.Store, k taskfile.Kind, id string) (string, *taskfile.Task) {
+	for _, d := range []string{taskfile.DirDone, taskfile.DirFailed, taskfile.DirCanceled} {
 		if t, err := store.Read(k, d, id); err == nil {
 			return d, t
 		}
@@ -205,7 +207,7 @@ func final(store *spool.Store, k spool.Kind, id string) (string, *spool.Task) {
 
 // waitFinal waits for the signal that id reached a final folder, then
 // reads it there.
-func waitFinal(t *testing.T, r *rig, k spool.Kind, id string, d time.Duration) (string, *spool.Task) {
+func waitFinal(t *testing.T, r *rig, k taskfile.Kind, id string, d time.Duration) (string, *taskfile.Task) {
 	t.Helper()
 	r.sig.wait(t, d, id+" to finish", func() bool { return r.sig.final[key(k, id)] != nil })
 	dir, task := final(r.store, k, id)
@@ -216,7 +218,7 @@ func waitFinal(t *testing.T, r *rig, k spool.Kind, id string, d time.Duration) (
 }
 
 // countFiles counts *.yaml in a lane folder.
-func countFiles(t *testing.T, store *spool.Store, k spool.Kind, dir string) int {
+func countFiles(t *testing.T, store *spool.Store, k taskfile.Kind, dir string) int {
 	ents, err := os.ReadDir(store.Layout.Lane(k, dir))
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,8 @@
 package lanes
 
 import (
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // Hooks let the daemon's observers (metrics) and tests see what the lanes
@@ -13,31 +12,31 @@ type Hooks struct {
 	// OnAttemptEnd is called after an attempt's outcome is written: t as
 	// written (state pending when it will be retried), d the attempt's
 	// duration.
-	OnAttemptEnd func(k spool.Kind, t *spool.Task, d time.Duration)
+	OnAttemptEnd func(k taskfile.Kind, t *taskfile.Task, d time.Duration)
 	// OnReject is called for each rejected drop.
-	OnReject func(lane spool.Kind, reason string)
+	OnReject func(lane taskfile.Kind, reason string)
 	// OnReclaim is called when a stale task is reclaimed.
-	OnReclaim func(k spool.Kind, t *spool.Task)
+	OnReclaim func(k taskfile.Kind, t *taskfile.Task)
 
 	// OnAccept is called when intake has made a drop a pending task.
-	OnAccept func(k spool.Kind, t *spool.Task)
+	OnAccept func(k taskfile.Kind, t *taskfile.Task)
 	// OnAttemptStart is called when an attempt starts: t is marked
 	// running and its executor is about to be called.
-	OnAttemptStart func(k spool.Kind, t *spool.Task)
+	OnAttemptStart func(k taskfile.Kind, t *taskfile.Task)
 	// OnFinal is called whenever this daemon has put a task in done/,
 	// failed/ or canceled/ (an attempt's end, a reclaim, a cancel of a
 	// pending task), with the record as written.
-	OnFinal func(k spool.Kind, t *spool.Task)
+	OnFinal func(k taskfile.Kind, t *taskfile.Task)
 	// OnCancelRequest is called when a cancel request for id has been
 	// handled and consumed (or left to the daemon that runs the task).
-	OnCancelRequest func(k spool.Kind, id string)
+	OnCancelRequest func(k taskfile.Kind, id string)
 	// OnHold is called when a lane starts holding its tasks for a new
 	// reason (lane paused, account disabled).
-	OnHold func(k spool.Kind, reason string)
+	OnHold func(k taskfile.Kind, reason string)
 }
 
 // final calls OnFinal for t if t is in a final state.
-func (h Hooks) final(k spool.Kind, t *spool.Task) {
+func (h Hooks) final(k taskfile.Kind, t *taskfile.Task) {
 	if h.OnFinal != nil && t.State.Final() {
 		h.OnFinal(k, t)
 	}

@@ -6,22 +6,22 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestHooks_And(t *testing.T) {
 	var got []string
 	rec := func(who string) lanes.Hooks {
 		return lanes.Hooks{
-			OnAttemptEnd: func(k spool.Kind, tk *spool.Task, d time.Duration) { got = append(got, who+" end "+tk.TaskID) },
-			OnFinal:      func(k spool.Kind, tk *spool.Task) { got = append(got, who+" final "+tk.TaskID) },
+			OnAttemptEnd: func(k taskfile.Kind, tk *taskfile.Task, d time.Duration) { got = append(got, who+" end "+tk.TaskID) },
+			OnFinal:      func(k taskfile.Kind, tk *taskfile.Task) { got = append(got, who+" final "+tk.TaskID) },
 		}
 	}
-	h := rec("a").And(rec("b")).And(lanes.Hooks{OnHold: func(k spool.Kind, r string) { got = append(got, "c hold "+r) }})
-	tk := &spool.Task{TaskID: "t"}
-	h.OnAttemptEnd(spool.KindAPI, tk, 0)
-	h.OnFinal(spool.KindAPI, tk)
-	h.OnHold(spool.KindWeb, "paused")
+	h := rec("a").And(rec("b")).And(lanes.Hooks{OnHold: func(k taskfile.Kind, r string) { got = append(got, "c hold "+r) }})
+	tk := &taskfile.Task{TaskID: "t"}
+	h.OnAttemptEnd(taskfile.KindAPI, tk, 0)
+	h.OnFinal(taskfile.KindAPI, tk)
+	h.OnHold(taskfile.KindWeb, "paused")
 	want := []string{"a end t", "b end t", "a final t", "b final t", "c hold paused"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)

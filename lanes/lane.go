@@ -11,21 +11,24 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Lane is one scheduler loop and one worker pool for one kind of model.
 // Lanes never share workers.
 type Lane struct {
-	kind        spool.Kind
+	kind        taskfile.Kind
 	concurrency int
 	exec        Executor
 	store       *spool.Store
-	cfg         *spool.Config
-	timing      spool.Timing
+	cfg         *config.Config
+	timing      config.Timing
 	log         *slog.Logger
 	owner       string
 	hooks       Hooks
-	index       *spool.Index
+	index       *Index
 	admission   Admission  // may be nil: every task admitted
 	sessions    []*session // web lane only: one per account, each its own guarantee (see spool.RunnerLock)
 
@@ -46,13 +49,13 @@ type Lane struct {
 
 // LaneOptions configures a Lane.
 type LaneOptions struct {
-	Kind     spool.Kind
+	Kind     taskfile.Kind
 	Executor Executor
 	Store    *spool.Store
 	Owner    string // host:pid
 	Log      *slog.Logger
 	Hooks    Hooks
-	Index    *spool.Index
+	Index    *Index
 	// Admission, if set, decides which pending tasks may start now
 	// (per-model quotas); the lane takes the first one it admits.
 	Admission Admission
@@ -70,24 +73,24 @@ func NewLane(o LaneOptions) *Lane {
 		wake: make(chan struct{}, 1), running: map[string]*runner{},
 	}
 	if l.index == nil {
-		l.index = spool.NewIndex(nil)
+		l.index = NewIndex(nil)
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
 	l.log = l.log.With("lane", string(o.Kind))
-	if o.Kind == spool.KindWeb {
+	if o.Kind == taskfile.KindWeb {
 		l.sessions = newSessions(cfg, o.Executor, o.SessionExecutor)
 	}
-	l.concurrency = spool.Concurrency(cfg, o.Kind)
+	l.concurrency = config.Concurrency(cfg, o.Kind)
 	return l
 }
 
 // Index is the lane's pending index.
-func (l *Lane) Index() *spool.Index { return l.index }
+func (l *Lane) Index() *Index { return l.index }
 
 // Kind is the lane's kind.
-func (l *Lane) Kind() spool.Kind { return l.kind }
+func (l *Lane) Kind() taskfile.Kind { return l.kind }
 
 // Start runs the scheduler loop until Stop.
 // Start runs the scheduler loop until Stop; Started is closed once the
@@ -152,14 +155,14 @@ func (l *Lane) Stop() {
 }
 
 // Info is the lane's live view.
-func (l *Lane) Info() spool.LaneInfo {
-	var sessions []spool.SessionInfo
+func (l *Lane) Info() status.LaneInfo {
+	var sessions []status.SessionInfo
 	if l.sessions != nil {
 		sessions = l.sessionInfos(time.Now())
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	li := spool.LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
+	li := status.LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
 		Paused: l.store.Paused(l.kind), Standby: l.standby, Holder: l.holder}
 	for id := range l.running {
 		li.Running = append(li.Running, id)
@@ -227,7 +230,7 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	disabled := map[string]bool{}
-	eligible := func(e spool.Entry) bool {
+	eligible := func(e Entry) bool {
 		if l.admission != nil && !l.admission.Admit(e, now) {
 			return false
 		}
@@ -293,7 +296,7 @@ func (l *Lane) holdOnce(reason string) {
 // durable) runs on the new runner's goroutine, before the work starts, so
 // that the lane's loop does no fsync and claims for several slots proceed
 // (and reach the disk) together. It reports whether a runner started.
-func (l *Lane) claim(ctx context.Context, e spool.Entry, s *session) bool {
+func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 	l.index.Remove(e.ID)
 	// The runner is registered before the move, so that a cancel request
 	// finds it at every moment the task is in running/ on our behalf.
@@ -372,7 +375,7 @@ func (l *Lane) claim(ctx context.Context, e spool.Entry, s *session) bool {
 // lease (which makes the claim durable). When it cannot, the task is
 // finished as invalid (its model left the config) or handed back, and it
 // reports false.
-func (l *Lane) markRunning(lease *spool.Lease, e spool.Entry) (*spool.Task, *spool.ModelConfig, bool) {
+func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config.ModelConfig, bool) {
 	t, err := lease.Load()
 	if err != nil {
 		l.log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
@@ -380,7 +383,7 @@ func (l *Lane) markRunning(lease *spool.Lease, e spool.Entry) (*spool.Task, *spo
 	}
 	model, ok := l.cfg.Model(t.Model)
 	if !ok || model.Kind != l.kind {
-		o := spool.Outcome{State: spool.StateFailed, Class: spool.ClassInvalid,
+		o := spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassInvalid,
 			Error: fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)}
 		if t, err := lease.Finish(o, time.Now()); err != nil {
 			l.log.Error("finish failed", "taskId", e.ID, "err", err)
@@ -413,7 +416,7 @@ func (l *Lane) markRunning(lease *spool.Lease, e spool.Entry) (*spool.Task, *spo
 }
 
 // Requeue adds a pending task (after intake or a retry) to the index.
-func (l *Lane) Requeue(t *spool.Task) {
-	l.index.Put(spool.EntryOf(l.cfg, t))
+func (l *Lane) Requeue(t *taskfile.Task) {
+	l.index.Put(EntryOf(l.cfg, t))
 	l.Wake()
 }

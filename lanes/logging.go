@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // teeHandler sends each record to two handlers: the lane's log and the
@@ -39,12 +40,12 @@ func (t teeHandler) WithGroup(n string) slog.Handler {
 // task, self-check included, at debug level and up. A log that cannot be
 // written safely (a symlink, a fifo) never stalls the attempt: see
 // spool.Store.TaskLog.
-func newTaskLogHandler(s *spool.Store, k spool.Kind, id string) slog.Handler {
+func newTaskLogHandler(s *spool.Store, k taskfile.Kind, id string) slog.Handler {
 	return slog.NewTextHandler(s.TaskLog(k, id), &slog.HandlerOptions{Level: slog.LevelDebug})
 }
 
 // TaskLogger returns a logger that writes to both log and the task's log
 // file; the daemon uses it for events outside an attempt (reclaim, cancel).
-func TaskLogger(log *slog.Logger, s *spool.Store, k spool.Kind, id string) *slog.Logger {
+func TaskLogger(log *slog.Logger, s *spool.Store, k taskfile.Kind, id string) *slog.Logger {
 	return slog.New(teeHandler{a: log.With("taskId", id).Handler(), b: newTaskLogHandler(s, k, id)})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The field report's lesson: with two lanes, long web tasks do not make API
@@ -22,15 +23,15 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		r := start(t, cfg)
 		// Pause both lanes while dropping, so every task is pending before
 		// the first starts: the same start line for both runs.
-		for _, k := range spool.Kinds {
+		for _, k := range taskfile.Kinds {
 			if err := spool.WriteFileAtomic(r.store.Layout.Paused(k), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := 0; i < apiTasks; i++ {
-			drop(t, cfg, spool.KindAPI, fmt.Sprintf("a%02d", i), "fast", "[[duration=300ms]]")
+			drop(t, cfg, taskfile.KindAPI, fmt.Sprintf("a%02d", i), "fast", "[[duration=300ms]]")
 			if withWeb && i < webTasks {
-				drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%02d", i), "chat", "[[duration=800ms]]")
+				drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("w%02d", i), "chat", "[[duration=800ms]]")
 			}
 		}
 		want := apiTasks
@@ -38,7 +39,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 			want += webTasks
 		}
 		r.sig.wait(t, 10*time.Second, "all pending", func() bool { return len(r.sig.accepted) == want })
-		for _, k := range spool.Kinds {
+		for _, k := range taskfile.Kinds {
 			if err := removeFile(r.store.Layout.Paused(k)); err != nil {
 				t.Fatal(err)
 			}
@@ -49,8 +50,8 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		starts := make([]time.Time, apiTasks)
 		first := time.Time{}
 		for i := 0; i < apiTasks; i++ {
-			dir, task := waitFinal(t, r, spool.KindAPI, fmt.Sprintf("a%02d", i), 30*time.Second)
-			if dir != spool.DirDone {
+			dir, task := waitFinal(t, r, taskfile.KindAPI, fmt.Sprintf("a%02d", i), 30*time.Second)
+			if dir != taskfile.DirDone {
 				t.Fatalf("a%02d: %s", i, dir)
 			}
 			starts[i] = task.StartedAt
@@ -70,7 +71,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 			// of 300 ms three at a time take 2.8 s. Had API tasks queued
 			// behind web ones, the web lane would be (nearly) through.
 			r.sig.mu.Lock()
-			n := r.sig.finals(spool.KindWeb)
+			n := r.sig.finals(taskfile.KindWeb)
 			r.sig.mu.Unlock()
 			if n > webTasks/2 {
 				t.Fatalf("the API batch finished only after %d of %d web tasks: API tasks waited for the web lane", n, webTasks)

@@ -1,6 +1,6 @@
 package lanes
 
-import "github.com/spoolgate/spoolgate/spool"
+import "github.com/spoolgate/spoolgate/spool/taskfile"
 
 // OutputOwner returns the taskId of this lane's pending or running task
 // whose output is key (a spool.OutputKey): its index for pending tasks, its
@@ -22,7 +22,7 @@ func (l *Lane) OutputOwner(key string) (string, bool) {
 // outputOwner is the daemon's answer to intake's question: which pending
 // or running task, in either lane, writes output key ("lane/taskId").
 func (d *Daemon) outputOwner(key string) (string, bool) {
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		if l := d.lanes[k]; l != nil {
 			if id, ok := l.OutputOwner(key); ok {
 				return string(k) + "/" + id, true

@@ -2,9 +2,8 @@ package lanes
 
 import (
 	"errors"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"os"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // priorityRequest handles <lane>/priority/ID, left by `spoolgate priority`
@@ -12,10 +11,10 @@ import (
 // While the task waits, the request stays, so that every daemon of a
 // shared spool (each with its own index) sees it at its next rescan; once
 // the task has left pending/, the request is removed.
-func (d *Daemon) priorityRequest(k spool.Kind, id string) {
-	t, err := d.Store.Read(k, spool.DirPending, id)
-	if err == nil && t.State == spool.StatePending {
-		if l := d.lanes[k]; l != nil && l.index.Replace(spool.EntryOf(d.cfg, t)) {
+func (d *Daemon) priorityRequest(k taskfile.Kind, id string) {
+	t, err := d.Store.Read(k, taskfile.DirPending, id)
+	if err == nil && t.State == taskfile.StatePending {
+		if l := d.lanes[k]; l != nil && l.index.Replace(EntryOf(d.cfg, t)) {
 			l.Wake()
 		}
 		return

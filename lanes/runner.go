@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // runner runs one attempt of one claimed task: the executor, its heartbeat
@@ -17,9 +19,9 @@ type runner struct {
 	sess    *session  // the web session it runs on; nil in the API lane
 	leaseOK time.Time // the account lease's last renewal (heartbeat goroutine only)
 	lease   *spool.Lease
-	task    *spool.Task // as marked; the lease fences every write by its owner and attempt
-	output  string      // the task's spool.OutputKey, from its claim on (see OutputOwner)
-	model   *spool.ModelConfig
+	task    *taskfile.Task // as marked; the lease fences every write by its owner and attempt
+	output  string         // the task's spool.OutputKey, from its claim on (see OutputOwner)
+	model   *config.ModelConfig
 	log     *slog.Logger
 	cancelF context.CancelCauseFunc
 	mu      sync.Mutex
@@ -39,7 +41,7 @@ func (r *runner) canceled() bool {
 
 // init gives a runner its claimed task; until then a cancel is only
 // remembered (and applied when the attempt starts).
-func (r *runner) init(lease *spool.Lease, t *spool.Task, m *spool.ModelConfig) {
+func (r *runner) init(lease *spool.Lease, t *taskfile.Task, m *config.ModelConfig) {
 	l := r.l
 	r.lease, r.task, r.model = lease, t, m
 	r.log = slog.New(teeHandler{
@@ -83,7 +85,7 @@ func (r *runner) run(parent context.Context) {
 	// A safety net behind the executors' own limits (the model's timeout,
 	// web.taskTimeout), which fire first and say which limit passed.
 	limit := r.model.Timeout.D() + 30*time.Second
-	if l.kind == spool.KindWeb {
+	if l.kind == taskfile.KindWeb {
 		limit = l.cfg.Web.TaskTimeout.D() + 10*time.Second
 	}
 	ctx, cancelT := context.WithTimeoutCause(ctx, limit, ErrTimeout)
@@ -102,7 +104,7 @@ func (r *runner) run(parent context.Context) {
 		// spool.RunnerLock).
 		release, err := r.sess.lock.Run()
 		if err != nil {
-			r.finish(ctx, job, Result{}, Errorf(spool.ClassTransient, "%w", err), 0)
+			r.finish(ctx, job, Result{}, Errorf(taskfile.ClassTransient, "%w", err), 0)
 			return
 		}
 		defer release()
@@ -219,7 +221,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		return
 	}
 	switch t.State {
-	case spool.StatePending:
+	case taskfile.StatePending:
 		switch {
 		case t.ErrorClass != "":
 			r.log.Warn("attempt failed: retry scheduled", "errorClass", t.ErrorClass, "error", t.Error, "notBefore", t.NotBefore.Format(time.RFC3339))
@@ -229,7 +231,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 			r.log.Info("attempt interrupted by shutdown: back to pending")
 		}
 		l.Requeue(t)
-	case spool.StateSuccess:
+	case taskfile.StateSuccess:
 		r.log.Info("success", "took", took.Round(time.Millisecond))
 	default:
 		r.log.Warn("finished", "state", t.State, "errorClass", t.ErrorClass, "error", t.Error)
@@ -256,7 +258,7 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 		return
 	}
 	st := r.l.store
-	if h := HoldOf(err); h != nil && o.State == spool.StatePending {
+	if h := HoldOf(err); h != nil && o.State == taskfile.StatePending {
 		hold := *h
 		hold.Account, hold.By, hold.Task = acct, r.task.Owner, r.task.TaskID
 		if werr := st.HoldAccount(hold); werr != nil {
@@ -267,7 +269,7 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 		r.log.Warn("account held by a usage limit: its tasks wait", "account", acct, "until", hold.Until.Format(time.RFC3339), "reason", hold.Reason)
 		return
 	}
-	if o.State == spool.StateSuccess {
+	if o.State == taskfile.StateSuccess {
 		if h, ok := st.AccountHold(acct); ok && !h.Active(now) {
 			if _, rerr := st.ReleaseAccount(acct); rerr == nil {
 				r.log.Info("account's ended hold removed after a success", "account", acct)
@@ -283,7 +285,7 @@ func (r *runner) writeOutput(text string) error {
 		return nil
 	}
 	if err := r.l.store.WriteOutput(r.task.Output, []byte(text)); err != nil {
-		return Errorf(spool.ClassPermanent, "output: %v", err)
+		return Errorf(taskfile.ClassPermanent, "output: %v", err)
 	}
 	return nil
 }

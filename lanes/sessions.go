@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // A session is one account on one site in one browser profile: it runs
@@ -16,7 +19,7 @@ import (
 // shared spool, the account's lease (spool.AccountLease). The web lane's
 // parallelism comes only from having several sessions.
 type session struct {
-	spec  spool.WebSession
+	spec  config.WebSession
 	exec  Executor
 	lock  *spool.RunnerLock
 	lease *spool.AccountLease // held while the session has work; nil otherwise
@@ -34,16 +37,16 @@ type session struct {
 
 // SessionExecutor builds the executor of one web session (its browser on
 // its profile). A lane without one gives every session Options.Executor.
-type SessionExecutor func(spool.WebSession) Executor
+type SessionExecutor func(config.WebSession) Executor
 
 // newSessions builds the web lane's sessions; a config without web models
 // still gets one, on the first session's paths, so the lane holds its lock
 // as before.
-func newSessions(cfg *spool.Config, shared Executor, per SessionExecutor) []*session {
+func newSessions(cfg *config.Config, shared Executor, per SessionExecutor) []*session {
 	specs := cfg.WebSessions()
 	if len(specs) == 0 {
-		specs = []spool.WebSession{{Account: spool.DefaultAccount, Profile: filepath.Join(cfg.Web.Profiles, cfg.Web.Instance),
-			Lock: spool.RunnerLockPath(cfg.Web.Profiles)}}
+		specs = []config.WebSession{{Account: config.DefaultAccount, Profile: filepath.Join(cfg.Web.Profiles, cfg.Web.Instance),
+			Lock: config.RunnerLockPath(cfg.Web.Profiles)}}
 	}
 	out := make([]*session, len(specs))
 	for i, sp := range specs {
@@ -118,7 +121,7 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 // claims, and lets it go when it has nothing to do. The legacy session
 // (see spool.WebSession.Legacy) takes what the lane's eligible accepts:
 // tasks whose account is not switched off or held.
-func (l *Lane) roundSessions(ctx context.Context, eligible func(spool.Entry) bool) time.Time {
+func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) time.Time {
 	var wake time.Time
 	for _, s := range l.sessions {
 		if l.isDraining() {
@@ -137,11 +140,12 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(spool.Entry) boo
 		}
 		// One mechanism with the API lane's quotas (Admission): the first
 		// due task of the one pending order that this worker may run.
-		may := s.spec.May
+		spec := s.spec
+		may := func(e Entry) bool { return spec.May(e.Site, e.Pinned) }
 		if s.spec.Legacy {
 			may = eligible // its accounts' switches and holds, and the lane's Admission
 		} else if l.admission != nil {
-			may = func(e spool.Entry) bool { return s.spec.May(e) && l.admission.Admit(e, now) }
+			may = func(e Entry) bool { return s.spec.May(e.Site, e.Pinned) && l.admission.Admit(e, now) }
 		}
 		entries, w := l.index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
@@ -229,43 +233,43 @@ func (l *Lane) releaseSessions() {
 }
 
 // sessionEnded counts a session's attempt by the state it wrote.
-func (l *Lane) sessionEnded(s *session, t *spool.Task, err error) {
+func (l *Lane) sessionEnded(s *session, t *taskfile.Task, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch t.State {
-	case spool.StateSuccess:
+	case taskfile.StateSuccess:
 		s.finished++
-	case spool.StateFailed:
+	case taskfile.StateFailed:
 		s.failed++
 	}
 	// Signed out: an account failure that is not a usage limit (a limit
 	// holds the account instead, and the session shows held).
-	s.loggedOut = err != nil && Classify(err) == spool.ClassAccount && HoldOf(err) == nil && t.State != spool.StateSuccess
+	s.loggedOut = err != nil && Classify(err) == taskfile.ClassAccount && HoldOf(err) == nil && t.State != taskfile.StateSuccess
 }
 
 // sessionInfos is the live view of each session, for status.
-func (l *Lane) sessionInfos(now time.Time) []spool.SessionInfo {
+func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]spool.SessionInfo, 0, len(l.sessions))
+	out := make([]status.SessionInfo, 0, len(l.sessions))
 	for _, s := range l.sessions {
-		si := spool.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
+		si := status.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
 			Task: s.running, Finished: s.finished, Failed: s.failed}
 		switch {
 		case s.running != "":
-			si.State = spool.SessionRunning
+			si.State = status.SessionRunning
 		case s.standby:
-			si.State, si.Holder = spool.SessionStandby, s.holder
+			si.State, si.Holder = status.SessionStandby, s.holder
 		case s.leasedBy != "":
-			si.State, si.Holder = spool.SessionLeased, s.leasedBy
+			si.State, si.Holder = status.SessionLeased, s.leasedBy
 		case s.lastReason == "disabled":
-			si.State = spool.SessionDisabled
+			si.State = status.SessionDisabled
 		case s.lastReason == "held":
-			si.State = spool.SessionHeld
+			si.State = status.SessionHeld
 		case s.loggedOut:
-			si.State = spool.SessionLoggedOut
+			si.State = status.SessionLoggedOut
 		default:
-			si.State = spool.SessionIdle
+			si.State = status.SessionIdle
 		}
 		if s.lease != nil {
 			si.Holder = l.owner

@@ -14,11 +14,14 @@ import (
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // sessionConfig is testConfig with web accounts acct... on one site and
 // the models given (YAML list items).
-func sessionConfig(t *testing.T, accts []string, models string) *spool.Config {
+func sessionConfig(t *testing.T, accts []string, models string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	y := fmt.Sprintf(`
@@ -43,22 +46,22 @@ accounts:
 	for _, a := range accts {
 		y += fmt.Sprintf("  %s: {site: standin}\n", a)
 	}
-	cfg, err := spool.ParseConfig([]byte(y))
+	cfg, err := config.ParseConfig([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
 
-func sessionOf(t *testing.T, r *rig, acct string) spool.SessionInfo {
+func sessionOf(t *testing.T, r *rig, acct string) status.SessionInfo {
 	t.Helper()
-	for _, s := range r.d.Lane(spool.KindWeb).Info().Sessions {
+	for _, s := range r.d.Lane(taskfile.KindWeb).Info().Sessions {
 		if s.Account == acct {
 			return s
 		}
 	}
 	t.Fatalf("no session %s", acct)
-	return spool.SessionInfo{}
+	return status.SessionInfo{}
 }
 
 func TestLane_TwoSessions(t *testing.T) {
@@ -66,12 +69,12 @@ func TestLane_TwoSessions(t *testing.T) {
 	r := start(t, cfg)
 	const n = 24
 	for i := range n {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%02d", i), "chat", "[[duration=60ms]] task")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("w%02d", i), "chat", "[[duration=60ms]] task")
 	}
 	ran := map[string]int{}
 	for i := range n {
 		id := fmt.Sprintf("w%02d", i)
-		if dir, _ := waitFinal(t, r, spool.KindWeb, id, 30*time.Second); dir != spool.DirDone {
+		if dir, _ := waitFinal(t, r, taskfile.KindWeb, id, 30*time.Second); dir != taskfile.DirDone {
 			t.Fatalf("%s ended in %s", id, dir)
 		}
 		for _, a := range r.web.RanOn(id) {
@@ -89,7 +92,7 @@ func TestLane_TwoSessions(t *testing.T) {
 	if ran["a1"] == 0 || ran["a2"] == 0 {
 		t.Fatalf("both accounts should run tasks: %v", ran)
 	}
-	for _, s := range r.d.Lane(spool.KindWeb).Info().Sessions {
+	for _, s := range r.d.Lane(taskfile.KindWeb).Info().Sessions {
 		if s.Finished != ran[s.Account] || s.Failed != 0 {
 			t.Errorf("session %s: finished %d failed %d, want %d and 0", s.Account, s.Finished, s.Failed, ran[s.Account])
 		}
@@ -100,10 +103,10 @@ func TestLane_ThreeSessionsAtOnce(t *testing.T) {
 	cfg := sessionConfig(t, []string{"a1", "a2", "a3"}, "  - {name: chat, kind: web, site: standin}")
 	r := start(t, cfg)
 	for i := range 6 {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%d", i), "chat", "[[duration=300ms]] task")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("w%d", i), "chat", "[[duration=300ms]] task")
 	}
 	for i := range 6 {
-		waitFinal(t, r, spool.KindWeb, fmt.Sprintf("w%d", i), 30*time.Second)
+		waitFinal(t, r, taskfile.KindWeb, fmt.Sprintf("w%d", i), 30*time.Second)
 	}
 	if r.web.Max() != 3 || r.web.Collisions() != 0 {
 		t.Fatalf("max %d (want 3), collisions %d", r.web.Max(), r.web.Collisions())
@@ -122,48 +125,48 @@ func TestLane_SessionsPinnedAndDisabled(t *testing.T) {
 	r := start(t, cfg)
 	// Pinned tasks run only on their account.
 	for i := range 4 {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("p1-%d", i), "on1", "[[duration=20ms]] x")
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("p2-%d", i), "on2", "[[duration=20ms]] x")
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("u-%d", i), "chat", "[[duration=20ms]] x")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("p1-%d", i), "on1", "[[duration=20ms]] x")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("p2-%d", i), "on2", "[[duration=20ms]] x")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("u-%d", i), "chat", "[[duration=20ms]] x")
 	}
 	for i := range 4 {
 		for pre, want := range map[string]string{"p1": "a1", "p2": "a2"} {
 			id := fmt.Sprintf("%s-%d", pre, i)
-			waitFinal(t, r, spool.KindWeb, id, 20*time.Second)
+			waitFinal(t, r, taskfile.KindWeb, id, 20*time.Second)
 			if on := r.web.RanOn(id); slices.ContainsFunc(on, func(a string) bool { return a != want }) {
 				t.Fatalf("%s pinned to %s ran on %v", id, want, on)
 			}
 		}
-		waitFinal(t, r, spool.KindWeb, fmt.Sprintf("u-%d", i), 20*time.Second)
+		waitFinal(t, r, taskfile.KindWeb, fmt.Sprintf("u-%d", i), 20*time.Second)
 	}
 
 	// Disabling a1 mid-batch: the unpinned rest goes to a2, a1's pinned
 	// tasks stay pending, its session shows why.
 	for i := range 8 {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("m-%d", i), "chat", "[[duration=150ms]] x")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("m-%d", i), "chat", "[[duration=150ms]] x")
 	}
 	r.sig.wait(t, 10*time.Second, "both sessions running", func() bool {
-		return r.sig.started[key(spool.KindWeb, "m-0")] > 0 && r.sig.started[key(spool.KindWeb, "m-1")] > 0
+		return r.sig.started[key(taskfile.KindWeb, "m-0")] > 0 && r.sig.started[key(taskfile.KindWeb, "m-1")] > 0
 	})
 	if err := os.WriteFile(filepath.Join(cfg.Spool, "accounts", "a1.disabled"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	drop(t, cfg, spool.KindWeb, "late1", "on1", "[[duration=20ms]] x")
-	drop(t, cfg, spool.KindWeb, "late2", "on1", "[[duration=20ms]] x")
+	drop(t, cfg, taskfile.KindWeb, "late1", "on1", "[[duration=20ms]] x")
+	drop(t, cfg, taskfile.KindWeb, "late2", "on1", "[[duration=20ms]] x")
 	for i := range 8 {
 		id := fmt.Sprintf("m-%d", i)
-		if dir, _ := waitFinal(t, r, spool.KindWeb, id, 20*time.Second); dir != spool.DirDone {
+		if dir, _ := waitFinal(t, r, taskfile.KindWeb, id, 20*time.Second); dir != taskfile.DirDone {
 			t.Fatalf("%s ended in %s", id, dir)
 		}
 	}
 	r.sig.wait(t, 5*time.Second, "a1's session held", func() bool {
 		return r.sig.held["web: account a1 disabled: its tasks wait"]
 	})
-	if st := sessionOf(t, r, "a1").State; st != spool.SessionDisabled {
-		t.Fatalf("a1's session is %q, want %q", st, spool.SessionDisabled)
+	if st := sessionOf(t, r, "a1").State; st != status.SessionDisabled {
+		t.Fatalf("a1's session is %q, want %q", st, status.SessionDisabled)
 	}
 	for _, id := range []string{"late1", "late2"} {
-		if _, err := r.store.Read(spool.KindWeb, spool.DirPending, id); err != nil {
+		if _, err := r.store.Read(taskfile.KindWeb, taskfile.DirPending, id); err != nil {
 			t.Fatalf("%s pinned to disabled a1 should wait in pending: %v", id, err)
 		}
 		if n := r.web.Calls(id); n != 0 {
@@ -175,7 +178,7 @@ func TestLane_SessionsPinnedAndDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"late1", "late2"} {
-		waitFinal(t, r, spool.KindWeb, id, 20*time.Second)
+		waitFinal(t, r, taskfile.KindWeb, id, 20*time.Second)
 		if on := r.web.RanOn(id); !slices.Equal(on, []string{"a1"}) {
 			t.Fatalf("%s ran on %v, want a1", id, on)
 		}
@@ -191,12 +194,12 @@ func TestLane_SessionExecutors(t *testing.T) {
 	for _, s := range cfg.WebSessions() {
 		per[s.Account] = &lanestest.Fake{Exclusive: true}
 	}
-	r.startDaemonWith(func(s spool.WebSession) *lanestest.Fake { return per[s.Account] })
+	r.startDaemonWith(func(s config.WebSession) *lanestest.Fake { return per[s.Account] })
 	for i := range 6 {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("w%d", i), "chat", "[[duration=50ms]] x")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("w%d", i), "chat", "[[duration=50ms]] x")
 	}
 	for i := range 6 {
-		waitFinal(t, r, spool.KindWeb, fmt.Sprintf("w%d", i), 20*time.Second)
+		waitFinal(t, r, taskfile.KindWeb, fmt.Sprintf("w%d", i), 20*time.Second)
 	}
 	if per["a1"].Total() == 0 || per["a2"].Total() == 0 || r.web.Total() != 0 {
 		t.Fatalf("calls: a1 %d, a2 %d, shared %d", per["a1"].Total(), per["a2"].Total(), r.web.Total())
@@ -207,11 +210,11 @@ func TestLane_SessionExecutors(t *testing.T) {
 }
 
 // startDaemonWith is startDaemon with one executor per web session.
-func (r *rig) startDaemonWith(per func(spool.WebSession) *lanestest.Fake) {
+func (r *rig) startDaemonWith(per func(config.WebSession) *lanestest.Fake) {
 	log := slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.d = &lanes.Daemon{Store: r.store, Log: log, Hooks: r.sig.hooks(),
-		Executors:       map[spool.Kind]lanes.Executor{spool.KindWeb: r.web, spool.KindAPI: r.api},
-		SessionExecutor: func(s spool.WebSession) lanes.Executor { return per(s) }}
+		Executors:       map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api},
+		SessionExecutor: func(s config.WebSession) lanes.Executor { return per(s) }}
 	if err := r.d.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -224,7 +227,7 @@ func (r *rig) startDaemonWith(per func(spool.WebSession) *lanestest.Fake) {
 func TestLane_SessionHeldByLimit(t *testing.T) {
 	cfg := sessionConfig(t, []string{"a1", "a2"}, "  - {name: chat, kind: web, site: standin}")
 	r := start(t, cfg)
-	drop(t, cfg, spool.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
+	drop(t, cfg, taskfile.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
 	var heldAcct string
 	r.sig.wait(t, 5*time.Second, "a session's account held", func() bool {
 		for reason := range r.sig.held {
@@ -243,22 +246,22 @@ func TestLane_SessionHeldByLimit(t *testing.T) {
 	}
 	other := map[string]string{"a1": "a2", "a2": "a1"}[heldAcct]
 	for i := range 3 {
-		drop(t, cfg, spool.KindWeb, fmt.Sprintf("o%d", i), "chat", "[[duration=10ms]] y")
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("o%d", i), "chat", "[[duration=10ms]] y")
 	}
 	for i := range 3 {
 		id := fmt.Sprintf("o%d", i)
-		waitFinal(t, r, spool.KindWeb, id, 5*time.Second)
+		waitFinal(t, r, taskfile.KindWeb, id, 5*time.Second)
 		if on := r.web.RanOn(id); time.Now().Before(h.Until) && !slices.Equal(on, []string{other}) {
 			t.Fatalf("%s ran on %v while %s was held", id, on, heldAcct)
 		}
 	}
 	if time.Now().Before(h.Until) {
-		if st := sessionOf(t, r, heldAcct).State; st != spool.SessionHeld {
-			t.Errorf("held session's state %q, want %q", st, spool.SessionHeld)
+		if st := sessionOf(t, r, heldAcct).State; st != status.SessionHeld {
+			t.Errorf("held session's state %q, want %q", st, status.SessionHeld)
 		}
 	}
-	dir, task := waitFinal(t, r, spool.KindWeb, "limited", 10*time.Second)
-	if dir != spool.DirDone || task.Attempt != 1 {
+	dir, task := waitFinal(t, r, taskfile.KindWeb, "limited", 10*time.Second)
+	if dir != taskfile.DirDone || task.Attempt != 1 {
 		t.Fatalf("limited: %s attempt %d, want done at attempt 1 (the limited attempt spent nothing)", dir, task.Attempt)
 	}
 }

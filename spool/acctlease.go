@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -83,7 +84,7 @@ func DecodeLease(data []byte) (LeaseInfo, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&i); err != nil {
-		return LeaseInfo{}, errors.New(OneLine(err.Error()))
+		return LeaseInfo{}, errors.New(taskfile.OneLine(err.Error()))
 	}
 	if i.Owner == "" || i.Renewed.IsZero() {
 		return LeaseInfo{}, errors.New("owner or renewed: missing")
@@ -135,7 +136,7 @@ func (s *Store) leaseGens(account string) (gens []int64, top int64, err error) {
 // "unknown" renewed at the file's mtime, so it is taken over only once
 // staleAfter has passed.
 func (s *Store) AccountLeaseInfo(account string) (LeaseInfo, bool) {
-	if !ValidTaskID(account) {
+	if !taskfile.ValidTaskID(account) {
 		return LeaseInfo{}, false
 	}
 	_, top, err := s.leaseGens(account)
@@ -168,7 +169,7 @@ func (s *Store) readLease(account string, gen int64) (LeaseInfo, bool) {
 // holds it already. It returns a *LeasedError (matching ErrAccountLeased)
 // while another owner holds a live one.
 func (s *Store) AcquireAccount(account, owner string, now time.Time) (*AccountLease, error) {
-	if !ValidTaskID(account) {
+	if !taskfile.ValidTaskID(account) {
 		return nil, fmt.Errorf("account lease: %q cannot name a file", account)
 	}
 	staleAfter := s.Cfg.Timing().StaleAfter

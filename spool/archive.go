@@ -10,21 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// DirArchive holds a lane's finished tasks past their retention:
-// <lane>/archive/YYYY-MM/{done,failed,canceled,logs}/, by the month (UTC)
-// in which each task finished.
-const DirArchive = "archive"
-
-// FinalDirs are the folders of finished tasks.
-var FinalDirs = []string{DirDone, DirFailed, DirCanceled}
-
 // Archive returns <lane>/archive.
-func (l Layout) Archive(k Kind) string { return l.Lane(k, DirArchive) }
+func (l Layout) Archive(k taskfile.Kind) string { return l.Lane(k, taskfile.DirArchive) }
 
 // ArchiveMonths lists the month folders of lane k's archive, oldest first.
-func (l Layout) ArchiveMonths(k Kind) []string {
+func (l Layout) ArchiveMonths(k taskfile.Kind) []string {
 	ents, err := ReadDir(l.Archive(k))
 	if err != nil {
 		return nil
@@ -63,9 +57,9 @@ func (s *Store) Archive(ctx context.Context, now time.Time) (ArchiveStats, error
 	if s.Cfg.Retention.Shortest() == 0 {
 		return st, nil
 	}
-	for _, k := range Kinds {
+	for _, k := range taskfile.Kinds {
 		a := &archiver{s: s, k: k, stats: &st}
-		for _, dir := range FinalDirs {
+		for _, dir := range taskfile.FinalDirs {
 			r := s.Cfg.Retention.For(dir)
 			if r <= 0 {
 				continue
@@ -80,7 +74,7 @@ func (s *Store) Archive(ctx context.Context, now time.Time) (ArchiveStats, error
 
 type archiver struct {
 	s     *Store
-	k     Kind
+	k     taskfile.Kind
 	stats *ArchiveStats
 	logs  map[string][]string // taskId → its files in logs/, listed on first need
 }
@@ -94,8 +88,8 @@ func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error 
 		return fmt.Errorf("archive %s: %w", path, err)
 	}
 	rejected := map[string]bool{}
-	if dir == DirFailed {
-		rejected = RejectedDrops(ents)
+	if dir == taskfile.DirFailed {
+		rejected = taskfile.RejectedDrops(ents)
 	}
 	names := map[string]bool{}
 	for _, e := range ents {
@@ -110,14 +104,14 @@ func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error 
 			continue
 		}
 		switch {
-		case IsTaskFileName(name) && rejected[TrimTaskExt(name)]:
-			a.rejectedDrop(dir, TrimTaskExt(name), name, cutoff)
-		case IsTaskFileName(name):
+		case taskfile.IsTaskFileName(name) && rejected[taskfile.TrimTaskExt(name)]:
+			a.rejectedDrop(dir, taskfile.TrimTaskExt(name), name, cutoff)
+		case taskfile.IsTaskFileName(name):
 			a.task(dir, name, cutoff)
-		case strings.HasSuffix(name, ReasonFileName("")):
+		case strings.HasSuffix(name, taskfile.ReasonFileName("")):
 			// An .error whose drop is gone: its pair was archived and a
 			// crash came before the .error followed.
-			base := strings.TrimSuffix(name, ReasonFileName(""))
+			base := strings.TrimSuffix(name, taskfile.ReasonFileName(""))
 			if !names[base+".yaml"] && !names[base+".yml"] {
 				a.rejectedDrop(dir, base, "", cutoff)
 			}
@@ -143,7 +137,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 	if fin.After(cutoff) {
 		return
 	}
-	id := TrimTaskExt(name)
+	id := taskfile.TrimTaskExt(name)
 	if ok && sum.TaskID != "" && sum.TaskID != id {
 		ok = false // a file whose name is not its id: move it alone
 	}
@@ -153,7 +147,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 		logs = a.logFiles(id)
 	}
 	// One suffix for the task and its logs, free for all of them.
-	logDir := filepath.Join(month, DirLogs)
+	logDir := filepath.Join(month, taskfile.DirLogs)
 	dst := filepath.Join(month, dir)
 	for _, d := range []string{dst, logDir} {
 		if err := os.MkdirAll(d, DirPerm); err != nil {
@@ -169,7 +163,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 		return out
 	})
 	for _, l := range logs {
-		from := filepath.Join(a.s.Layout.Lane(a.k, DirLogs), l)
+		from := filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirLogs), l)
 		if err := RenameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // another daemon archives it (or the task) right now
@@ -233,7 +227,7 @@ func (a *archiver) fail(path string, err error) {
 func (a *archiver) logFiles(id string) []string {
 	if a.logs == nil {
 		a.logs = map[string][]string{}
-		ents, _ := ReadDir(a.s.Layout.Lane(a.k, DirLogs))
+		ents, _ := ReadDir(a.s.Layout.Lane(a.k, taskfile.DirLogs))
 		for _, e := range ents {
 			if !e.Type().IsRegular() || IsOwnTemp(e.Name()) {
 				continue

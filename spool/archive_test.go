@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // walkFiles lists every regular file under root, relative, with content.
@@ -31,7 +34,7 @@ func walkFiles(t *testing.T, root string) map[string]string {
 }
 
 func TestStore_Archive(t *testing.T) {
-	cfg, err := ParseConfig([]byte("host: h\nretention: {done: 30d, failed: 90d}\n"))
+	cfg, err := config.ParseConfig([]byte("host: h\nretention: {done: 30d, failed: 90d}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +45,8 @@ func TestStore_Archive(t *testing.T) {
 	}
 	now := time.Date(2025, 6, 15, 12, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	put := func(k Kind, dir, id string, fin time.Time) {
-		tk := Task{TaskID: id, ModelKind: k, Model: "m", Content: "x", State: FolderState[dir], FinishedAt: fin}
+	put := func(k taskfile.Kind, dir, id string, fin time.Time) {
+		tk := taskfile.Task{TaskID: id, ModelKind: k, Model: "m", Content: "x", State: taskfile.FolderState[dir], FinishedAt: fin}
 		data, _ := tk.Encode()
 		p := s.Layout.TaskPath(k, dir, id)
 		if err := os.WriteFile(p, data, 0o640); err != nil {
@@ -58,29 +61,29 @@ func TestStore_Archive(t *testing.T) {
 		}
 		os.Chtimes(p, mtime, mtime)
 	}
-	logs := s.Layout.Lane(KindWeb, DirLogs)
-	put(KindWeb, DirDone, "old", now.Add(-40*day)) // 2025-05: archived
+	logs := s.Layout.Lane(taskfile.KindWeb, taskfile.DirLogs)
+	put(taskfile.KindWeb, taskfile.DirDone, "old", now.Add(-40*day)) // 2025-05: archived
 	file(filepath.Join(logs, "old.log"), "log of old", now)
 	file(filepath.Join(logs, "old.2.png"), "png", now)
 	file(filepath.Join(logs, "old.2.html"), "html", now)
-	file(filepath.Join(logs, "old.x.log"), "log of old.x", now) // another task's log
-	put(KindWeb, DirDone, "recent", now.Add(-10*day))           // kept
-	put(KindWeb, DirFailed, "failed-60", now.Add(-60*day))      // kept: failed keeps 90d
-	put(KindWeb, DirFailed, "failed-100", now.Add(-100*day))    // 2025-03: archived
-	put(KindWeb, DirCanceled, "canceled-1y", now.Add(-365*day)) // kept: no canceled retention
+	file(filepath.Join(logs, "old.x.log"), "log of old.x", now)                   // another task's log
+	put(taskfile.KindWeb, taskfile.DirDone, "recent", now.Add(-10*day))           // kept
+	put(taskfile.KindWeb, taskfile.DirFailed, "failed-60", now.Add(-60*day))      // kept: failed keeps 90d
+	put(taskfile.KindWeb, taskfile.DirFailed, "failed-100", now.Add(-100*day))    // 2025-03: archived
+	put(taskfile.KindWeb, taskfile.DirCanceled, "canceled-1y", now.Add(-365*day)) // kept: no canceled retention
 	// A taskId used again: the first one is already archived in 2025-05.
-	put(KindAPI, DirDone, "again", now.Add(-35*day))
-	file(filepath.Join(s.Layout.Lane(KindAPI, DirLogs), "again.log"), "second run", now)
-	file(filepath.Join(s.Layout.Archive(KindAPI), "2025-05", DirDone, "again.yaml"), "first run", now.Add(-50*day))
-	file(filepath.Join(s.Layout.Archive(KindAPI), "2025-05", DirLogs, "again.log"), "first log", now.Add(-50*day))
+	put(taskfile.KindAPI, taskfile.DirDone, "again", now.Add(-35*day))
+	file(filepath.Join(s.Layout.Lane(taskfile.KindAPI, taskfile.DirLogs), "again.log"), "second run", now)
+	file(filepath.Join(s.Layout.Archive(taskfile.KindAPI), "2025-05", taskfile.DirDone, "again.yaml"), "first run", now.Add(-50*day))
+	file(filepath.Join(s.Layout.Archive(taskfile.KindAPI), "2025-05", taskfile.DirLogs, "again.log"), "first log", now.Add(-50*day))
 	// An old rejected drop, kept as a pair; an .error left alone by a crash.
-	failed := s.Layout.Lane(KindAPI, DirFailed)
+	failed := s.Layout.Lane(taskfile.KindAPI, taskfile.DirFailed)
 	file(filepath.Join(failed, "junk.yml"), "not: [yaml", now.Add(-200*day))
 	file(filepath.Join(failed, "junk.error"), "yaml: line 1: bad\n", now.Add(-200*day))
 	file(filepath.Join(failed, "lone.error"), "model: unknown\n", now.Add(-120*day))
 	// A file modified recently, whatever its finishedAt says, is not read.
-	put(KindAPI, DirDone, "touched", now.Add(-90*day))
-	os.Chtimes(s.Layout.TaskPath(KindAPI, DirDone, "touched"), now, now)
+	put(taskfile.KindAPI, taskfile.DirDone, "touched", now.Add(-90*day))
+	os.Chtimes(s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, "touched"), now, now)
 
 	before := walkFiles(t, cfg.Spool)
 	st, err := s.Archive(context.Background(), now)
@@ -127,7 +130,7 @@ func TestStore_Archive(t *testing.T) {
 	}
 	var left []string
 	for p := range after {
-		if strings.Contains(p, string(filepath.Separator)+DirArchive+string(filepath.Separator)) {
+		if strings.Contains(p, string(filepath.Separator)+taskfile.DirArchive+string(filepath.Separator)) {
 			continue
 		}
 		left = append(left, p)
@@ -138,19 +141,19 @@ func TestStore_Archive(t *testing.T) {
 	if st, err := s.Archive(context.Background(), now); err != nil || st != (ArchiveStats{}) {
 		t.Errorf("second pass: %+v %v", st, err)
 	}
-	if got := s.Layout.ArchiveMonths(KindAPI); len(got) != 3 || filepath.Base(got[0]) != "2024-11" {
+	if got := s.Layout.ArchiveMonths(taskfile.KindAPI); len(got) != 3 || filepath.Base(got[0]) != "2024-11" {
 		t.Errorf("archive months %v", got)
 	}
 }
 
 func TestStore_ArchiveOff(t *testing.T) {
-	cfg, _ := ParseConfig([]byte("host: h\n"))
+	cfg, _ := config.ParseConfig([]byte("host: h\n"))
 	cfg.Spool = t.TempDir()
 	s := NewStore(cfg, nil)
 	s.Layout.Create()
-	tk := Task{TaskID: "x", ModelKind: KindAPI, Model: "m", Content: "x", State: StateSuccess, FinishedAt: time.Unix(0, 0)}
+	tk := taskfile.Task{TaskID: "x", ModelKind: taskfile.KindAPI, Model: "m", Content: "x", State: taskfile.StateSuccess, FinishedAt: time.Unix(0, 0)}
 	data, _ := tk.Encode()
-	os.WriteFile(s.Layout.TaskPath(KindAPI, DirDone, "x"), data, 0o640)
+	os.WriteFile(s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, "x"), data, 0o640)
 	if st, err := s.Archive(context.Background(), time.Now()); err != nil || st.Tasks != 0 {
 		t.Errorf("without retention: %+v %v", st, err)
 	}

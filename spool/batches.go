@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // BatchTally is one batch as the spool's folders show it, both lanes
@@ -45,7 +47,7 @@ type BatchScanner struct {
 type batchEntry struct {
 	size  int64
 	mtime time.Time
-	sum   Summary
+	sum   taskfile.Summary
 }
 
 // NewBatchScanner returns a scanner of the spool at l.
@@ -73,7 +75,7 @@ func (b *BatchScanner) Scan() (map[string]*BatchTally, error) {
 		return t
 	}
 	seen := map[string]bool{}
-	open := []string{DirPending, DirRunning}
+	open := []string{taskfile.DirPending, taskfile.DirRunning}
 	for pass := 0; pass < 2; pass++ {
 		for _, dir := range b.dropBoxes() {
 			for _, batch := range readDropBatches(dir) {
@@ -84,13 +86,13 @@ func (b *BatchScanner) Scan() (map[string]*BatchTally, error) {
 				}
 			}
 		}
-		dirs := TaskDirs
+		dirs := taskfile.TaskDirs
 		if pass == 1 {
 			dirs = open
 		}
-		for _, k := range Kinds {
+		for _, k := range taskfile.Kinds {
 			for _, dir := range dirs {
-				err := b.scanDir(k, dir, seen, func(s Summary, mtime time.Time) {
+				err := b.scanDir(k, dir, seen, func(s taskfile.Summary, mtime time.Time) {
 					if s.Batch == "" {
 						return
 					}
@@ -118,7 +120,7 @@ func (b *BatchScanner) Scan() (map[string]*BatchTally, error) {
 	return out, nil
 }
 
-func (t *BatchTally) count(dir string, s Summary, mtime time.Time) {
+func (t *BatchTally) count(dir string, s taskfile.Summary, mtime time.Time) {
 	if !s.SubmittedAt.IsZero() && (t.FirstSubmittedAt.IsZero() || s.SubmittedAt.Before(t.FirstSubmittedAt)) {
 		t.FirstSubmittedAt = s.SubmittedAt
 	}
@@ -127,19 +129,19 @@ func (t *BatchTally) count(dir string, s Summary, mtime time.Time) {
 		fin = mtime // a final file always has finishedAt; be safe anyway
 	}
 	switch dir {
-	case DirPending:
+	case taskfile.DirPending:
 		t.Pending++
 		return
-	case DirRunning:
+	case taskfile.DirRunning:
 		t.Running++
 		return
-	case DirDone:
+	case taskfile.DirDone:
 		t.Success++
-	case DirFailed:
+	case taskfile.DirFailed:
 		t.Failed++
 		t.FailedIDs = append(t.FailedIDs, s.TaskID)
 		t.failedAt = append(t.failedAt, fin)
-	case DirCanceled:
+	case taskfile.DirCanceled:
 		t.Canceled++
 	}
 	if fin.After(t.LastFinishedAt) {
@@ -163,15 +165,15 @@ func (s byFailedAt) Swap(i, j int) {
 
 func (b *BatchScanner) dropBoxes() []string {
 	out := []string{b.l.Incoming()}
-	for _, k := range Kinds {
-		out = append(out, b.l.Lane(k, DirIncoming))
+	for _, k := range taskfile.Kinds {
+		out = append(out, b.l.Lane(k, taskfile.DirIncoming))
 	}
 	return out
 }
 
 // scanDir calls fn for each task file of one folder (rejected drops left
 // out), with its summary and mtime.
-func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func(Summary, time.Time)) error {
+func (b *BatchScanner) scanDir(k taskfile.Kind, dir string, seen map[string]bool, fn func(taskfile.Summary, time.Time)) error {
 	path := b.l.Lane(k, dir)
 	ents, err := ReadDir(path)
 	if err != nil {
@@ -181,12 +183,12 @@ func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func
 		return err
 	}
 	var rejected map[string]bool
-	if dir == DirFailed {
-		rejected = RejectedDrops(ents)
+	if dir == taskfile.DirFailed {
+		rejected = taskfile.RejectedDrops(ents)
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !IsTaskFileName(name) || IsOwnTemp(name) || rejected[TrimTaskExt(name)] {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || IsOwnTemp(name) || rejected[taskfile.TrimTaskExt(name)] {
 			continue
 		}
 		fi, err := e.Info()
@@ -211,19 +213,19 @@ func (b *BatchScanner) scanDir(k Kind, dir string, seen map[string]bool, fn func
 
 // readSummary reads a task file of spoolgate's own folders: the line scan
 // when the file is in spoolgate's form, else a full decode.
-func readSummary(p string) (Summary, bool) {
-	data, _, err := ReadOwn(p, MaxTaskSize)
+func readSummary(p string) (taskfile.Summary, bool) {
+	data, _, err := ReadOwn(p, taskfile.MaxTaskSize)
 	if err != nil {
-		return Summary{}, false
+		return taskfile.Summary{}, false
 	}
-	if s, ok := ScanSummary(data); ok {
+	if s, ok := taskfile.ScanSummary(data); ok {
 		return s, true
 	}
-	t, err := DecodeTask(data)
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
-		return Summary{}, false
+		return taskfile.Summary{}, false
 	}
-	return SummaryOf(t), true
+	return taskfile.SummaryOf(t), true
 }
 
 // readDropBatches returns the batch of each drop in dir that names one.
@@ -236,14 +238,14 @@ func readDropBatches(dir string) []string {
 	var out []string
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !IsTaskFileName(name) || IsOwnTemp(name) {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || IsOwnTemp(name) {
 			continue
 		}
-		data, _, err := ReadRegular(filepath.Join(dir, name), MaxTaskSize)
+		data, _, err := ReadRegular(filepath.Join(dir, name), taskfile.MaxTaskSize)
 		if err != nil {
 			continue
 		}
-		if t, err := DecodeTask(data); err == nil && t.Batch != "" {
+		if t, err := taskfile.DecodeTask(data); err == nil && t.Batch != "" {
 			out = append(out, t.Batch)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // batchSpool writes task files into a fresh spool: (lane, folder, id,
@@ -18,10 +20,10 @@ func batchSpool(t *testing.T, files [][5]any) (Layout, time.Time) {
 	}
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, f := range files {
-		k, dir, id, batch := f[0].(Kind), f[1].(string), f[2].(string), f[3].(string)
-		tk := Task{TaskID: id, ModelKind: k, Model: "m", Batch: batch, Content: "x", State: FolderState[dir],
+		k, dir, id, batch := f[0].(taskfile.Kind), f[1].(string), f[2].(string), f[3].(string)
+		tk := taskfile.Task{TaskID: id, ModelKind: k, Model: "m", Batch: batch, Content: "x", State: taskfile.FolderState[dir],
 			SubmittedAt: base.Add(-time.Hour)}
-		if FolderState[dir].Final() {
+		if taskfile.FolderState[dir].Final() {
 			tk.FinishedAt = base.Add(time.Duration(f[4].(int)) * time.Second)
 		}
 		data, err := tk.Encode()
@@ -37,20 +39,20 @@ func batchSpool(t *testing.T, files [][5]any) (Layout, time.Time) {
 
 func TestBatchScanner_Scan(t *testing.T) {
 	l, base := batchSpool(t, [][5]any{
-		{KindAPI, DirDone, "a1", "done-b", 5},
-		{KindWeb, DirDone, "w1", "done-b", 9},
-		{KindAPI, DirFailed, "a2", "done-b", 7},
-		{KindAPI, DirFailed, "a0", "done-b", 3},
-		{KindAPI, DirCanceled, "a3", "done-b", 1},
-		{KindAPI, DirDone, "b1", "open-b", 2},
-		{KindWeb, DirRunning, "b2", "open-b", 0},
-		{KindAPI, DirPending, "c1", "pending-b", 0},
-		{KindAPI, DirDone, "d1", "drop-b", 4},
-		{KindAPI, DirDone, "n1", "", 4},
+		{taskfile.KindAPI, taskfile.DirDone, "a1", "done-b", 5},
+		{taskfile.KindWeb, taskfile.DirDone, "w1", "done-b", 9},
+		{taskfile.KindAPI, taskfile.DirFailed, "a2", "done-b", 7},
+		{taskfile.KindAPI, taskfile.DirFailed, "a0", "done-b", 3},
+		{taskfile.KindAPI, taskfile.DirCanceled, "a3", "done-b", 1},
+		{taskfile.KindAPI, taskfile.DirDone, "b1", "open-b", 2},
+		{taskfile.KindWeb, taskfile.DirRunning, "b2", "open-b", 0},
+		{taskfile.KindAPI, taskfile.DirPending, "c1", "pending-b", 0},
+		{taskfile.KindAPI, taskfile.DirDone, "d1", "drop-b", 4},
+		{taskfile.KindAPI, taskfile.DirDone, "n1", "", 4},
 	})
 	// A rejected drop in failed/ is not a task; a drop waiting in a drop
 	// box keeps its batch open.
-	failed := l.Lane(KindAPI, DirFailed)
+	failed := l.Lane(taskfile.KindAPI, taskfile.DirFailed)
 	os.WriteFile(filepath.Join(failed, "junk.yaml"), []byte("taskId: junk\nmodel: m\nbatch: done-b\ncontent: x\n"), 0o640)
 	os.WriteFile(filepath.Join(failed, "junk.error"), []byte("model: unknown\n"), 0o640)
 	os.WriteFile(filepath.Join(l.Incoming(), "late.yaml"), []byte("model: m\nbatch: drop-b\ncontent: x\n"), 0o640)

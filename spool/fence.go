@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ErrFenced is returned by a fenced write when the file on disk is no longer
@@ -19,7 +21,7 @@ var errNoExchange = errors.New("rename exchange not supported")
 // leave one task in two folders). On Linux the swap is atomic
 // (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
 // the check and the rename are two steps.
-func (s *Store) rewrite(k Kind, dir string, t *Task) error {
+func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task) error {
 	if err := s.swapIn(k, dir, t, nil); err != nil {
 		return err
 	}
@@ -30,8 +32,8 @@ func (s *Store) rewrite(k Kind, dir string, t *Task) error {
 // owner at attempt: a newer attempt's record that appeared in between is
 // swapped back, never overwritten. The caller syncs the folder (or lets
 // the move that follows do it).
-func (s *Store) writeFenced(k Kind, dir string, t *Task, owner string, attempt int) error {
-	return s.swapIn(k, dir, t, func(old *Task) error {
+func (s *Store) writeFenced(k taskfile.Kind, dir string, t *taskfile.Task, owner string, attempt int) error {
+	return s.swapIn(k, dir, t, func(old *taskfile.Task) error {
 		if old.Owner != owner || old.Attempt != attempt {
 			return fmt.Errorf("%w: %s is now owner %q attempt %d", ErrFenced, t.TaskID, old.Owner, old.Attempt)
 		}
@@ -42,7 +44,7 @@ func (s *Store) writeFenced(k Kind, dir string, t *Task, owner string, attempt i
 // swapIn puts t's encoding (fsynced) in place of the file in dir, only if
 // that file exists and check accepts its content. The caller syncs the
 // folder.
-func (s *Store) swapIn(k Kind, dir string, t *Task, check func(old *Task) error) error {
+func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func(old *taskfile.Task) error) error {
 	path := s.Layout.TaskPath(k, dir, t.TaskID)
 	data, err := t.Encode()
 	if err != nil {

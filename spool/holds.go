@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,10 +47,6 @@ type Hold struct {
 // Active reports whether the hold still runs at now.
 func (h Hold) Active(now time.Time) bool { return h.Err != "" || now.Before(h.Until) }
 
-// ValidAccount reports whether name may name a file of <spool>/accounts/:
-// the taskId alphabet, so it can never leave the folder.
-func ValidAccount(name string) bool { return ValidTaskID(name) }
-
 // DecodeHold parses a hold file.
 func DecodeHold(data []byte) (Hold, error) {
 	var h Hold
@@ -59,7 +56,7 @@ func DecodeHold(data []byte) (Hold, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&h); err != nil {
-		return Hold{}, errors.New(OneLine(err.Error()))
+		return Hold{}, errors.New(taskfile.OneLine(err.Error()))
 	}
 	if h.Until.IsZero() {
 		return Hold{}, errors.New("until: missing")
@@ -79,7 +76,7 @@ func (s *Store) holdPath(account string) string {
 
 // HoldAccount writes (or replaces) the account's hold, durably.
 func (s *Store) HoldAccount(h Hold) error {
-	if !ValidAccount(h.Account) {
+	if !taskfile.ValidAccount(h.Account) {
 		return fmt.Errorf("hold: account %q cannot name a file", h.Account)
 	}
 	data, err := h.Encode()
@@ -95,7 +92,7 @@ func (s *Store) HoldAccount(h Hold) error {
 // AccountHold reads the account's hold file; ok is false when there is
 // none. A file that cannot be read is a hold with Err set.
 func (s *Store) AccountHold(account string) (h Hold, ok bool) {
-	if !ValidAccount(account) {
+	if !taskfile.ValidAccount(account) {
 		return Hold{}, false
 	}
 	return readHold(s.holdPath(account), account)
@@ -125,7 +122,7 @@ func (s *Store) AccountHeld(account string, now time.Time) bool {
 // ReleaseAccount ends the account's hold by removing its file; it reports
 // whether there was one.
 func (s *Store) ReleaseAccount(account string) (bool, error) {
-	if !ValidAccount(account) {
+	if !taskfile.ValidAccount(account) {
 		return false, fmt.Errorf("account %q cannot name a file", account)
 	}
 	err := os.Remove(s.holdPath(account))
@@ -147,7 +144,7 @@ func (s *Store) Holds() []Hold {
 	var out []Hold
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), HeldExt)
-		if !ok || !ValidAccount(name) {
+		if !ok || !taskfile.ValidAccount(name) {
 			continue
 		}
 		if h, ok := readHold(filepath.Join(s.Layout.Accounts(), e.Name()), name); ok {

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 func TestStore_AccountHold(t *testing.T) {
-	cfg := &Config{Spool: t.TempDir()}
+	cfg := &config.Config{Spool: t.TempDir()}
 	if err := cfg.Check(); err != nil {
 		t.Fatal(err)
 	}

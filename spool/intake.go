@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // IntakeOutcome says what one intake did.
@@ -26,10 +29,10 @@ const (
 // IntakeResult says what intake did with one drop.
 type IntakeResult struct {
 	Outcome IntakeOutcome
-	Lane    Kind
-	Task    *Task  // when accepted: the normalized pending task
-	Reason  string // when rejected: the one-line reason
-	Path    string // where the file is now
+	Lane    taskfile.Kind
+	Task    *taskfile.Task // when accepted: the normalized pending task
+	Reason  string         // when rejected: the one-line reason
+	Path    string         // where the file is now
 }
 
 // Intake takes one drop, dir/name, where dropLane is the lane whose
@@ -37,12 +40,12 @@ type IntakeResult struct {
 // pending/TASKID.yaml, normalized; an invalid one moves to the lane's
 // failed/ with its bytes untouched and a one-line NAME.error beside it.
 // The drop is never deleted and never overwrites anything.
-func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
+func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, error) {
 	if !s.foldersSafe(dir) {
 		return IntakeResult{Outcome: Vanished}, nil // held, logged once: the next rescan looks again
 	}
 	src := filepath.Join(dir, name)
-	data, _, err := ReadRegular(src, MaxTaskSize)
+	data, _, err := ReadRegular(src, taskfile.MaxTaskSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return IntakeResult{Outcome: Vanished}, nil
 	}
@@ -58,29 +61,29 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 	}
 	lane := dropLane
 	if lane == "" {
-		lane = KindAPI
+		lane = taskfile.KindAPI
 	}
 	if err != nil {
-		return s.reject(src, name, lane, rejectf(ClassInvalid, "%v", err))
+		return s.reject(src, name, lane, taskfile.Rejectf(taskfile.ClassInvalid, "%v", err))
 	}
-	t, err := DecodeTask(data)
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
-		return s.reject(src, name, lane, rejectf(ClassInvalid, "%v", err))
+		return s.reject(src, name, lane, taskfile.Rejectf(taskfile.ClassInvalid, "%v", err))
 	}
 	t.ResetForIntake()
 	if t.TaskID == "" {
-		t.TaskID = TrimTaskExt(name)
+		t.TaskID = taskfile.TrimTaskExt(name)
 	}
-	lane, rej := ResolveLane(s.Cfg, t, dropLane)
+	lane, rej := config.ResolveLane(s.Cfg, t, dropLane)
 	if rej == nil {
-		rej = Validate(s.Cfg, t, lane)
+		rej = config.Validate(s.Cfg, t, lane)
 	}
 	if rej == nil {
 		rej = s.CheckOutput(t, lane)
 	}
 	if rej == nil {
 		if where := s.Layout.Locate(lane, t.TaskID); where != "" {
-			if where == DirPending && s.inFlight(lane, t.TaskID, data) {
+			if where == taskfile.DirPending && s.inFlight(lane, t.TaskID, data) {
 				return IntakeResult{Outcome: Vanished}, nil
 			}
 			rej = duplicateReject(lane, where, t.TaskID)
@@ -90,14 +93,14 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		return s.reject(src, name, lane, rej)
 	}
 	t.ModelKind = lane
-	t.State = StatePending
+	t.State = taskfile.StatePending
 	t.Attempt = 0
 	t.SubmittedAt = now()
 	// Move first, then rewrite: the move is what claims the taskId, and a
 	// crash between the two leaves a pending file that recovery normalizes.
 	// The rewrite's folder sync makes the move durable too; the drop box
 	// is synced after it.
-	dst := s.Layout.TaskPath(lane, DirPending, t.TaskID)
+	dst := s.Layout.TaskPath(lane, taskfile.DirPending, t.TaskID)
 	if err := renameNoSync(src, dst); err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -111,7 +114,7 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 		}
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
-	if err := s.rewrite(lane, DirPending, t); err != nil {
+	if err := s.rewrite(lane, taskfile.DirPending, t); err != nil {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	if err := SyncDir(dir); err != nil {
@@ -128,34 +131,34 @@ func (s *Store) Intake(dir, name string, dropLane Kind) (IntakeResult, error) {
 // daemon's move, finding its source gone, undoes itself: the only copy
 // would be a false "duplicate" in failed/. Leave it; if the other intake
 // fails, the next rescan sees the drop again.
-func (s *Store) inFlight(lane Kind, id string, drop []byte) bool {
-	data, _, err := ReadOwn(s.Layout.TaskPath(lane, DirPending, id), MaxTaskSize)
+func (s *Store) inFlight(lane taskfile.Kind, id string, drop []byte) bool {
+	data, _, err := ReadOwn(s.Layout.TaskPath(lane, taskfile.DirPending, id), taskfile.MaxTaskSize)
 	return err == nil && bytes.Equal(data, drop)
 }
 
-func duplicateReject(lane Kind, where, id string) *RejectError {
+func duplicateReject(lane taskfile.Kind, where, id string) *taskfile.RejectError {
 	if where == "" {
-		where = DirPending
+		where = taskfile.DirPending
 	}
 	hint := ""
-	if where == DirFailed || where == DirCanceled {
+	if where == taskfile.DirFailed || where == taskfile.DirCanceled {
 		hint = fmt.Sprintf(": run `spoolgate retry %s` to run it again", id)
 	}
-	return rejectf(ClassDuplicate, "taskId: %q already exists in %s/%s/%s", id, lane, where, hint)
+	return taskfile.Rejectf(taskfile.ClassDuplicate, "taskId: %q already exists in %s/%s/%s", id, lane, where, hint)
 }
 
 // reject moves the drop to the lane's failed/ under a name no other file
 // has, with its bytes untouched, and writes the reason beside it.
-func (s *Store) reject(src, name string, lane Kind, rej *RejectError) (IntakeResult, error) {
-	failed := s.Layout.Lane(lane, DirFailed)
-	base, ext := TrimTaskExt(name), strings.TrimPrefix(name, TrimTaskExt(name))
+func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.RejectError) (IntakeResult, error) {
+	failed := s.Layout.Lane(lane, taskfile.DirFailed)
+	base, ext := taskfile.TrimTaskExt(name), strings.TrimPrefix(name, taskfile.TrimTaskExt(name))
 	var dst, errPath string
 	for n := 1; ; n++ {
 		b := base
 		if n > 1 {
 			b = fmt.Sprintf("%s~%d", base, n)
 		}
-		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, ReasonFileName(b))
+		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, taskfile.ReasonFileName(b))
 		if exists(dst) || exists(errPath) {
 			continue
 		}

@@ -6,13 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // A drop listed by a rescan and deleted before intake reads it: nothing is
 // done and nothing is written.
 func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 	s := newTestStore(t)
-	in := s.Layout.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	p := filepath.Join(in, "gone.yaml")
 	if err := os.WriteFile(p, []byte("model: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
@@ -24,12 +26,12 @@ func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Intake(in, ents[0].Name(), KindAPI)
+	res, err := s.Intake(in, ents[0].Name(), taskfile.KindAPI)
 	if err != nil || res.Outcome != Vanished {
 		t.Fatalf("intake of a deleted drop: %+v %v, want Vanished", res, err)
 	}
-	for _, d := range []string{DirPending, DirFailed} {
-		if left, _ := os.ReadDir(s.Layout.Lane(KindAPI, d)); len(left) != 0 {
+	for _, d := range []string{taskfile.DirPending, taskfile.DirFailed} {
+		if left, _ := os.ReadDir(s.Layout.Lane(taskfile.KindAPI, d)); len(left) != 0 {
 			t.Errorf("%s/ holds %d files after a vanished drop", d, len(left))
 		}
 	}
@@ -42,7 +44,7 @@ func TestStore_IntakeDeletedAfterListing(t *testing.T) {
 // normalized, a second drop of the id is a real duplicate.
 func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	s := newTestStore(t)
-	in := s.Layout.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	drop := filepath.Join(in, "fly.yaml")
 	if err := os.WriteFile(drop, []byte("taskId: fly\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
@@ -50,12 +52,12 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	// The other daemon's link, as linkRename makes it: the drop now has
 	// two links, so give our intake a drop of its own with the same bytes
 	// (ReadRegular refuses a linked drop, as it must).
-	pend := s.Layout.TaskPath(KindAPI, DirPending, "fly")
+	pend := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirPending, "fly")
 	data, _ := os.ReadFile(drop)
 	if err := os.WriteFile(pend, data, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Intake(in, "fly.yaml", KindAPI)
+	res, err := s.Intake(in, "fly.yaml", taskfile.KindAPI)
 	if err != nil || res.Outcome != Vanished {
 		t.Fatalf("intake during another's move: %+v %v, want Vanished (left alone)", res, err)
 	}
@@ -64,10 +66,10 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	}
 	// The other intake completes: pending/fly is normalized. The same
 	// drop now is a duplicate.
-	if _, err := s.loadPendingOne(KindAPI, "fly"); err != nil {
+	if _, err := s.loadPendingOne(taskfile.KindAPI, "fly"); err != nil {
 		t.Fatal(err)
 	}
-	res, err = s.Intake(in, "fly.yaml", KindAPI)
+	res, err = s.Intake(in, "fly.yaml", taskfile.KindAPI)
 	if err != nil || res.Outcome != Rejected {
 		t.Fatalf("a real duplicate: %+v %v, want Rejected", res, err)
 	}
@@ -78,7 +80,7 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 // and the client may report two links for a while.
 func TestReadTaskFile_LinkCountIgnored(t *testing.T) {
 	s := newTestStore(t)
-	p := s.Layout.TaskPath(KindAPI, DirRunning, "two")
+	p := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirRunning, "two")
 	if err := os.WriteFile(p, []byte("taskId: two\nmodel: fast\ncontent: x\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestReadTaskFile_LinkCountIgnored(t *testing.T) {
 	if _, err := ReadTaskFile(p); err != nil {
 		t.Fatalf("ReadTaskFile with two links: %v", err)
 	}
-	if _, _, err := ReadRegular(p, MaxTaskSize); err == nil {
+	if _, _, err := ReadRegular(p, taskfile.MaxTaskSize); err == nil {
 		t.Fatal("ReadRegular (drops) accepted a file with two links")
 	}
 }

@@ -8,17 +8,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // laneFolders are the folders inside each lane, in the order Create makes
 // them.
-var laneFolders = []string{DirIncoming, DirPending, DirRunning, DirDone, DirFailed, DirCanceled, DirCancel, DirPriority, DirLogs}
+var laneFolders = []string{taskfile.DirIncoming, taskfile.DirPending, taskfile.DirRunning, taskfile.DirDone, taskfile.DirFailed, taskfile.DirCanceled, taskfile.DirCancel, taskfile.DirPriority, taskfile.DirLogs}
 
 // Folders lists every folder of the layout below the root, each after its
 // parent.
 func (l Layout) Folders() []string {
 	dirs := []string{l.Incoming(), l.Output(), l.Accounts()}
-	for _, k := range Kinds {
+	for _, k := range taskfile.Kinds {
 		dirs = append(dirs, filepath.Join(l.Root, string(k)))
 		for _, d := range laneFolders {
 			dirs = append(dirs, l.Lane(k, d))
@@ -224,8 +226,8 @@ func (s *Store) foldersSafe(dir string) bool {
 		return false
 	}
 	dirs := []string{dir}
-	for _, k := range Kinds {
-		dirs = append(dirs, filepath.Join(s.Layout.Root, string(k)), s.Layout.Lane(k, DirPending), s.Layout.Lane(k, DirFailed))
+	for _, k := range taskfile.Kinds {
+		dirs = append(dirs, filepath.Join(s.Layout.Root, string(k)), s.Layout.Lane(k, taskfile.DirPending), s.Layout.Lane(k, taskfile.DirFailed))
 	}
 	for _, d := range dirs {
 		if err := checkFolder(d); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The task's life, in one place. Every move and rewrite of a task file
@@ -27,11 +29,11 @@ import (
 type Outcome struct {
 	// State is the next state: success, failed or canceled (final), or
 	// pending (back to the queue).
-	State  State
+	State  taskfile.State
 	Result string // the answer: on success, and on a failure to write it to output/
 	// Error is the one-line reason, with its Class, for anything but success.
 	Error string
-	Class ErrorClass
+	Class taskfile.ErrorClass
 	// NotBefore (pending only) is when the task is due again.
 	NotBefore time.Time
 	// Unspent (pending only) gives the attempt back: it does not count
@@ -49,12 +51,12 @@ type Outcome struct {
 // writes nothing. A Lease is used by one goroutine at a time.
 type Lease struct {
 	s       *Store
-	kind    Kind
+	kind    taskfile.Kind
 	id      string
 	owner   string
-	account string // the web session's account, written by Mark
-	task    *Task  // as last read or written
-	marked  bool   // Mark succeeded: owner and attempt now fence every write
+	account string         // the web session's account, written by Mark
+	task    *taskfile.Task // as last read or written
+	marked  bool           // Mark succeeded: owner and attempt now fence every write
 }
 
 // Claim takes pending/ID of lane k for owner: the move into running/ is
@@ -64,8 +66,8 @@ type Lease struct {
 // on the runner's goroutine, so a scheduler's loop does no fsync. A crash
 // in between leaves the task in pending/, or in running/ unmarked, which
 // Reclaim returns to pending/ after the claim grace.
-func (s *Store) Claim(k Kind, id, owner string) (*Lease, error) {
-	if err := renameNoSync(s.Layout.TaskPath(k, DirPending, id), s.Layout.TaskPath(k, DirRunning, id)); err != nil {
+func (s *Store) Claim(k taskfile.Kind, id, owner string) (*Lease, error) {
+	if err := renameNoSync(s.Layout.TaskPath(k, taskfile.DirPending, id), s.Layout.TaskPath(k, taskfile.DirRunning, id)); err != nil {
 		return nil, err
 	}
 	return &Lease{s: s, kind: k, id: id, owner: owner}, nil
@@ -76,12 +78,12 @@ func (l *Lease) ID() string { return l.id }
 
 // Task is the task as the lease last read or wrote it (nil before Mark or
 // Load). Callers must not modify it.
-func (l *Lease) Task() *Task { return l.task }
+func (l *Lease) Task() *taskfile.Task { return l.task }
 
 // Load reads the claimed task, if the lease has not yet.
-func (l *Lease) Load() (*Task, error) {
+func (l *Lease) Load() (*taskfile.Task, error) {
 	if l.task == nil {
-		t, err := l.s.Read(l.kind, DirRunning, l.id)
+		t, err := l.s.Read(l.kind, taskfile.DirRunning, l.id)
 		if err != nil {
 			return nil, err
 		}
@@ -94,23 +96,23 @@ func (l *Lease) Load() (*Task, error) {
 // heartbeatAt now, owner; notBefore, finishedAt and browserPid cleared)
 // and makes the claim durable. From here on owner and attempt fence every
 // write. If it fails the lease stays unmarked: Return it.
-func (l *Lease) Mark(now time.Time) (*Task, error) {
+func (l *Lease) Mark(now time.Time) (*taskfile.Task, error) {
 	t, err := l.Load()
 	if err != nil {
 		return nil, err
 	}
 	m := t.Clone()
-	m.State = StateRunning
+	m.State = taskfile.StateRunning
 	m.Attempt++
 	m.StartedAt, m.HeartbeatAt = now, now
 	m.NotBefore, m.FinishedAt = time.Time{}, time.Time{}
 	m.Owner, m.BrowserPID, m.Account = l.owner, 0, l.account
-	if err := l.s.rewrite(l.kind, DirRunning, m); err != nil {
+	if err := l.s.rewrite(l.kind, taskfile.DirRunning, m); err != nil {
 		return nil, err
 	}
 	// The rewrite synced running/; the claim's source folder too, or a
 	// crash could bring the file back in pending/ as well.
-	if err := SyncDir(l.s.Layout.Lane(l.kind, DirPending)); err != nil {
+	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
 		return nil, err
 	}
 	l.task, l.marked = m, true
@@ -133,10 +135,10 @@ func (l *Lease) Beat(now time.Time, browserPID int) error {
 	if browserPID != 0 {
 		hb.BrowserPID = browserPID
 	}
-	if err := l.s.writeFenced(l.kind, DirRunning, hb, l.owner, l.task.Attempt); err != nil {
+	if err := l.s.writeFenced(l.kind, taskfile.DirRunning, hb, l.owner, l.task.Attempt); err != nil {
 		return err
 	}
-	if err := SyncDir(l.s.Layout.Lane(l.kind, DirRunning)); err != nil {
+	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
 		return err
 	}
 	l.task = hb
@@ -158,7 +160,7 @@ const (
 // lost, the task is not. A failed final move is left to recovery, which
 // completes it (the record already holds the final state). It returns the
 // task as written.
-func (l *Lease) Finish(o Outcome, now time.Time) (*Task, error) {
+func (l *Lease) Finish(o Outcome, now time.Time) (*taskfile.Task, error) {
 	t, err := l.Load()
 	if err != nil {
 		return nil, err
@@ -169,9 +171,9 @@ func (l *Lease) Finish(o Outcome, now time.Time) (*Task, error) {
 		var werr error
 		if l.marked {
 			// The move below syncs both folders, which makes this durable too.
-			werr = l.s.writeFenced(l.kind, DirRunning, t, l.owner, l.task.Attempt)
+			werr = l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt)
 		} else {
-			werr = l.s.swapIn(l.kind, DirRunning, t, nil)
+			werr = l.s.swapIn(l.kind, taskfile.DirRunning, t, nil)
 		}
 		if werr == nil {
 			break
@@ -184,11 +186,11 @@ func (l *Lease) Finish(o Outcome, now time.Time) (*Task, error) {
 		wait *= 2
 	}
 	if !l.marked {
-		if err := SyncDir(l.s.Layout.Lane(l.kind, DirPending)); err != nil {
+		if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
 			return nil, err
 		}
 	}
-	if err := l.s.move(l.kind, DirRunning, StateFolder(t.State), l.id); err != nil {
+	if err := l.s.move(l.kind, taskfile.DirRunning, taskfile.StateFolder(t.State), l.id); err != nil {
 		return nil, fmt.Errorf("final move (recovery completes it): %w", err)
 	}
 	l.task = t
@@ -197,13 +199,13 @@ func (l *Lease) Finish(o Outcome, now time.Time) (*Task, error) {
 
 // applyOutcome sets t's fields for outcome o at now; marked says whether
 // t was marked running by this attempt (and so has an attempt to give back).
-func applyOutcome(t *Task, o Outcome, now time.Time, marked bool) *Task {
+func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *taskfile.Task {
 	t.State = o.State
 	if o.BrowserPID != 0 {
 		t.BrowserPID = o.BrowserPID
 	}
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
-	if o.State != StatePending {
+	if o.State != taskfile.StatePending {
 		t.FinishedAt = now
 		return t
 	}
@@ -223,10 +225,10 @@ func applyOutcome(t *Task, o Outcome, now time.Time, marked bool) *Task {
 // the caller's index alone.
 func (l *Lease) Return(notBefore time.Time) error {
 	if l.marked {
-		_, err := l.Finish(Outcome{State: StatePending, Unspent: true, NotBefore: notBefore}, time.Now())
+		_, err := l.Finish(Outcome{State: taskfile.StatePending, Unspent: true, NotBefore: notBefore}, time.Now())
 		return err
 	}
-	return l.s.move(l.kind, DirRunning, DirPending, l.id)
+	return l.s.move(l.kind, taskfile.DirRunning, taskfile.DirPending, l.id)
 }
 
 // CancelPending cancels a task that waits in pending/: it claims it, as a
@@ -234,24 +236,24 @@ func (l *Lease) Return(notBefore time.Time) error {
 // canceled, so readers of canceled/ never see a half-written record. An
 // error matching os.ErrNotExist means it is no longer pending (claimed or
 // canceled meanwhile): look where it is now.
-func (s *Store) CancelPending(k Kind, id string, now time.Time) (*Task, error) {
+func (s *Store) CancelPending(k taskfile.Kind, id string, now time.Time) (*taskfile.Task, error) {
 	l, err := s.Claim(k, id, "")
 	if err != nil {
 		return nil, err
 	}
-	return l.Finish(Outcome{State: StateCanceled, Class: ClassCanceled, Error: "canceled by request before it started"}, now)
+	return l.Finish(Outcome{State: taskfile.StateCanceled, Class: taskfile.ClassCanceled, Error: "canceled by request before it started"}, now)
 }
 
 // RequestCancel drops <lane>/cancel/ID: whichever daemon holds the task
 // acts on it (pending at once, running at its next checkpoint).
-func (s *Store) RequestCancel(k Kind, id string) error {
+func (s *Store) RequestCancel(k taskfile.Kind, id string) error {
 	return WriteFileAtomic(s.Layout.CancelPath(k, id), nil)
 }
 
 // RetryError says why a task cannot be retried.
 type RetryError struct {
 	ID    string
-	State State // where the task is; "" when there is no such task
+	State taskfile.State // where the task is; "" when there is no such task
 	// Rejected: the file is a rejected drop (NAME.error beside it), not a
 	// task: it must be fixed and dropped again.
 	Rejected bool
@@ -260,7 +262,7 @@ type RetryError struct {
 func (e *RetryError) Error() string {
 	switch {
 	case e.Rejected:
-		return fmt.Sprintf("%s is a rejected drop (see %s): fix it and drop it again", e.ID, ReasonFileName(e.ID))
+		return fmt.Sprintf("%s is a rejected drop (see %s): fix it and drop it again", e.ID, taskfile.ReasonFileName(e.ID))
 	case e.State == "":
 		return e.ID + ": no such task"
 	}
@@ -269,15 +271,15 @@ func (e *RetryError) Error() string {
 
 // Retryable returns the folder of lane k's task id if it can be retried
 // (failed or canceled, and not a rejected drop), else a *RetryError.
-func (s *Store) Retryable(k Kind, id string) (string, error) {
+func (s *Store) Retryable(k taskfile.Kind, id string) (string, error) {
 	where := s.Layout.Locate(k, id)
 	switch where {
-	case DirFailed, DirCanceled:
+	case taskfile.DirFailed, taskfile.DirCanceled:
 	default:
-		return where, &RetryError{ID: id, State: FolderState[where]}
+		return where, &RetryError{ID: id, State: taskfile.FolderState[where]}
 	}
 	if s.Layout.IsRejectedDrop(k, where, id) {
-		return where, &RetryError{ID: id, State: FolderState[where], Rejected: true}
+		return where, &RetryError{ID: id, State: taskfile.FolderState[where], Rejected: true}
 	}
 	return where, nil
 }
@@ -287,12 +289,12 @@ func (s *Store) Retryable(k Kind, id string) (string, error) {
 // the same taskId (the task's log keeps the history). Anything else is
 // refused with a *RetryError (see Retryable). It returns the folder the
 // task came from.
-func (s *Store) Retry(k Kind, id string) (string, error) {
+func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 	where, err := s.Retryable(k, id)
 	if err != nil {
 		return where, err
 	}
-	if err := RenameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, DirIncoming, id)); err != nil {
+	if err := RenameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")

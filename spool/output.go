@@ -5,6 +5,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // OutputKey is the form of an output path that two tasks are compared by:
@@ -35,46 +38,46 @@ func (s *Store) SetOutputOwner(owner func(key string) (string, bool)) {
 // those), and no pending or running task of this daemon's view of the
 // spool may write the same path. CheckOutputPath has checked the text.
 // The write checks again, race-free: see WriteOutput.
-func (s *Store) CheckOutput(t *Task, lane Kind) *RejectError {
+func (s *Store) CheckOutput(t *taskfile.Task, lane taskfile.Kind) *taskfile.RejectError {
 	if t.Output == "" {
 		return nil
 	}
-	o := clip(t.Output)
+	o := taskfile.Clip(t.Output)
 	if strings.HasSuffix(filepath.ToSlash(t.Output), "/") {
-		return rejectf(ClassInvalid, "output: %q names a folder: give a file name", o)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q names a folder: give a file name", o)
 	}
 	parts, err := splitRel(t.Output)
 	if err != nil {
-		return rejectf(ClassInvalid, "output: %v", err)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %v", err)
 	}
 	for _, p := range parts {
 		if IsOwnTemp(p) {
-			return rejectf(ClassInvalid, "output: %q uses spoolgate's own temp-file names (.sg-*.tmp)", o)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q uses spoolgate's own temp-file names (.sg-*.tmp)", o)
 		}
 		if len(p) > 255 {
-			return rejectf(ClassInvalid, "output: %q has a name over 255 bytes", o)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q has a name over 255 bytes", o)
 		}
 	}
 	if err := checkFolder(s.Layout.Output()); err != nil {
-		return rejectf(ClassInvalid, "output: the spool's output folder is unusable: %v", err)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: the spool's output folder is unusable: %v", err)
 	}
 	kind, at, err := lstatBeneath(s.Layout.Output(), parts)
 	switch {
 	case err != nil:
-		return rejectf(ClassInvalid, "output: %q: %v", o, err)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q: %v", o, err)
 	case kind == "symlink":
-		return rejectf(ClassInvalid, "output: %q goes through %s, which is a symlink: spoolgate never writes through links", o, at)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q goes through %s, which is a symlink: spoolgate never writes through links", o, at)
 	case kind != "" && at == filepath.Join(append([]string{s.Layout.Output()}, parts...)...):
-		return rejectf(ClassInvalid, "output: %q is a %s, not a file spoolgate may write", o, kind)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q is a %s, not a file spoolgate may write", o, kind)
 	case kind != "":
-		return rejectf(ClassInvalid, "output: %q goes through %s, which is a %s, not a folder", o, at, kind)
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q goes through %s, which is a %s, not a folder", o, at, kind)
 	}
 	s.guard.mu.Lock()
 	owner := s.guard.outputOwner
 	s.guard.mu.Unlock()
 	if owner != nil {
 		if who, ok := owner(OutputKey(t.Output)); ok && who != string(lane)+"/"+t.TaskID {
-			return rejectf(ClassInvalid, "output: %q is already the output of task %s, pending or running: two tasks would overwrite each other's answer", o, who)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q is already the output of task %s, pending or running: two tasks would overwrite each other's answer", o, who)
 		}
 	}
 	return nil
@@ -86,7 +89,7 @@ func (s *Store) CheckOutput(t *Task, lane Kind) *RejectError {
 // the rename, the folder's fsync) is relative to the open folder. Missing
 // folders are made; a link or special file anywhere on the way is refused.
 func (s *Store) WriteOutput(rel string, data []byte) error {
-	if err := CheckOutputPath(rel); err != nil {
+	if err := config.CheckOutputPath(rel); err != nil {
 		return err
 	}
 	if err := writeBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestStore_CheckOutput(t *testing.T) {
@@ -50,7 +52,7 @@ func TestStore_CheckOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.output, func(t *testing.T) {
-			rej := s.CheckOutput(&Task{TaskID: "me", Output: tt.output}, KindAPI)
+			rej := s.CheckOutput(&taskfile.Task{TaskID: "me", Output: tt.output}, taskfile.KindAPI)
 			switch {
 			case tt.reason == "" && rej != nil:
 				t.Errorf("refused: %s", rej.Msg)

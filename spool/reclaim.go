@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ReclaimAction is what Reclaim did with one task.
@@ -29,8 +31,8 @@ const (
 // Reclaimed is one task Reclaim took over.
 type Reclaimed struct {
 	Action ReclaimAction
-	Task   *Task  // as it is now on disk
-	Reason string // why it was taken over
+	Task   *taskfile.Task // as it is now on disk
+	Reason string         // why it was taken over
 }
 
 // Reclaim looks at each task in lane k's running/ that held (this
@@ -44,8 +46,8 @@ type Reclaimed struct {
 //
 // Reclaim remembers unmarked claims between calls to time them; call it
 // for one lane from one goroutine.
-func (s *Store) Reclaim(k Kind, now time.Time, held func(id string) bool) ([]Reclaimed, error) {
-	dir := s.Layout.Lane(k, DirRunning)
+func (s *Store) Reclaim(k taskfile.Kind, now time.Time, held func(id string) bool) ([]Reclaimed, error) {
+	dir := s.Layout.Lane(k, taskfile.DirRunning)
 	ents, err := ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: list running: %w", err)
@@ -56,15 +58,15 @@ func (s *Store) Reclaim(k Kind, now time.Time, held func(id string) bool) ([]Rec
 	var out []Reclaimed
 	for _, e := range ents {
 		name := e.Name()
-		if !IsTaskFileName(name) {
+		if !taskfile.IsTaskFileName(name) {
 			continue
 		}
-		id := TrimTaskExt(name)
+		id := taskfile.TrimTaskExt(name)
 		seen[prefix+id] = true
 		if held(id) {
 			continue
 		}
-		t, err := s.Read(k, DirRunning, id)
+		t, err := s.Read(k, taskfile.DirRunning, id)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				s.Log.Error("reclaim: unreadable running task", "lane", k, "taskId", id, "err", err)
@@ -84,9 +86,9 @@ func (s *Store) Reclaim(k Kind, now time.Time, held func(id string) bool) ([]Rec
 
 // orphanReason says why a running task that no runner of this process
 // holds must be taken over, or "" if it must be left alone.
-func (s *Store) orphanReason(k Kind, t *Task, now time.Time) string {
+func (s *Store) orphanReason(k taskfile.Kind, t *taskfile.Task, now time.Time) string {
 	tm := s.Cfg.Timing()
-	sum := SummaryOf(t)
+	sum := taskfile.SummaryOf(t)
 	if t.Owner == "" || sum.LastSign().IsZero() {
 		// Moved into running/ but not yet rewritten: a claim in progress
 		// (perhaps another daemon's), or one a crash cut short. Its times
@@ -105,44 +107,44 @@ func (s *Store) orphanReason(k Kind, t *Task, now time.Time) string {
 			return fmt.Sprintf("owner %s is no longer running", t.Owner)
 		}
 	}
-	if age, stale := Stale(sum, now, tm.StaleAfter); stale {
+	if age, stale := taskfile.Stale(sum, now, tm.StaleAfter); stale {
 		return fmt.Sprintf("heartbeat %s old, over staleAfter %s (owner %s)", age.Round(time.Second), tm.StaleAfter, t.Owner)
 	}
 	return ""
 }
 
-func (s *Store) reclaimOne(k Kind, t *Task, reason string, now time.Time) (Reclaimed, bool) {
+func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now time.Time) (Reclaimed, bool) {
 	id := t.TaskID
 	switch {
 	case t.State.Final():
-		if err := s.move(k, DirRunning, StateFolder(t.State), id); err != nil {
+		if err := s.move(k, taskfile.DirRunning, taskfile.StateFolder(t.State), id); err != nil {
 			return Reclaimed{}, false
 		}
 		return Reclaimed{Action: Completed, Task: t, Reason: reason}, true
-	case t.State == StatePending:
-		if err := s.move(k, DirRunning, DirPending, id); err != nil {
+	case t.State == taskfile.StatePending:
+		if err := s.move(k, taskfile.DirRunning, taskfile.DirPending, id); err != nil {
 			return Reclaimed{}, false
 		}
 		return Reclaimed{Action: Returned, Task: t, Reason: reason}, true
 	}
 	r := Reclaimed{Action: Failed, Task: t, Reason: reason}
-	to := DirFailed
+	to := taskfile.DirFailed
 	if t.Attempt < s.Cfg.MaxAttempts() {
-		r.Action, to = Retried, DirPending
+		r.Action, to = Retried, taskfile.DirPending
 	}
-	if err := s.move(k, DirRunning, to, id); err != nil {
+	if err := s.move(k, taskfile.DirRunning, to, id); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			s.Log.Error("reclaim failed", "lane", k, "taskId", id, "err", err)
 		}
 		return Reclaimed{}, false
 	}
-	t.Error, t.ErrorClass = "stale: "+reason, ClassStale
+	t.Error, t.ErrorClass = "stale: "+reason, taskfile.ClassStale
 	t.Owner, t.BrowserPID = "", 0
-	if to == DirPending {
-		t.State = StatePending
+	if to == taskfile.DirPending {
+		t.State = taskfile.StatePending
 		t.NotBefore = now.Add(s.Cfg.Timing().ReclaimRetryDelay)
 	} else {
-		t.State, t.FinishedAt = StateFailed, now
+		t.State, t.FinishedAt = taskfile.StateFailed, now
 	}
 	if err := s.rewrite(k, to, t); err != nil {
 		s.Log.Error("reclaim: rewrite failed; recovery repairs the state", "lane", k, "taskId", id, "err", err)

@@ -3,15 +3,19 @@ package spool
 import (
 	"errors"
 	"fmt"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Recover repairs what a crash can leave behind in the spool's non-running
-// folders and returns each lane's pending entries for the index:
+// folders and returns each lane's pending tasks as of makes them (the
+// lanes' index entries: the index is theirs):
 //   - leftover temp files of ours are removed (CleanTemps);
 //   - pending files not yet normalized (a crash between intake's move and
 //     its rewrite, or another daemon's intake in flight) are left out of
@@ -22,16 +26,16 @@ import (
 //     state.
 //
 // Tasks in running/ are the lanes' business: reclaim decides them.
-func (s *Store) Recover() (map[Kind][]Entry, error) {
-	out := map[Kind][]Entry{}
+func Recover[E any](s *Store, of func(*taskfile.Task) E) (map[taskfile.Kind][]E, error) {
+	out := map[taskfile.Kind][]E{}
 	s.CleanTemps()
-	for _, k := range Kinds {
-		entries, err := s.LoadPending(k)
+	for _, k := range taskfile.Kinds {
+		entries, err := LoadPending(s, k, of)
 		if err != nil {
 			return nil, err
 		}
 		out[k] = entries
-		for _, d := range []string{DirFailed, DirCanceled} {
+		for _, d := range []string{taskfile.DirFailed, taskfile.DirCanceled} {
 			if err := s.fixFinalStates(k, d); err != nil {
 				return nil, err
 			}
@@ -41,10 +45,12 @@ func (s *Store) Recover() (map[Kind][]Entry, error) {
 }
 
 // LoadPending reads every task in lane k's pending/, normalizing any that a
-// crash left half-done, and returns their index entries. A file that does
+// crash left half-done, and returns of of each (of is called from several
+// goroutines at once, and sees only the index fields of a task read with
+// the line scanner). A file that does
 // not parse is moved to failed/ with TASKID.error beside it.
-func (s *Store) LoadPending(k Kind) ([]Entry, error) {
-	dir := s.Layout.Lane(k, DirPending)
+func LoadPending[E any](s *Store, k taskfile.Kind, of func(*taskfile.Task) E) ([]E, error) {
+	dir := s.Layout.Lane(k, taskfile.DirPending)
 	// Names only: a DirEntry per file would cost 100,000 stats' worth of
 	// memory at the start-up peak, and the order comes from the index.
 	names, err := ReadDirNames(dir)
@@ -53,14 +59,15 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 	}
 	ids := names[:0]
 	for _, name := range names {
-		if IsTaskFileName(name) && filepath.Ext(name) == ".yaml" {
-			ids = append(ids, TrimTaskExt(name))
+		if taskfile.IsTaskFileName(name) && filepath.Ext(name) == ".yaml" {
+			ids = append(ids, taskfile.TrimTaskExt(name))
 		}
 	}
 	// Reading is I/O-bound on a cold cache and parse-bound on a warm one:
 	// a few workers serve both.
 	const workers = 4
-	results := make([]Entry, len(ids)) // ID "" for a file left out
+	results := make([]E, len(ids))
+	loaded := make([]bool, len(ids)) // false for a file left out
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -77,14 +84,14 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 					}
 					continue
 				}
-				results[i] = EntryOf(s.Cfg, t)
+				results[i], loaded[i] = of(t), true
 			}
 		}(w)
 	}
 	wg.Wait()
 	out := results[:0]
-	for _, e := range results {
-		if e.ID != "" {
+	for i, e := range results {
+		if loaded[i] {
 			out = append(out, e)
 		}
 	}
@@ -99,14 +106,14 @@ func (s *Store) LoadPending(k Kind) ([]Entry, error) {
 // and rewriting it could recreate it after that daemon claimed it. It is
 // left out of the index; the daemon's periodic merge normalizes it once it
 // has stayed so for staleAfter (a crash's leftover).
-func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
-	data, _, err := ReadOwn(s.Layout.TaskPath(k, DirPending, id), MaxTaskSize)
+func (s *Store) loadPendingFast(k taskfile.Kind, id string) (*taskfile.Task, error) {
+	data, _, err := ReadOwn(s.Layout.TaskPath(k, taskfile.DirPending, id), taskfile.MaxTaskSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
 		}
-		if t, derr := DecodeTask(data); derr == nil {
-			if t.normalizedPending(k, id) {
+		if t, derr := taskfile.DecodeTask(data); derr == nil {
+			if normalizedPending(t, k, id) {
 				return t, nil // normalized, in a form the scanner declines
 			}
 			return nil, errNotNormalized
@@ -117,58 +124,58 @@ func (s *Store) loadPendingFast(k Kind, id string) (*Task, error) {
 
 // normalizedPending reports whether t, read from lane k's pending/ID, is
 // in the form intake leaves: the one test of "normalized pending".
-func (t *Task) normalizedPending(k Kind, id string) bool {
-	return t.TaskID == id && t.State == StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k
+func normalizedPending(t *taskfile.Task, k taskfile.Kind, id string) bool {
+	return t.TaskID == id && t.State == taskfile.StatePending && !t.SubmittedAt.IsZero() && t.ModelKind == k
 }
 
 // errNotNormalized marks a pending file left for the daemon's merge.
 var errNotNormalized = errors.New("pending file not yet normalized: left for the periodic merge")
 
 // loadPendingOne reads pending/ID.yaml, normalizing it if needed.
-func (s *Store) loadPendingOne(k Kind, id string) (*Task, error) {
-	t, err := s.Read(k, DirPending, id)
+func (s *Store) loadPendingOne(k taskfile.Kind, id string) (*taskfile.Task, error) {
+	t, err := s.Read(k, taskfile.DirPending, id)
 	if err != nil {
 		var tp *TaskPathError
 		if errors.As(err, &tp) && !errors.Is(err, os.ErrNotExist) {
 			// Not a task we can run: park it in failed/ with the reason.
-			_, rerr := s.reject(s.Layout.TaskPath(k, DirPending, id), id+".yaml", k, rejectf(ClassInvalid, "%v", tp.Err))
+			_, rerr := s.reject(s.Layout.TaskPath(k, taskfile.DirPending, id), id+".yaml", k, taskfile.Rejectf(taskfile.ClassInvalid, "%v", tp.Err))
 			if rerr != nil {
 				return nil, rerr
 			}
 		}
 		return nil, err
 	}
-	if !t.normalizedPending(k, id) {
+	if !normalizedPending(t, k, id) {
 		t.TaskID, t.ModelKind = id, k
-		if t.State != StatePending && t.State != StateRunning {
+		if t.State != taskfile.StatePending && t.State != taskfile.StateRunning {
 			// a fresh drop moved in by intake before its rewrite
 			t.ResetForIntake()
 			t.TaskID, t.ModelKind = id, k
 		}
-		t.State = StatePending
+		t.State = taskfile.StatePending
 		if t.SubmittedAt.IsZero() {
 			t.SubmittedAt = now()
 		}
-		if err := s.rewrite(k, DirPending, t); err != nil {
+		if err := s.rewrite(k, taskfile.DirPending, t); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-func (s *Store) fixFinalStates(k Kind, dir string) error {
-	want := FolderState[dir]
+func (s *Store) fixFinalStates(k taskfile.Kind, dir string) error {
+	want := taskfile.FolderState[dir]
 	ents, err := ReadDir(s.Layout.Lane(k, dir))
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", dir, err)
 	}
-	rejected := RejectedDrops(ents)
+	rejected := taskfile.RejectedDrops(ents)
 	for _, e := range ents {
 		name := e.Name()
-		if filepath.Ext(name) != ".yaml" || !IsTaskFileName(name) {
+		if filepath.Ext(name) != ".yaml" || !taskfile.IsTaskFileName(name) {
 			continue
 		}
-		id := TrimTaskExt(name)
+		id := taskfile.TrimTaskExt(name)
 		if rejected[id] {
 			continue // a rejected drop, kept as it came
 		}
@@ -180,8 +187,8 @@ func (s *Store) fixFinalStates(k Kind, dir string) error {
 		if t.FinishedAt.IsZero() {
 			t.FinishedAt = now()
 		}
-		if t.ErrorClass == "" && want == StateCanceled {
-			t.ErrorClass = ClassCanceled
+		if t.ErrorClass == "" && want == taskfile.StateCanceled {
+			t.ErrorClass = taskfile.ClassCanceled
 		}
 		if err := s.rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
 			return err
@@ -202,21 +209,21 @@ func (s *Store) fixFinalStates(k Kind, dir string) error {
 // (see Timing); still not normalized then, its intake was cut short and
 // it is normalized here. A file that does not parse is rejected into
 // failed/. Call it for one lane from one goroutine.
-func (s *Store) MergePending(k Kind, now time.Time, indexed func(id string) bool) []*Task {
-	ents, err := ReadDir(s.Layout.Lane(k, DirPending))
+func (s *Store) MergePending(k taskfile.Kind, now time.Time, indexed func(id string) bool) []*taskfile.Task {
+	ents, err := ReadDir(s.Layout.Lane(k, taskfile.DirPending))
 	if err != nil {
 		return nil
 	}
 	prefix := string(k) + "/"
 	seen := map[string]bool{}
 	defer s.unnormalized.forget(func(key string) bool { return !strings.HasPrefix(key, prefix) || seen[key] })
-	var out []*Task
+	var out []*taskfile.Task
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".yaml") || !IsTaskFileName(name) {
+		if !strings.HasSuffix(name, ".yaml") || !taskfile.IsTaskFileName(name) {
 			continue
 		}
-		id := TrimTaskExt(name)
+		id := taskfile.TrimTaskExt(name)
 		if indexed(id) {
 			continue
 		}
@@ -234,13 +241,24 @@ func (s *Store) MergePending(k Kind, now time.Time, indexed func(id string) bool
 // settledPending reports whether MergePending may load pending/ID now:
 // it is normalized (loading writes nothing), unreadable (loading rejects
 // it), or has stayed not normalized for the pending grace.
-func (s *Store) settledPending(k Kind, id string, now time.Time) bool {
-	t, err := s.Read(k, DirPending, id)
+func (s *Store) settledPending(k taskfile.Kind, id string, now time.Time) bool {
+	t, err := s.Read(k, taskfile.DirPending, id)
 	if err != nil {
 		return !errors.Is(err, os.ErrNotExist)
 	}
-	if t.normalizedPending(k, id) {
+	if normalizedPending(t, k, id) {
 		return true
 	}
 	return s.unnormalized.lasted(string(k)+"/"+id, now, s.Cfg.Timing().PendingGrace)
+}
+
+// scanPending is ScanSummary for the index: a pending task in spoolgate's
+// own, normalized form.
+func scanPending(data []byte) (taskfile.Task, bool) {
+	s, ok := taskfile.ScanSummary(data)
+	if !ok || s.State != taskfile.StatePending || s.SubmittedAt.IsZero() {
+		return taskfile.Task{}, false
+	}
+	return taskfile.Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output, Priority: s.Priority,
+		State: s.State, SubmittedAt: s.SubmittedAt, NotBefore: s.NotBefore}, true
 }

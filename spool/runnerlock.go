@@ -1,18 +1,16 @@
 package spool
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/gofrs/flock"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // Web exclusivity: one logged-in chat session admits one generation at a
@@ -39,20 +37,6 @@ import (
 // own file, with its own mutex. Across hosts sharing a spool, the
 // account's lease (AccountLease) keeps one account on one host.
 
-// WebConcurrency is how many tasks one web session runs at once. It is 1,
-// always, and not a setting: see the comment above. The web lane runs one
-// session per account, so its parallelism comes only from more accounts.
-const WebConcurrency = 1
-
-// Concurrency is how many tasks lane k runs at once under cfg: for the web
-// lane, WebConcurrency per session.
-func Concurrency(cfg *Config, k Kind) int {
-	if k == KindWeb {
-		return WebConcurrency * max(1, len(cfg.WebSessions()))
-	}
-	return cfg.API.Concurrency
-}
-
 // ErrLockHeld is returned by TryLock when another process holds the lock,
 // and by Run when this one does not.
 var ErrLockHeld = errors.New("web runner lock is held by another process")
@@ -69,35 +53,10 @@ type RunnerLock struct {
 // sessionMus holds one mutex per lock file, for the whole process.
 var sessionMus sync.Map // path -> *sync.Mutex
 
-// RunnerLockPath is the lock file of the web session in profiles:
-// web-runner-<h>.lock, h = first 12 hex digits of SHA-256 of the OS user
-// name, so two instances of one user never drive one session at once.
-// It is the lock of the first web session (see Config.WebSessions).
-func RunnerLockPath(profiles string) string {
-	return filepath.Join(profiles, "web-runner-"+userHash()+".lock")
-}
-
-// sessionLockPath is the lock file of the web session of account, other
-// than the first: web-runner-<h>-<account>.lock.
-func sessionLockPath(profiles, account string) string {
-	return filepath.Join(profiles, "web-runner-"+userHash()+"-"+account+".lock")
-}
-
-func userHash() string {
-	name := "unknown"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	} else if v := os.Getenv("USER"); v != "" {
-		name = v
-	}
-	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:])[:12]
-}
-
 // NewRunnerLock returns the first web session's lock in profiles; it takes
 // nothing.
 func NewRunnerLock(profiles string) *RunnerLock {
-	return OpenRunnerLock(RunnerLockPath(profiles))
+	return OpenRunnerLock(config.RunnerLockPath(profiles))
 }
 
 // OpenRunnerLock returns the session lock at path (WebSession.Lock); it
@@ -203,20 +162,4 @@ func (l *RunnerLock) writeContent(s string) {
 	_, _ = f.WriteString(s)
 	_ = f.Sync()
 	_ = f.Close()
-}
-
-// LaneInfo is a running daemon's live view of one lane: what only the
-// daemon knows, for its own status page.
-type LaneInfo struct {
-	Kind        Kind     `json:"kind"`
-	Concurrency int      `json:"concurrency"`
-	Running     []string `json:"running"` // taskIds this daemon runs now
-	Pending     int      `json:"pending"` // indexed pending tasks
-	Paused      bool     `json:"paused"`
-	// Standby is true when the web lane waits for the web-runner lock;
-	// Holder names who holds it.
-	Standby bool   `json:"standby"`
-	Holder  string `json:"holder,omitempty"`
-	// Sessions are the web lane's sessions, one per account.
-	Sessions []SessionInfo `json:"sessions,omitempty"`
 }

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The cost of the safe opens, each beside what it replaced, in the same
@@ -17,7 +20,7 @@ func BenchmarkSafe_TaskLogAppend(b *testing.B) {
 	s := newBenchStore(b)
 	line := []byte("time=... level=INFO msg=\"attempt started\"\n")
 	b.Run("plain", func(b *testing.B) {
-		p := s.Layout.LogPath(KindAPI, "plain")
+		p := s.Layout.LogPath(taskfile.KindAPI, "plain")
 		for b.Loop() {
 			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 			if err != nil {
@@ -29,7 +32,7 @@ func BenchmarkSafe_TaskLogAppend(b *testing.B) {
 	})
 	b.Run("safe", func(b *testing.B) {
 		for b.Loop() {
-			if err := s.appendTaskLog(KindAPI, "safe", line); err != nil {
+			if err := s.appendTaskLog(taskfile.KindAPI, "safe", line); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -40,7 +43,7 @@ func BenchmarkSafe_TaskLogAppend(b *testing.B) {
 // task file now makes, against the durable write it guards.
 func BenchmarkSafe_FolderGuard(b *testing.B) {
 	s := newBenchStore(b)
-	dir := s.Layout.Lane(KindAPI, DirRunning)
+	dir := s.Layout.Lane(taskfile.KindAPI, taskfile.DirRunning)
 	b.Run("guard", func(b *testing.B) {
 		for b.Loop() {
 			if err := guardDir(dir); err != nil {
@@ -59,7 +62,7 @@ func BenchmarkSafe_FolderGuard(b *testing.B) {
 }
 
 func newBenchStore(b *testing.B) *Store {
-	cfg, err := ParseConfig(nil)
+	cfg, err := config.ParseConfig(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

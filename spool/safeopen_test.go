@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // syncBuffer is a log sink safe for the store's goroutines.
@@ -145,21 +147,21 @@ func TestSwitchOn(t *testing.T) {
 // once.
 func TestStore_PausedIgnoresSpecialFiles(t *testing.T) {
 	s, logs := newLoggedStore(t)
-	if err := syscall.Mkfifo(s.Layout.Paused(KindAPI), 0o640); err != nil {
+	if err := syscall.Mkfifo(s.Layout.Paused(taskfile.KindAPI), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	os.Symlink("/etc/passwd", filepath.Join(s.Layout.Accounts(), "ops.disabled"))
 	for range 3 {
-		if s.Paused(KindAPI) || s.AccountDisabled("ops") {
+		if s.Paused(taskfile.KindAPI) || s.AccountDisabled("ops") {
 			t.Fatal("a fifo or symlink switched something")
 		}
 	}
 	if n := strings.Count(logs.String(), "switch file ignored"); n != 2 {
 		t.Errorf("logged %d times, want once per file:\n%s", n, logs)
 	}
-	os.Remove(s.Layout.Paused(KindAPI))
-	os.WriteFile(s.Layout.Paused(KindAPI), nil, 0o640)
-	if !s.Paused(KindAPI) {
+	os.Remove(s.Layout.Paused(taskfile.KindAPI))
+	os.WriteFile(s.Layout.Paused(taskfile.KindAPI), nil, 0o640)
+	if !s.Paused(taskfile.KindAPI) {
 		t.Error("a regular pause file is not honoured")
 	}
 }
@@ -171,7 +173,7 @@ func TestStore_TaskLog(t *testing.T) {
 	s, logs := newLoggedStore(t)
 	outside := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(outside, []byte("keep\n"), 0o640)
-	logsDir := s.Layout.Lane(KindAPI, DirLogs)
+	logsDir := s.Layout.Lane(taskfile.KindAPI, taskfile.DirLogs)
 	os.Symlink(outside, filepath.Join(logsDir, "sym.log"))
 	syscall.Mkfifo(filepath.Join(logsDir, "fifo.log"), 0o640)
 	// A fifo with a reader: the open succeeds, and fstat refuses it.
@@ -182,7 +184,7 @@ func TestStore_TaskLog(t *testing.T) {
 	}
 	defer rd.Close()
 	for _, id := range []string{"sym", "fifo", "read", "ok"} {
-		w := s.TaskLog(KindAPI, id)
+		w := s.TaskLog(taskfile.KindAPI, id)
 		within(t, 5*time.Second, "task log "+id, func() {
 			for range 3 {
 				if n, err := w.Write([]byte("line\n")); err != nil || n != 5 {
@@ -194,7 +196,7 @@ func TestStore_TaskLog(t *testing.T) {
 	if b, _ := os.ReadFile(outside); string(b) != "keep\n" {
 		t.Errorf("written through the symlink: %q", b)
 	}
-	if b, _ := os.ReadFile(s.Layout.LogPath(KindAPI, "ok")); string(b) != "line\nline\nline\n" {
+	if b, _ := os.ReadFile(s.Layout.LogPath(taskfile.KindAPI, "ok")); string(b) != "line\nline\nline\n" {
 		t.Errorf("ok.log = %q", b)
 	}
 	for _, id := range []string{"sym", "fifo", "read"} {
@@ -202,7 +204,7 @@ func TestStore_TaskLog(t *testing.T) {
 			t.Errorf("%s: logged %d times, want once:\n%s", id, n, logs)
 		}
 	}
-	if err := s.AppendLog(KindAPI, "sym", "x"); !errors.Is(err, ErrNotRegular) {
+	if err := s.AppendLog(taskfile.KindAPI, "sym", "x"); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("AppendLog through a symlink: %v", err)
 	}
 }
@@ -212,12 +214,12 @@ func TestStore_TaskLog(t *testing.T) {
 func TestStore_TaskLogFolderSwapped(t *testing.T) {
 	s, _ := newLoggedStore(t)
 	outside := t.TempDir()
-	logsDir := s.Layout.Lane(KindAPI, DirLogs)
+	logsDir := s.Layout.Lane(taskfile.KindAPI, taskfile.DirLogs)
 	if err := os.Rename(logsDir, logsDir+".old"); err != nil {
 		t.Fatal(err)
 	}
 	os.Symlink(outside, logsDir)
-	s.TaskLog(KindAPI, "x").Write([]byte("line\n"))
+	s.TaskLog(taskfile.KindAPI, "x").Write([]byte("line\n"))
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("written through the swapped folder: %v", ents)
 	}
@@ -261,13 +263,13 @@ func TestLayout_CreateRefusesLinks(t *testing.T) {
 func TestStore_IntakeHoldsOnSwappedFolder(t *testing.T) {
 	s, logs := newLoggedStore(t)
 	outside := t.TempDir()
-	pending := s.Layout.Lane(KindAPI, DirPending)
+	pending := s.Layout.Lane(taskfile.KindAPI, taskfile.DirPending)
 	os.Rename(pending, pending+".old")
 	os.Symlink(outside, pending)
-	in := s.Layout.Lane(KindAPI, DirIncoming)
+	in := s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	os.WriteFile(filepath.Join(in, "a.yaml"), []byte("model: fast\ncontent: x\n"), 0o640)
 	for range 3 {
-		res, err := s.Intake(in, "a.yaml", KindAPI)
+		res, err := s.Intake(in, "a.yaml", taskfile.KindAPI)
 		if err != nil || res.Outcome != Vanished {
 			t.Fatalf("intake = %+v, %v; want it held", res, err)
 		}
@@ -289,7 +291,7 @@ func TestStore_IntakeHoldsOnSwappedFolder(t *testing.T) {
 	if err := s.CheckLayout(); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := s.Intake(in, "a.yaml", KindAPI); err != nil || res.Outcome != Accepted {
+	if res, err := s.Intake(in, "a.yaml", taskfile.KindAPI); err != nil || res.Outcome != Accepted {
 		t.Fatalf("after repair: %+v, %v", res, err)
 	}
 }

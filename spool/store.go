@@ -1,3 +1,9 @@
+// Package spool is the Store: every read, move and rewrite of a task file
+// between a spool's folders, and the file-system primitives they rest on.
+//
+// The folder a task file sits in is the truth about its state; the `state`
+// field inside is a convenience for people and scripts, and start-up
+// recovery repairs it when a crash left the two out of step.
 package spool
 
 import (
@@ -7,6 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Store performs every read, move and rewrite of task files in one spool:
@@ -16,7 +25,7 @@ import (
 // a while (see firstSeen), to time its judgments.
 type Store struct {
 	Layout Layout
-	Cfg    *Config
+	Cfg    *config.Config
 	Log    *slog.Logger
 
 	linked       linkSightings // drops seen hard-linked
@@ -27,7 +36,7 @@ type Store struct {
 }
 
 // NewStore returns a Store over cfg.Spool.
-func NewStore(cfg *Config, log *slog.Logger) *Store {
+func NewStore(cfg *config.Config, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -47,18 +56,18 @@ func (e *TaskPathError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *TaskPathError) Unwrap() error { return e.Err }
 
 // Read reads and decodes the task file id in lane k, folder dir.
-func (s *Store) Read(k Kind, dir, id string) (*Task, error) {
+func (s *Store) Read(k taskfile.Kind, dir, id string) (*taskfile.Task, error) {
 	return ReadTaskFile(s.Layout.TaskPath(k, dir, id))
 }
 
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
 // refusing symlinks and special files (not extra hard links: see ReadOwn).
-func ReadTaskFile(path string) (*Task, error) {
-	data, _, err := ReadOwn(path, MaxTaskSize)
+func ReadTaskFile(path string) (*taskfile.Task, error) {
+	data, _, err := ReadOwn(path, taskfile.MaxTaskSize)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
-	t, err := DecodeTask(data)
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
@@ -68,7 +77,7 @@ func ReadTaskFile(path string) (*Task, error) {
 // move moves task id of lane k from one folder to another without ever
 // replacing a file. Of several processes moving the same task, one wins;
 // the others get an error matching os.ErrNotExist.
-func (s *Store) move(k Kind, from, to, id string) error {
+func (s *Store) move(k taskfile.Kind, from, to, id string) error {
 	return RenameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
 }
 
@@ -97,14 +106,14 @@ func (s *Store) Submit(dir, id string, data []byte) (string, error) {
 }
 
 // AppendLog appends one line to <lane>/logs/TASKID.log (see TaskLog).
-func (s *Store) AppendLog(k Kind, id, line string) error {
+func (s *Store) AppendLog(k taskfile.Kind, id, line string) error {
 	return s.appendTaskLog(k, id, []byte(time.Now().UTC().Format(time.RFC3339Nano)+" "+line+"\n"))
 }
 
 // Paused reports whether lane k is paused for this host: by <lane>/paused
 // (every host) or <lane>/paused.<host> (this host alone, so that on a shared
 // spool the web lane runs on the one machine that holds the login).
-func (s *Store) Paused(k Kind) bool {
+func (s *Store) Paused(k taskfile.Kind) bool {
 	return s.switchOn(s.Layout.Paused(k)) || s.switchOn(s.Layout.Paused(k)+"."+s.Cfg.Host)
 }
 

@@ -3,13 +3,15 @@ package spool
 import (
 	"io"
 	"path/filepath"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // appendTaskLog appends data to <lane>/logs/ID.log, opened by an openat
 // walk from the spool root: no symlink is followed on the way or at the
 // file, a fifo or any other special file is refused without blocking.
-func (s *Store) appendTaskLog(k Kind, id string, data []byte) error {
-	return appendBeneath(s.Layout.Root, filepath.Join(string(k), DirLogs, id+".log"), data)
+func (s *Store) appendTaskLog(k taskfile.Kind, id string, data []byte) error {
+	return appendBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, id+".log"), data)
 }
 
 // TaskLog returns the writer of lane k's log of task id. Each Write
@@ -18,11 +20,11 @@ func (s *Store) appendTaskLog(k Kind, id string, data []byte) error {
 // cannot be written safely never stops the attempt: the write reports
 // success to its caller, and the problem is logged on the daemon's log
 // once per task (not once per line).
-func (s *Store) TaskLog(k Kind, id string) io.Writer { return &taskLog{s: s, k: k, id: id} }
+func (s *Store) TaskLog(k taskfile.Kind, id string) io.Writer { return &taskLog{s: s, k: k, id: id} }
 
 type taskLog struct {
 	s  *Store
-	k  Kind
+	k  taskfile.Kind
 	id string
 }
 

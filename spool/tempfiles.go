@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Temp files are named .sg-<host>-<pid>-<seq>.tmp: <host> is the first 8 hex
@@ -153,7 +155,7 @@ func (s *Store) CleanTemps() int {
 // with WriteFileNew: its temp files are swept too, in every subfolder.
 func (s *Store) notifyDir() string { return filepath.Join(s.Layout.Root, "notify") }
 
-func isDropBox(dir string) bool { return filepath.Base(dir) == DirIncoming }
+func isDropBox(dir string) bool { return filepath.Base(dir) == taskfile.DirIncoming }
 
 func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int) int {
 	f, err := openDirNoFollow(dir)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // deadPid returns the pid of a process that has ended (and was reaped).
@@ -23,7 +25,7 @@ func deadPid(t *testing.T) int {
 
 func TestTempName_Short(t *testing.T) {
 	setTempHost("a-rather-long-host-name.example.internal")
-	long := filepath.Join("/x", strings.Repeat("春", MaxTaskIDBytes/3)+".yaml")
+	long := filepath.Join("/x", strings.Repeat("春", taskfile.MaxTaskIDBytes/3)+".yaml")
 	name := filepath.Base(tempName(long))
 	if !IsOwnTemp(name) || len(name) > 41 {
 		t.Errorf("temp name %q (%d bytes): want an own temp of at most 41 bytes", name, len(name))
@@ -95,21 +97,21 @@ func TestStore_CleanTemps(t *testing.T) {
 	}
 	ours := TempFileName(hostTag(s.Cfg.Host), dead, 1)
 	gone := []string{
-		plant(s.Layout.Lane(KindAPI, DirRunning), ours, time.Now()),
-		plant(s.Layout.Lane(KindWeb, DirPending), ours, time.Now()),
-		plant(s.Layout.Lane(KindAPI, DirIncoming), ours, time.Now()),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirRunning), ours, time.Now()),
+		plant(s.Layout.Lane(taskfile.KindWeb, taskfile.DirPending), ours, time.Now()),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming), ours, time.Now()),
 		plant(s.Layout.Incoming(), ours, time.Now()),
 		plant(filepath.Join(s.Layout.Output(), "a", "b"), ours, time.Now()),
 		plant(filepath.Join(s.Layout.Root, "api"), ours, time.Now()),
 		plant(filepath.Join(s.Layout.Root, "notify", "batches"), ours, time.Now()),
-		plant(s.Layout.Lane(KindAPI, DirCancel), TempFileName(hostTag("elsewhere"), 1, 2), old),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirCancel), TempFileName(hostTag("elsewhere"), 1, 2), old),
 	}
 	kept := []string{
-		plant(s.Layout.Lane(KindAPI, DirIncoming), "job.yaml.tmp", old),
-		plant(s.Layout.Lane(KindAPI, DirIncoming), ".job.yaml.part", old),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming), "job.yaml.tmp", old),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming), ".job.yaml.part", old),
 		plant(s.Layout.Incoming(), ".sg-a.yaml.1.2.tmp", old),
-		plant(s.Layout.Lane(KindAPI, DirFailed), TempFileName(hostTag("elsewhere"), 1, 2), time.Now()),
-		plant(s.Layout.Lane(KindAPI, DirDone), "x.yaml", old),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirFailed), TempFileName(hostTag("elsewhere"), 1, 2), time.Now()),
+		plant(s.Layout.Lane(taskfile.KindAPI, taskfile.DirDone), "x.yaml", old),
 	}
 	if n := s.CleanTemps(); n != len(gone) {
 		t.Errorf("removed %d, want %d\n%s", n, len(gone), logs)

@@ -11,12 +11,13 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // WatchDir is one folder a Watcher reports files from.
 type WatchDir struct {
 	Path string
-	Lane Kind // "" for the lane-less drop box
+	Lane taskfile.Kind // "" for the lane-less drop box
 	// CancelRequests marks a lane's cancel/ folder: a request file is
 	// reported at first sight, since its content does not matter and so
 	// there is nothing to settle.
@@ -221,7 +222,7 @@ func (w *Watcher) accept(d WatchDir, name string) bool {
 	if d.Accept != nil {
 		return d.Accept(name)
 	}
-	return IsTaskFileName(name)
+	return taskfile.IsTaskFileName(name)
 }
 
 // process checks every candidate that is due, hands complete files to

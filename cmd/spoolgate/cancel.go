@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -40,17 +41,17 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 		case "":
 			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", r, st.Layout.Root)
 			failed++
-		case spool.DirPending, spool.DirRunning:
+		case taskfile.DirPending, taskfile.DirRunning:
 			if err := st.RequestCancel(r.lane, r.id); err != nil {
 				return fmt.Errorf("cancel %s: %w", r, err)
 			}
 			when := "at once"
-			if r.dir == spool.DirRunning {
+			if r.dir == taskfile.DirRunning {
 				when = "at its next checkpoint"
 			}
 			fmt.Fprintf(env.Stdout, "%s: cancel requested (%s, %s)\n", r, r.dir, when)
 		default:
-			fmt.Fprintf(env.Stdout, "%s: already %s, nothing to cancel\n", r, spool.FolderState[r.dir])
+			fmt.Fprintf(env.Stdout, "%s: already %s, nothing to cancel\n", r, taskfile.FolderState[r.dir])
 		}
 	}
 	if failed > 0 {

@@ -10,13 +10,16 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/notify"
 	"github.com/spoolgate/spoolgate/lanes/retention"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // dailyOps are the daemon's components beside the lanes: notifications
 // (the notifier, the batch watch, the state watch) and retention (the
 // archiver). Each is off unless the config asks for it.
 type dailyOps struct {
-	cfg   *spool.Config
+	cfg   *config.Config
 	store *spool.Store
 	log   *slog.Logger
 	n     *notify.Notifier
@@ -25,10 +28,10 @@ type dailyOps struct {
 	arch  *retention.Archiver
 }
 
-func newDailyOps(cfg *spool.Config, store *spool.Store, log *slog.Logger) *dailyOps {
+func newDailyOps(cfg *config.Config, store *spool.Store, log *slog.Logger) *dailyOps {
 	o := &dailyOps{cfg: cfg, store: store, log: log, n: notify.New(cfg, log),
 		arch: &retention.Archiver{Store: store, Log: log.With("component", "retention")}}
-	if o.n.Wants(spool.EventBatchFinished) {
+	if o.n.Wants(config.EventBatchFinished) {
 		o.batch = &notify.BatchWatch{Store: store, Notifier: o.n, Log: log}
 	}
 	return o
@@ -42,18 +45,18 @@ func (o *dailyOps) hooks() lanes.Hooks {
 	return lanes.Hooks{OnFinal: o.taskEnded}
 }
 
-func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
+func (o *dailyOps) taskEnded(k taskfile.Kind, t *taskfile.Task) {
 	if !t.State.Final() {
 		return
 	}
 	if t.Batch != "" && o.batch != nil {
 		o.batch.Kick()
 	}
-	if t.State != spool.StateFailed {
+	if t.State != taskfile.StateFailed {
 		return
 	}
 	o.n.Notify(notify.TaskFailed(o.cfg, k, t))
-	if k == spool.KindWeb && t.ErrorClass == spool.ClassAccount {
+	if k == taskfile.KindWeb && t.ErrorClass == taskfile.ClassAccount {
 		account := ""
 		if m, ok := o.cfg.Model(t.Model); ok {
 			account = m.Account
@@ -64,7 +67,7 @@ func (o *dailyOps) taskEnded(k spool.Kind, t *spool.Task) {
 
 // start runs the components; info is the running daemon's view of its
 // lanes.
-func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
+func (o *dailyOps) start(ctx context.Context, info func() []status.LaneInfo) {
 	o.arch.Start(ctx)
 	if o.n == nil {
 		return
@@ -73,13 +76,13 @@ func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
 	if o.batch != nil {
 		o.batch.Start(ctx)
 	}
-	web := func() (spool.LaneInfo, bool) {
+	web := func() (status.LaneInfo, bool) {
 		for _, li := range info() {
-			if li.Kind == spool.KindWeb {
+			if li.Kind == taskfile.KindWeb {
 				return li, true
 			}
 		}
-		return spool.LaneInfo{}, false
+		return status.LaneInfo{}, false
 	}
 	if _, ok := web(); !ok {
 		return // no web lane: no standby, no account holds to tell
@@ -100,7 +103,7 @@ func (o *dailyOps) start(ctx context.Context, info func() []spool.LaneInfo) {
 func (o *dailyOps) accountHolds() map[string]notify.Hold {
 	names := map[string]bool{}
 	for i := range o.cfg.Models {
-		if m := &o.cfg.Models[i]; m.Kind == spool.KindWeb {
+		if m := &o.cfg.Models[i]; m.Kind == taskfile.KindWeb {
 			for _, a := range m.Pinned() {
 				names[a] = true
 			}

@@ -15,7 +15,8 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Issue 14's acceptance through `spoolgate run` with real headless
@@ -24,7 +25,7 @@ import (
 // generation per account and two in total, and both accounts run tasks.
 func TestE2E_Web_TwoAccounts(t *testing.T) {
 	const scale = 0.01
-	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
+	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true but no browser: %v", err)
 		}
@@ -61,8 +62,8 @@ sites:
 	r.submit(tasks...)
 	ran := map[string]int{}
 	for _, tk := range tasks {
-		got := r.final(spool.KindWeb, tk.ID, 4*time.Minute)
-		if got.State != spool.StateSuccess || got.Result != chatstand.AnswerFor(tk.Content) {
+		got := r.final(taskfile.KindWeb, tk.ID, 4*time.Minute)
+		if got.State != taskfile.StateSuccess || got.Result != chatstand.AnswerFor(tk.Content) {
 			t.Errorf("%s: %s %q (error %q)", tk.ID, got.State, got.Result, got.Error)
 		}
 		ran[got.Account]++
@@ -85,7 +86,7 @@ sites:
 
 // loginAs signs profile in to the stand-in as account, as `spoolgate login
 // SITE --account NAME` and a person would.
-func loginAs(t *testing.T, cfg *spool.Config, profile, url, account string) {
+func loginAs(t *testing.T, cfg *config.Config, profile, url, account string) {
 	t.Helper()
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // e2eKey is the API key planted in the daemon's environment; it must reach
@@ -65,7 +65,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 		return false
 	})
 	release()
-	target := r.final(spool.KindAPI, "target", 15*time.Second)
+	target := r.final(taskfile.KindAPI, "target", 15*time.Second)
 	// The retry must come after the release, which the test makes only once
 	// it has seen the 429: on a loaded machine that can take longer than
 	// Retry-After, and the retry then meets the held slot again. So the
@@ -85,7 +85,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	if n < 2 || statuses[n-1] != http.StatusOK || strings.Count(fmt.Sprint(statuses), "429") != n-1 {
 		t.Errorf("target's requests answered %v, want one or more 429s then 200", statuses)
 	}
-	if target.State != spool.StateSuccess || target.Attempt != n || target.Result != "Answer: think hard" {
+	if target.State != taskfile.StateSuccess || target.Attempt != n || target.Result != "Answer: think hard" {
 		t.Errorf("target: state %s attempt %d result %q error %q; want success after %d attempts", target.State, target.Attempt, target.Result, target.Error, n)
 	}
 	at := e2eRequestTimes(stand, "think hard")
@@ -98,8 +98,8 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	// A plain model sends the prompt as the system message; the answer
 	// also goes to the output file.
 	r.submit(e2eTask{ID: "plain", Model: "api-plain", Prompt: "Be brief.", Content: "[[duration=200ms]] say hello", Output: "e2e/plain.txt"})
-	plain := r.final(spool.KindAPI, "plain", 10*time.Second)
-	if plain.State != spool.StateSuccess || plain.Attempt != 1 || plain.Result != "Answer: say hello" {
+	plain := r.final(taskfile.KindAPI, "plain", 10*time.Second)
+	if plain.State != taskfile.StateSuccess || plain.Attempt != 1 || plain.Result != "Answer: say hello" {
 		t.Errorf("plain: state %s attempt %d result %q error %q; want success, 1, %q", plain.State, plain.Attempt, plain.Result, plain.Error, "Answer: say hello")
 	}
 	if out, err := os.ReadFile(filepath.Join(r.L.Output(), "e2e", "plain.txt")); err != nil || string(out) != plain.Result {
@@ -113,8 +113,8 @@ func TestE2E_API_Outcomes(t *testing.T) {
 
 	// 400: permanent, one attempt, the server's message kept.
 	r.submit(e2eTask{ID: "bad", Model: "api-plain", Content: "[[status=400]] malformed"})
-	bad := r.final(spool.KindAPI, "bad", 10*time.Second)
-	if bad.State != spool.StateFailed || bad.ErrorClass != spool.ClassPermanent || bad.Attempt != 1 || !strings.Contains(bad.Error, "400") {
+	bad := r.final(taskfile.KindAPI, "bad", 10*time.Second)
+	if bad.State != taskfile.StateFailed || bad.ErrorClass != taskfile.ClassPermanent || bad.Attempt != 1 || !strings.Contains(bad.Error, "400") {
 		t.Errorf("400: state %s class %s attempt %d error %q; want failed, permanent, 1", bad.State, bad.ErrorClass, bad.Attempt, bad.Error)
 	}
 
@@ -122,8 +122,8 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	// until attempts run out (maxRetries 2: three attempts).
 	start := time.Now()
 	r.submit(e2eTask{ID: "slow", Model: "api-quick", Content: "[[duration=10s]] slow answer"})
-	slow := r.final(spool.KindAPI, "slow", 15*time.Second)
-	if slow.State != spool.StateFailed || slow.ErrorClass != spool.ClassTransient || slow.Attempt != 3 || !strings.Contains(slow.Error, "timeout") {
+	slow := r.final(taskfile.KindAPI, "slow", 15*time.Second)
+	if slow.State != taskfile.StateFailed || slow.ErrorClass != taskfile.ClassTransient || slow.Attempt != 3 || !strings.Contains(slow.Error, "timeout") {
 		t.Errorf("timeout: state %s class %s attempt %d error %q; want failed transient after 3 attempts", slow.State, slow.ErrorClass, slow.Attempt, slow.Error)
 	}
 	if n := len(e2eRequestTimes(stand, "[[duration=10s]] slow answer")); n != 3 {
@@ -223,8 +223,8 @@ func TestE2E_API_Concurrency(t *testing.T) {
 			start := time.Now()
 			r.submit(tasks...)
 			for _, tk := range tasks {
-				got := r.final(spool.KindAPI, tk.ID, 30*time.Second)
-				if got.State != spool.StateSuccess || got.Attempt != 1 {
+				got := r.final(taskfile.KindAPI, tk.ID, 30*time.Second)
+				if got.State != taskfile.StateSuccess || got.Attempt != 1 {
 					t.Errorf("%s: state %s attempt %d error %q; want success at attempt 1", tk.ID, got.State, got.Attempt, got.Error)
 				}
 			}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // e2eEchoKey is long enough that a cut through it leaves pieces to find.
@@ -40,14 +40,14 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 	d := r.start()
 	shapes := []struct {
 		name, directive string
-		class           spool.ErrorClass
+		class           taskfile.ErrorClass
 		msg             string
 	}{
-		{"express413", "[[status=413]] [[shape=string]]", spool.ClassPermanent, "HTTP 413: RequestEntityTooLargeError: "},
-		{"openai400", "[[status=400]]", spool.ClassPermanent, "HTTP 400 (invalid_request_error): "},
-		{"html502", "[[status=502]] [[shape=html]]", spool.ClassTransient, "HTTP 502: 502 Bad Gateway "},
-		{"streamkey", "[[streamerror=invalid_api_key]]", spool.ClassAccount, "error event in the answer stream (invalid_api_key): "},
-		{"neither", "[[junk]]", spool.ClassTransient, "neither an event stream nor a chat completion"},
+		{"express413", "[[status=413]] [[shape=string]]", taskfile.ClassPermanent, "HTTP 413: RequestEntityTooLargeError: "},
+		{"openai400", "[[status=400]]", taskfile.ClassPermanent, "HTTP 400 (invalid_request_error): "},
+		{"html502", "[[status=502]] [[shape=html]]", taskfile.ClassTransient, "HTTP 502: 502 Bad Gateway "},
+		{"streamkey", "[[streamerror=invalid_api_key]]", taskfile.ClassAccount, "error event in the answer stream (invalid_api_key): "},
+		{"neither", "[[junk]]", taskfile.ClassTransient, "neither an event stream nor a chat completion"},
 	}
 	offsets := []int{0, 150, 180, 195, 200, 205, 460, 470, 480, 490, 495, 500, 505, 600}
 	var tasks []e2eTask
@@ -64,8 +64,8 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 	redacted := map[string]int{}
 	for i, tk := range tasks {
 		s := shapes[i/len(offsets)]
-		got := r.final(spool.KindAPI, tk.ID, 30*time.Second)
-		if got.State != spool.StateFailed || got.ErrorClass != s.class || !strings.Contains(got.Error, s.msg) {
+		got := r.final(taskfile.KindAPI, tk.ID, 30*time.Second)
+		if got.State != taskfile.StateFailed || got.ErrorClass != s.class || !strings.Contains(got.Error, s.msg) {
 			t.Errorf("%s: state %s class %s error %q; want failed, %s, containing %q", tk.ID, got.State, got.ErrorClass, got.Error, s.class, s.msg)
 		}
 		if strings.Contains(got.Error, "[redacted]") {
@@ -132,19 +132,19 @@ func TestE2E_API_Shapes(t *testing.T) {
 	)
 	tests := []struct {
 		id       string
-		state    spool.State
-		class    spool.ErrorClass
+		state    taskfile.State
+		class    taskfile.ErrorClass
 		attempts int
 		text     string // in the result or the error
 	}{
-		{"json", spool.StateSuccess, "", 1, "Answer: whole answer"},
-		{"too-large", spool.StateFailed, spool.ClassPermanent, 1, "HTTP 413: RequestEntityTooLargeError: stand-in: status 413 requested"},
-		{"bad-key", spool.StateFailed, spool.ClassAccount, 1, "error event in the answer stream (invalid_api_key)"},
-		{"no-model", spool.StateFailed, spool.ClassPermanent, 1, "error event in the answer stream (model_not_found)"},
-		{"limited", spool.StateFailed, spool.ClassTransient, 3, "error event in the answer stream (rate_limit_exceeded): Rate limit reached"},
+		{"json", taskfile.StateSuccess, "", 1, "Answer: whole answer"},
+		{"too-large", taskfile.StateFailed, taskfile.ClassPermanent, 1, "HTTP 413: RequestEntityTooLargeError: stand-in: status 413 requested"},
+		{"bad-key", taskfile.StateFailed, taskfile.ClassAccount, 1, "error event in the answer stream (invalid_api_key)"},
+		{"no-model", taskfile.StateFailed, taskfile.ClassPermanent, 1, "error event in the answer stream (model_not_found)"},
+		{"limited", taskfile.StateFailed, taskfile.ClassTransient, 3, "error event in the answer stream (rate_limit_exceeded): Rate limit reached"},
 	}
 	for _, tt := range tests {
-		got := r.final(spool.KindAPI, tt.id, 30*time.Second)
+		got := r.final(taskfile.KindAPI, tt.id, 30*time.Second)
 		if got.State != tt.state || got.ErrorClass != tt.class || got.Attempt != tt.attempts || !strings.Contains(got.Result+got.Error, tt.text) {
 			t.Errorf("%s: state %s class %q attempt %d result %q error %q; want %s %q %d with %q",
 				tt.id, got.State, got.ErrorClass, got.Attempt, got.Result, got.Error, tt.state, tt.class, tt.attempts, tt.text)

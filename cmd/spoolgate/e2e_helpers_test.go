@@ -18,6 +18,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The end-to-end acceptance tests (issues 4 and 5) run the real daemon,
@@ -46,7 +48,7 @@ type e2eRig struct {
 	t        *testing.T
 	dir      string // the test's own temp folder; the spool is dir/spool
 	cfgPath  string
-	cfg      *spool.Config
+	cfg      *config.Config
 	L        spool.Layout
 	profiles string
 	env      []string // extra environment for every spoolgate process
@@ -95,7 +97,7 @@ http: "off"
 	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := spool.LoadConfig(r.cfgPath)
+	c, err := config.LoadConfig(r.cfgPath)
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, cfg)
 	}
@@ -161,7 +163,7 @@ func (r *e2eRig) submit(tasks ...e2eTask) {
 	}
 	args := []string{"submit"}
 	for _, tk := range tasks {
-		t := spool.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch}
+		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch}
 		data, err := t.Encode()
 		if err != nil {
 			r.t.Fatal(err)
@@ -262,12 +264,12 @@ func e2eWait(t *testing.T, what string, d time.Duration, cond func() bool) {
 }
 
 // read decodes the task file in lane k, folder dir, or returns nil.
-func (r *e2eRig) read(k spool.Kind, dir, id string) *spool.Task {
+func (r *e2eRig) read(k taskfile.Kind, dir, id string) *taskfile.Task {
 	data, err := os.ReadFile(r.L.TaskPath(k, dir, id))
 	if err != nil {
 		return nil
 	}
-	t, err := spool.DecodeTask(data)
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
 		r.t.Fatalf("task %s in %s/%s: %v\n%s", id, k, dir, err, data)
 	}
@@ -276,13 +278,13 @@ func (r *e2eRig) read(k spool.Kind, dir, id string) *spool.Task {
 
 // final waits until task id is in done/, failed/ or canceled/ of lane k
 // and returns it; it wakes at each event in those folders.
-func (r *e2eRig) final(k spool.Kind, id string, within time.Duration) *spool.Task {
+func (r *e2eRig) final(k taskfile.Kind, id string, within time.Duration) *taskfile.Task {
 	r.t.Helper()
-	var t *spool.Task
-	dirs := []string{r.L.Lane(k, spool.DirDone), r.L.Lane(k, spool.DirFailed), r.L.Lane(k, spool.DirCanceled)}
+	var t *taskfile.Task
+	dirs := []string{r.L.Lane(k, taskfile.DirDone), r.L.Lane(k, taskfile.DirFailed), r.L.Lane(k, taskfile.DirCanceled)}
 	testkit.WaitFS(r.t, "task "+id+" to finish", within, dirs, func() bool {
 		switch dir := r.L.Locate(k, id); dir {
-		case spool.DirDone, spool.DirFailed, spool.DirCanceled:
+		case taskfile.DirDone, taskfile.DirFailed, taskfile.DirCanceled:
 			t = r.read(k, dir, id)
 			return t != nil
 		}
@@ -293,18 +295,18 @@ func (r *e2eRig) final(k spool.Kind, id string, within time.Duration) *spool.Tas
 
 // running waits until task id is in running/ with cond true and returns
 // it; it wakes at each event in running/ (every heartbeat is one).
-func (r *e2eRig) running(k spool.Kind, id string, within time.Duration, cond func(*spool.Task) bool) *spool.Task {
+func (r *e2eRig) running(k taskfile.Kind, id string, within time.Duration, cond func(*taskfile.Task) bool) *taskfile.Task {
 	r.t.Helper()
-	var t *spool.Task
-	testkit.WaitFS(r.t, "task "+id+" running", within, []string{r.L.Lane(k, spool.DirRunning)}, func() bool {
-		t = r.read(k, spool.DirRunning, id)
-		return t != nil && t.State == spool.StateRunning && cond(t)
+	var t *taskfile.Task
+	testkit.WaitFS(r.t, "task "+id+" running", within, []string{r.L.Lane(k, taskfile.DirRunning)}, func() bool {
+		t = r.read(k, taskfile.DirRunning, id)
+		return t != nil && t.State == taskfile.StateRunning && cond(t)
 	})
 	return t
 }
 
 // taskLog is the task's own log file.
-func (r *e2eRig) taskLog(k spool.Kind, id string) string {
+func (r *e2eRig) taskLog(k taskfile.Kind, id string) string {
 	b, _ := os.ReadFile(r.L.LogPath(k, id))
 	return string(b)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/lanes/notify"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // e2eHook is a webhook receiver on 127.0.0.1. It answers the first
@@ -94,14 +96,14 @@ notify:
   retryBackoff: 50ms
 `
 	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
-	lock := spool.RunnerLockPath(r.profiles)
+	lock := config.RunnerLockPath(r.profiles)
 	a := r.start()
 	e2eWait(t, "daemon A to hold the web lock", 20*time.Second, func() bool {
 		pid, _ := spool.ReadRunnerLock(lock)
 		return pid == a.cmd.Process.Pid
 	})
 	b := r.start()
-	standby := hook.waitFor(t, spool.EventLaneStandby, "")
+	standby := hook.waitFor(t, config.EventLaneStandby, "")
 	if standby.Lane != "web" || !strings.Contains(standby.Holder, strconv.Itoa(a.cmd.Process.Pid)) {
 		t.Errorf("lane.standby %+v: want the web lane, held by A", standby)
 	}
@@ -117,7 +119,7 @@ notify:
 	owner := fmt.Sprintf("e2e:%d", a.cmd.Process.Pid)
 	e2eWait(t, "daemon A running a task of the batch", 20*time.Second, func() bool {
 		for _, tk := range b1 {
-			if rt := r.read(spool.KindAPI, spool.DirRunning, tk.ID); rt != nil && rt.Owner == owner {
+			if rt := r.read(taskfile.KindAPI, taskfile.DirRunning, tk.ID); rt != nil && rt.Owner == owner {
 				return true
 			}
 		}
@@ -128,13 +130,13 @@ notify:
 	}
 	<-a.done
 	for _, tk := range b1 {
-		r.final(spool.KindAPI, tk.ID, 60*time.Second)
+		r.final(taskfile.KindAPI, tk.ID, 60*time.Second)
 	}
-	fin := hook.waitFor(t, spool.EventBatchFinished, "第一批")
+	fin := hook.waitFor(t, config.EventBatchFinished, "第一批")
 	if fin.Counts == nil || *fin.Counts != (notify.Counts{Success: 9, Failed: 1, Total: 10}) || fmt.Sprint(fin.Failed) != "[b1-bad]" {
 		t.Errorf("batch.finished %+v counts %+v", fin, fin.Counts)
 	}
-	failed := hook.waitFor(t, spool.EventTaskFailed, "第一批")
+	failed := hook.waitFor(t, config.EventTaskFailed, "第一批")
 	if failed.TaskID != "b1-bad" || failed.ErrorClass != "permanent" || !strings.Contains(failed.Error, "400") {
 		t.Errorf("task.failed %+v", failed)
 	}
@@ -143,7 +145,7 @@ notify:
 	if err := os.WriteFile(filepath.Join(r.L.Accounts(), "acc1.disabled"), nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	held := hook.waitFor(t, spool.EventAccountHeld, "")
+	held := hook.waitFor(t, config.EventAccountHeld, "")
 	if held.Account != "acc1" || !strings.Contains(held.Reason, "acc1.disabled") {
 		t.Errorf("account.held %+v", held)
 	}
@@ -156,23 +158,23 @@ notify:
 	}
 	r.submit(b2...)
 	for _, tk := range b2 {
-		r.final(spool.KindAPI, tk.ID, 30*time.Second)
+		r.final(taskfile.KindAPI, tk.ID, 30*time.Second)
 	}
-	hook.waitFor(t, spool.EventBatchFinished, "second")
+	hook.waitFor(t, config.EventBatchFinished, "second")
 	// A graceful stop takes a last look and sends what is queued: after
 	// it, nothing more can arrive.
 	a2.stop()
 	b.stop()
 	for _, batch := range []string{"第一批", "second"} {
-		if got := hook.received(spool.EventBatchFinished, batch); len(got) != 1 {
+		if got := hook.received(config.EventBatchFinished, batch); len(got) != 1 {
 			t.Errorf("batch %s: %d batch.finished events, want exactly 1: %+v", batch, len(got), got)
 		}
 	}
-	if got := hook.received(spool.EventTaskFailed, ""); len(got) != 1 {
+	if got := hook.received(config.EventTaskFailed, ""); len(got) != 1 {
 		t.Errorf("%d task.failed events, want 1", len(got))
 	}
 	// B stood by at its start, A at its restart.
-	if got := hook.received(spool.EventLaneStandby, ""); len(got) != 2 || !strings.Contains(got[1].Holder, strconv.Itoa(b.cmd.Process.Pid)) {
+	if got := hook.received(config.EventLaneStandby, ""); len(got) != 2 || !strings.Contains(got[1].Holder, strconv.Itoa(b.cmd.Process.Pid)) {
 		t.Errorf("lane.standby events %+v: want B's at its start, then A's behind B", got)
 	}
 	hook.mu.Lock()
@@ -211,7 +213,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 	r.submit(e2eTask{ID: "bad", Model: "api-plain", Content: "[[status=400]] malformed"})
-	r.final(spool.KindAPI, "bad", 20*time.Second)
+	r.final(taskfile.KindAPI, "bad", 20*time.Second)
 	var procs []int
 	e2eWait(t, "the notify command to start", 20*time.Second, func() bool {
 		data, _ := os.ReadFile(pids)
@@ -219,7 +221,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 		if len(f) < 4 {
 			return false
 		}
-		if f[2] != spool.EventTaskFailed || f[3] != "bad" {
+		if f[2] != config.EventTaskFailed || f[3] != "bad" {
 			t.Fatalf("command environment: %q", data)
 		}
 		procs = nil
@@ -236,7 +238,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 	}
 	r.submit(more...)
 	for _, tk := range more {
-		if got := r.final(spool.KindAPI, tk.ID, 20*time.Second); got.State != spool.StateSuccess {
+		if got := r.final(taskfile.KindAPI, tk.ID, 20*time.Second); got.State != taskfile.StateSuccess {
 			t.Errorf("%s: %s %s", tk.ID, got.State, got.Error)
 		}
 	}
@@ -245,7 +247,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 		t.Errorf("the command was gone before the lane finished 3 quick tasks: the test proves nothing (raise timeout)")
 	}
 	// The webhook was not held up by the command either.
-	e := hook.waitFor(t, spool.EventTaskFailed, "")
+	e := hook.waitFor(t, config.EventTaskFailed, "")
 	hook.mu.Lock()
 	posts := len(hook.posts)
 	hook.mu.Unlock()

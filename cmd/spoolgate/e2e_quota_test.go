@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // e2eQuotaModels is a models: section of api models on the stand-in, each
@@ -53,7 +53,7 @@ func TestE2E_Quota_Concurrency(t *testing.T) {
 	}
 	r.submit(tasks...)
 	for _, tk := range tasks {
-		if got := r.final(spool.KindAPI, tk.ID, 60*time.Second); got.State != spool.StateSuccess || got.Attempt != 1 {
+		if got := r.final(taskfile.KindAPI, tk.ID, 60*time.Second); got.State != taskfile.StateSuccess || got.Attempt != 1 {
 			t.Errorf("%s: %s attempt %d %s", tk.ID, got.State, got.Attempt, got.Error)
 		}
 	}
@@ -91,7 +91,7 @@ func TestE2E_Quota_RPMAnd429(t *testing.T) {
 	}
 	r.submit(tasks...)
 	for _, tk := range tasks {
-		r.final(spool.KindAPI, tk.ID, 30*time.Second)
+		r.final(taskfile.KindAPI, tk.ID, 30*time.Second)
 	}
 	sAt, _ := requestsOf(stand, "vendor-slow")
 	fAt, _ := requestsOf(stand, "vendor-fast")
@@ -124,7 +124,7 @@ func TestE2E_Quota_RPMAnd429(t *testing.T) {
 	}
 	r.submit(tasks...)
 	for _, tk := range tasks {
-		if got := r.final(spool.KindAPI, tk.ID, 60*time.Second); got.State != spool.StateSuccess {
+		if got := r.final(taskfile.KindAPI, tk.ID, 60*time.Second); got.State != taskfile.StateSuccess {
 			t.Errorf("%s: %s %s", tk.ID, got.State, got.Error)
 		}
 	}

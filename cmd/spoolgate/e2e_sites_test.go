@@ -23,6 +23,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Issue 13's acceptance through `spoolgate run`: real chat-site behaviour
@@ -165,9 +167,9 @@ func TestE2E_Web_Sites(t *testing.T) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		w := wants[id]
-		got := r.final(spool.KindWeb, id, 90*time.Second)
-		if got.State != spool.StateSuccess || got.Result != w.result {
-			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), e2eTail(r.taskLog(spool.KindWeb, id), 30))
+		got := r.final(taskfile.KindWeb, id, 90*time.Second)
+		if got.State != taskfile.StateSuccess || got.Result != w.result {
+			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), e2eTail(r.taskLog(taskfile.KindWeb, id), 30))
 		}
 	}
 	d.stop()
@@ -185,17 +187,17 @@ func TestE2E_Web_Sites(t *testing.T) {
 			t.Errorf("%s: %d generations at once", s.name, s.stand.MaxConcurrent())
 		}
 	}
-	log := r.taskLog(spool.KindWeb, "prosemirror-20000")
+	log := r.taskLog(taskfile.KindWeb, "prosemirror-20000")
 	for _, step := range []string{"page loaded", "logged-in check", "new chat", `msg="driver: text typed"`, "chars=20000", "method=lines verified=true", "sent", "first token", "answer finished"} {
 		if !strings.Contains(log, step) {
 			t.Errorf("the task log lacks the step %q:\n%s", step, log)
 		}
 	}
-	if !strings.Contains(r.taskLog(spool.KindWeb, "component-2"), "continue clicked") {
+	if !strings.Contains(r.taskLog(taskfile.KindWeb, "component-2"), "continue clicked") {
 		t.Errorf("the cut-off answer's log does not record the continue click")
 	}
 	for _, id := range []string{"textarea-20000", "contenteditable-20000", "prosemirror-20000", "lexical-20000", "quill-20000"} {
-		for _, line := range strings.Split(r.taskLog(spool.KindWeb, id), "\n") {
+		for _, line := range strings.Split(r.taskLog(taskfile.KindWeb, id), "\n") {
 			if strings.Contains(line, "text typed") {
 				t.Logf("%s: %s", id, line[strings.Index(line, "msg="):])
 			}
@@ -226,7 +228,7 @@ func e2eLogTime(t *testing.T, log, s string) time.Time {
 // (everything but url) as a site block's lines.
 func e2eExampleKeys(t *testing.T, path, site string) string {
 	t.Helper()
-	cfg, err := spool.LoadConfig(path)
+	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +258,13 @@ func TestE2E_Web_NoStart(t *testing.T) {
 		&e2eSite{name: "silent", keys: e2eStdKeys + "    startTimeout: 2s\n"})
 	r.start()
 	r.submit(e2eTask{ID: "silent-1", Model: "silent", Content: "[[nostart]] hello?"})
-	got := r.final(spool.KindWeb, "silent-1", 30*time.Second)
-	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassTransient || !strings.Contains(got.Error, "no answer started within 2s") {
+	got := r.final(taskfile.KindWeb, "silent-1", 30*time.Second)
+	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassTransient || !strings.Contains(got.Error, "no answer started within 2s") {
 		t.Fatalf("state %s class %s error %q; want failed transient: no answer started", got.State, got.ErrorClass, got.Error)
 	}
 	// From send to the end of the attempt (screenshot, page and close
 	// included); the launch before it is the machine's, not the page's.
-	sent := e2eLogTime(t, r.taskLog(spool.KindWeb, "silent-1"), `msg="driver: sent"`)
+	sent := e2eLogTime(t, r.taskLog(taskfile.KindWeb, "silent-1"), `msg="driver: sent"`)
 	if took := got.FinishedAt.Sub(sent); took > 7*time.Second || got.FinishedAt.Sub(got.StartedAt) > 30*time.Second {
 		t.Errorf("the attempt ended %s after send (%s after its start), want within startTimeout + 5 s", took, got.FinishedAt.Sub(got.StartedAt))
 	}
@@ -274,7 +276,7 @@ func TestE2E_Web_NoStart(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if log := r.taskLog(spool.KindWeb, "silent-1"); !strings.Contains(log, "silent-1.1.png") || !strings.Contains(log, "pageText=") {
+	if log := r.taskLog(taskfile.KindWeb, "silent-1"); !strings.Contains(log, "silent-1.1.png") || !strings.Contains(log, "pageText=") {
 		t.Errorf("the task log does not name the screenshot or show the page's text:\n%s", log)
 	}
 }
@@ -350,10 +352,10 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	pendingUnspent := func(id string) {
 		t.Helper()
 		// The hold is written just before the task's file moves back.
-		testkit.WaitFS(t, id+" back in pending", 10*time.Second, []string{r.L.Lane(spool.KindWeb, spool.DirPending)}, func() bool {
-			return r.L.Locate(spool.KindWeb, id) == spool.DirPending
+		testkit.WaitFS(t, id+" back in pending", 10*time.Second, []string{r.L.Lane(taskfile.KindWeb, taskfile.DirPending)}, func() bool {
+			return r.L.Locate(taskfile.KindWeb, id) == taskfile.DirPending
 		})
-		tk := r.read(spool.KindWeb, spool.DirPending, id)
+		tk := r.read(taskfile.KindWeb, taskfile.DirPending, id)
 		if tk == nil || tk.Attempt != 0 || !strings.Contains(tk.Error, "account held by a usage limit") {
 			t.Fatalf("%s: %+v; want pending with no attempt spent and the hold in error", id, tk)
 		}
@@ -396,7 +398,7 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 			}
 			// The other account's task runs while acctA is held.
 			r.submit(e2eTask{ID: "free-1", Model: "free", Content: "meanwhile"})
-			if got := r.final(spool.KindWeb, "free-1", 30*time.Second); got.State != spool.StateSuccess || !got.StartedAt.Before(h.Until) {
+			if got := r.final(taskfile.KindWeb, "free-1", 30*time.Second); got.State != taskfile.StateSuccess || !got.StartedAt.Before(h.Until) {
 				t.Errorf("free-1: state %s started %s; want success, started while acctA was held (until %s)", got.State, got.StartedAt, h.Until)
 			}
 			// Still limited when the hold ends: held again, still unspent.
@@ -404,8 +406,8 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 			pendingUnspent(id)
 		}
 		limited.stand.SetLimit("", 0)
-		got := r.final(spool.KindWeb, id, 60*time.Second)
-		if got.State != spool.StateSuccess || got.Attempt != 1 || got.Result != chatstand.AnswerFor("please answer "+id) {
+		got := r.final(taskfile.KindWeb, id, 60*time.Second)
+		if got.State != taskfile.StateSuccess || got.Attempt != 1 || got.Result != chatstand.AnswerFor("please answer "+id) {
 			t.Fatalf("%s: state %s attempt %d error %q; want success at attempt 1", id, got.State, got.Attempt, got.Error)
 		}
 		if !got.StartedAt.After(h.Until) {

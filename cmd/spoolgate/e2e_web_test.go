@@ -18,7 +18,8 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Issue 5's acceptance through `spoolgate run` with a real headless
@@ -48,7 +49,7 @@ type e2eWeb struct {
 // It needs Chromium: without one it skips, or fails under CI=true.
 func e2eNewWeb(t *testing.T, o e2eOpts, scale float64, instructions string) *e2eWeb {
 	t.Helper()
-	if _, err := browser.FindBrowser(&spool.Config{}); err != nil {
+	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true but no browser: %v", err)
 		}
@@ -105,7 +106,7 @@ func (w *e2eWeb) login(t *testing.T) {
 func (w *e2eWeb) browserPID(id string) int {
 	w.t.Helper()
 	e2eWait(w.t, "the answer of "+id+" to stream", 20*time.Second, func() bool { return w.stand.Active() == 1 })
-	t := w.running(spool.KindWeb, id, 10*time.Second, func(t *spool.Task) bool { return t.BrowserPID != 0 })
+	t := w.running(taskfile.KindWeb, id, 10*time.Second, func(t *taskfile.Task) bool { return t.BrowserPID != 0 })
 	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(t.BrowserPID) + "/cmdline")
 	if err != nil || !strings.Contains(string(cmd), w.profile) {
 		w.t.Fatalf("browserPid %d of the running file is not a browser on our profile (%v): %q", t.BrowserPID, err, cmd)
@@ -137,9 +138,9 @@ func TestE2E_Web_TenTasks(t *testing.T) {
 	var inTask time.Duration
 	pids := map[int]bool{}
 	for _, tk := range tasks {
-		got := w.final(spool.KindWeb, tk.ID, 60*time.Second)
+		got := w.final(taskfile.KindWeb, tk.ID, 60*time.Second)
 		want := chatstand.AnswerFor(tk.Content)
-		if got.State != spool.StateSuccess || got.Attempt != 1 || got.Result != want {
+		if got.State != taskfile.StateSuccess || got.Attempt != 1 || got.Result != want {
 			t.Errorf("%s: state %s attempt %d result %q error %q; want success at attempt 1 with %q", tk.ID, got.State, got.Attempt, got.Result, got.Error, want)
 		}
 		if got.BrowserPID == 0 || pids[got.BrowserPID] {
@@ -173,7 +174,7 @@ func TestE2E_Web_TenTasks(t *testing.T) {
 			t.Errorf("%s (%s): stand-in received system %q (refused %q), want %q", tk.ID, tk.Model, m.System, m.Refused, want)
 		}
 	}
-	log := w.taskLog(spool.KindWeb, "w03")
+	log := w.taskLog(taskfile.KindWeb, "w03")
 	if os.Getenv("E2E_DUMP") != "" {
 		t.Logf("w03 log:\n%s", log)
 	}
@@ -198,14 +199,14 @@ func TestE2E_Web_BrowserKilled(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	got := w.final(spool.KindWeb, "killed", 30*time.Second)
-	if got.State != spool.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
+	got := w.final(taskfile.KindWeb, "killed", 30*time.Second)
+	if got.State != taskfile.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
 		t.Errorf("state %s attempt %d result %q error %q; want success at attempt 2", got.State, got.Attempt, got.Result, got.Error)
 	}
 	if got.BrowserPID == pid {
 		t.Errorf("attempt 2 recorded the killed browser's pid %d", pid)
 	}
-	log := w.taskLog(spool.KindWeb, "killed")
+	log := w.taskLog(taskfile.KindWeb, "killed")
 	if !strings.Contains(log, "errorClass=transient") || !strings.Contains(log, "browser exited") {
 		t.Errorf("task log does not show attempt 1 failing transient with the browser gone:\n%s", log)
 	}
@@ -224,15 +225,15 @@ func TestE2E_Web_Hang(t *testing.T) {
 	d := w.start()
 	start := time.Now()
 	w.submit(e2eTask{ID: "hang", Model: "chat-web", Content: "[[hang]] never ends"})
-	got := w.final(spool.KindWeb, "hang", 30*time.Second)
+	got := w.final(taskfile.KindWeb, "hang", 30*time.Second)
 	took := time.Since(start)
-	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassTransient || got.Attempt != 2 || !strings.Contains(got.Error, "timed out") {
+	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassTransient || got.Attempt != 2 || !strings.Contains(got.Error, "timed out") {
 		t.Errorf("state %s class %s attempt %d error %q; want failed transient at attempt 2, timed out", got.State, got.ErrorClass, got.Attempt, got.Error)
 	}
 	if took < 2*timeout {
 		t.Errorf("two attempts took %s, less than two taskTimeouts", took)
 	}
-	log := w.taskLog(spool.KindWeb, "hang")
+	log := w.taskLog(taskfile.KindWeb, "hang")
 	if n := strings.Count(log, "attempt failed: retry scheduled"); n != 1 || !strings.Contains(log, "errorClass=transient") {
 		t.Errorf("task log shows %d scheduled retries, want 1 (transient):\n%s", n, log)
 	}
@@ -269,10 +270,10 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 	// The heartbeat stops: attempt 1's heartbeatAt no longer moves once
 	// the browser is stopped, until the stale rule ends the attempt.
 	var lastHB time.Time
-	testkit.WaitFS(t, "attempt 1 to end", 20*time.Second, []string{w.L.Lane(spool.KindWeb, spool.DirRunning)}, func() bool {
-		rt := w.read(spool.KindWeb, spool.DirRunning, "frozen")
+	testkit.WaitFS(t, "attempt 1 to end", 20*time.Second, []string{w.L.Lane(taskfile.KindWeb, taskfile.DirRunning)}, func() bool {
+		rt := w.read(taskfile.KindWeb, taskfile.DirRunning, "frozen")
 		if rt == nil || rt.Attempt != 1 {
-			return rt != nil || w.L.Locate(spool.KindWeb, "frozen") != spool.DirRunning
+			return rt != nil || w.L.Locate(taskfile.KindWeb, "frozen") != taskfile.DirRunning
 		}
 		if rt.HeartbeatAt.After(lastHB) {
 			lastHB = rt.HeartbeatAt
@@ -280,11 +281,11 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 		return false
 	})
 	staleAt := time.Now()
-	got := w.final(spool.KindWeb, "frozen", 30*time.Second)
-	if got.State != spool.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
+	got := w.final(taskfile.KindWeb, "frozen", 30*time.Second)
+	if got.State != taskfile.StateSuccess || got.Attempt != 2 || got.Result != chatstand.AnswerFor(content) {
 		t.Errorf("state %s attempt %d result %q error %q; want success at attempt 2", got.State, got.Attempt, got.Result, got.Error)
 	}
-	log := w.taskLog(spool.KindWeb, "frozen")
+	log := w.taskLog(taskfile.KindWeb, "frozen")
 	for _, s := range []string{"liveness probe failed", "errorClass=stale", "killing its tree"} {
 		if !strings.Contains(log, s) {
 			t.Errorf("task log lacks %q:\n%s", s, log)
@@ -317,8 +318,8 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	if out := w.cli("cancel", "cancel-me"); !strings.Contains(out, "cancel requested") {
 		t.Fatalf("cancel printed %q", out)
 	}
-	got := w.final(spool.KindWeb, "cancel-me", 20*time.Second)
-	if got.State != spool.StateCanceled || got.ErrorClass != spool.ClassCanceled || got.Attempt != 1 || got.Result != "" {
+	got := w.final(taskfile.KindWeb, "cancel-me", 20*time.Second)
+	if got.State != taskfile.StateCanceled || got.ErrorClass != taskfile.ClassCanceled || got.Attempt != 1 || got.Result != "" {
 		t.Errorf("state %s class %s attempt %d result %q error %q; want canceled at attempt 1, no result", got.State, got.ErrorClass, got.Attempt, got.Result, got.Error)
 	}
 	t.Logf("cancel to canceled file: %s", time.Since(asked).Round(time.Millisecond))
@@ -328,8 +329,8 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	w.stand.LogoutAll()
 	gens := w.stand.Generations()
 	w.submit(e2eTask{ID: "signed-out", Model: "chat-web", Content: "hello"})
-	got = w.final(spool.KindWeb, "signed-out", 20*time.Second)
-	if got.State != spool.StateFailed || got.ErrorClass != spool.ClassAccount || got.Attempt != 1 || !strings.Contains(got.Error, "spoolgate login standin") {
+	got = w.final(taskfile.KindWeb, "signed-out", 20*time.Second)
+	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassAccount || got.Attempt != 1 || !strings.Contains(got.Error, "spoolgate login standin") {
 		t.Errorf("state %s class %s attempt %d error %q; want failed, account, attempt 1, naming `spoolgate login standin`", got.State, got.ErrorClass, got.Attempt, got.Error)
 	}
 	if w.stand.Generations() != gens {
@@ -364,13 +365,13 @@ func TestE2E_Web_StopMidAnswer(t *testing.T) {
 		t.Errorf("after the daemon stopped, pgrep -f %s finds %v", w.profile, pids)
 	}
 	e2eNoProcs(t, w.profile)
-	got := w.read(spool.KindWeb, spool.DirPending, "interrupted")
+	got := w.read(taskfile.KindWeb, taskfile.DirPending, "interrupted")
 	if got == nil {
-		t.Fatalf("task is in %q, want pending", w.L.Locate(spool.KindWeb, "interrupted"))
+		t.Fatalf("task is in %q, want pending", w.L.Locate(taskfile.KindWeb, "interrupted"))
 	}
-	if got.State != spool.StatePending || got.Attempt != 0 || !strings.Contains(got.Error, "shutdown") {
+	if got.State != taskfile.StatePending || got.Attempt != 0 || !strings.Contains(got.Error, "shutdown") {
 		t.Errorf("state %s attempt %d error %q; want pending, attempt 0, interrupted by shutdown", got.State, got.Attempt, got.Error)
 	}
-	e2eClosedEach(t, w.taskLog(spool.KindWeb, "interrupted"), 1)
+	e2eClosedEach(t, w.taskLog(taskfile.KindWeb, "interrupted"), 1)
 	t.Logf("SIGTERM mid-answer to exit: %s (shutdownGrace 1s, then the close)", took.Round(time.Millisecond))
 }

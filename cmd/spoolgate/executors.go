@@ -7,10 +7,11 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-func newAPIExecutor(cfg *spool.Config, env *Env) (lanes.Executor, error) {
+func newAPIExecutor(cfg *config.Config, env *Env) (lanes.Executor, error) {
 	return apimodel.New(cfg, env.Getenv)
 }
 
@@ -19,7 +20,7 @@ func newAPIExecutor(cfg *spool.Config, env *Env) (lanes.Executor, error) {
 // not a positive number: 1.
 const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
 
-func newWebExecutor(cfg *spool.Config, env *Env, log *slog.Logger) (lanes.Executor, error) {
+func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (lanes.Executor, error) {
 	e := browser.NewExecutor(cfg, log.With("component", "browser"))
 	if v, err := strconv.ParseFloat(env.Getenv(holdScaleEnv), 64); err == nil && v > 0 {
 		e.HoldScale = v
@@ -32,10 +33,10 @@ func newWebExecutor(cfg *spool.Config, env *Env, log *slog.Logger) (lanes.Execut
 // own profile, when the web lane runs the browser (tests' fakes are shared
 // by all sessions and tell them apart by the job's session).
 // Each has the settings of the configured one (SPOOLGATE_HOLD_SCALE...).
-func sessionExecutors(execs map[spool.Kind]lanes.Executor) lanes.SessionExecutor {
-	web, ok := execs[spool.KindWeb].(*browser.Executor)
+func sessionExecutors(execs map[taskfile.Kind]lanes.Executor) lanes.SessionExecutor {
+	web, ok := execs[taskfile.KindWeb].(*browser.Executor)
 	if !ok {
 		return nil
 	}
-	return func(s spool.WebSession) lanes.Executor { return web.ForSession(s) }
+	return func(s config.WebSession) lanes.Executor { return web.ForSession(s) }
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // In the test binary, SPOOLGATE_FAKE=1 makes `spoolgate run` use the fake
@@ -22,7 +23,7 @@ func init() {
 	if os.Getenv("SPOOLGATE_FAKE") == "" {
 		return
 	}
-	newExecutors = func(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.Kind]lanes.Executor, error) {
+	newExecutors = func(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]lanes.Executor, error) {
 		scale, _ := strconv.ParseFloat(os.Getenv("SPOOLGATE_FAKE_SCALE"), 64)
 		trace := os.Getenv("SPOOLGATE_FAKE_TRACE")
 		web := &lanestest.Fake{Exclusive: true, Scale: scale}
@@ -30,6 +31,6 @@ func init() {
 		if trace != "" {
 			web.Trace, api.Trace = filepath.Join(trace, "web.trace"), filepath.Join(trace, "api.trace")
 		}
-		return map[spool.Kind]lanes.Executor{spool.KindWeb: web, spool.KindAPI: api}, nil
+		return map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: web, taskfile.KindAPI: api}, nil
 	}
 }

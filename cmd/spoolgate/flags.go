@@ -2,10 +2,9 @@ package main
 
 import (
 	"flag"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"io"
 	"strings"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // common are the flags every subcommand takes.
@@ -45,8 +44,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // load reads the config and applies --spool.
-func (c *common) load() (*spool.Config, error) {
-	cfg, err := spool.LoadConfig(c.config)
+func (c *common) load() (*config.Config, error) {
+	cfg, err := config.LoadConfig(c.config)
 	if err != nil {
 		return nil, &UsageError{Msg: err.Error()}
 	}

@@ -14,6 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestHostGuard_Allowed(t *testing.T) {
@@ -164,7 +166,7 @@ func TestWarnIfOpen(t *testing.T) {
 func TestHTTPServer_PageEscapes(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := httpSpool(t)
-	putHostileTask(t, cfg, spool.DirRunning)
+	putHostileTask(t, cfg, taskfile.DirRunning)
 	h := startTestHTTP(t, cfg, nil)
 	defer h.Stop()
 	for _, path := range []string{"/", "/api/status"} {
@@ -185,11 +187,11 @@ func TestHTTPServer_PageEscapes(t *testing.T) {
 
 // putHostileTask writes task api/DIR/evil whose model and batch hold
 // terminal escapes, a C1 CSI and a bidi override (YAML escapes).
-func putHostileTask(t *testing.T, cfg *spool.Config, dir string) {
+func putHostileTask(t *testing.T, cfg *config.Config, dir string) {
 	t.Helper()
 	hostile := []byte("taskId: evil\nmodelKind: api\nmodel: \"w\\e[5m\"\nbatch: \"\\e[2J\\e]0;pwned\\a\\x9b31m\\u202eevil\"\ncontent: x\nstate: " +
-		string(spool.FolderState[dir]) + "\nattempt: 1\n")
-	path := spool.NewLayout(cfg.Spool).TaskPath(spool.KindAPI, dir, "evil")
+		string(taskfile.FolderState[dir]) + "\nattempt: 1\n")
+	path := spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindAPI, dir, "evil")
 	if err := os.WriteFile(path, hostile, spool.FilePerm); err != nil {
 		t.Fatal(err)
 	}

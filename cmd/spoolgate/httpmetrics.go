@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // durationBuckets span both lanes: API tasks take 8-20 s, web tasks 31 s
@@ -52,7 +52,7 @@ func newMetrics(h *httpServer) *metrics {
 			Buckets: durationBuckets,
 		}, []string{"lane"}),
 	}
-	for _, k := range spool.Kinds { // present from the start, at zero
+	for _, k := range taskfile.Kinds { // present from the start, at zero
 		m.retries.WithLabelValues(string(k))
 		m.reclaims.WithLabelValues(string(k))
 		m.rejects.WithLabelValues(string(k))
@@ -65,17 +65,17 @@ func newMetrics(h *httpServer) *metrics {
 
 func (m *metrics) hooks() lanes.Hooks {
 	return lanes.Hooks{
-		OnAttemptEnd: func(k spool.Kind, t *spool.Task, d time.Duration) {
+		OnAttemptEnd: func(k taskfile.Kind, t *taskfile.Task, d time.Duration) {
 			outcome := string(t.State)
-			if t.State == spool.StatePending {
+			if t.State == taskfile.StatePending {
 				outcome = "retry"
 				m.retries.WithLabelValues(string(k)).Inc()
 			}
 			m.attempts.WithLabelValues(string(k), outcome).Inc()
 			m.duration.WithLabelValues(string(k)).Observe(d.Seconds())
 		},
-		OnReject:  func(k spool.Kind, _ string) { m.rejects.WithLabelValues(string(k)).Inc() },
-		OnReclaim: func(k spool.Kind, _ *spool.Task) { m.reclaims.WithLabelValues(string(k)).Inc() },
+		OnReject:  func(k taskfile.Kind, _ string) { m.rejects.WithLabelValues(string(k)).Inc() },
+		OnReclaim: func(k taskfile.Kind, _ *taskfile.Task) { m.reclaims.WithLabelValues(string(k)).Inc() },
 	}
 }
 
@@ -116,7 +116,7 @@ func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 	held, standby := 0.0, 0.0
 	for _, li := range c.h.info() {
-		if li.Kind == spool.KindWeb {
+		if li.Kind == taskfile.KindWeb {
 			if li.Standby {
 				standby = 1
 			} else {

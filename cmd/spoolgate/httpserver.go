@@ -13,7 +13,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -24,10 +24,10 @@ import (
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
-	info    func() []spool.LaneInfo
+	info    func() []status.LaneInfo
 	metrics *metrics
 	now     func() time.Time
-	cfg     *spool.Config
+	cfg     *config.Config
 
 	listenHost string
 	addr       net.Addr // nil when not listening
@@ -36,7 +36,7 @@ type httpServer struct {
 }
 
 // startHTTP is newHTTPServer and Start: the server runs when it returns.
-func startHTTP(ctx context.Context, cfg *spool.Config, info func() []spool.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func startHTTP(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	h, err := newHTTPServer(cfg, info, log)
 	if err != nil {
 		return nil, err
@@ -49,12 +49,12 @@ func startHTTP(ctx context.Context, cfg *spool.Config, info func() []spool.LaneI
 
 // newHTTPServer checks cfg.HTTP ("host:port" or "off") and returns the
 // server, not yet listening. Its Hooks work whether it ever serves or not.
-func newHTTPServer(cfg *spool.Config, info func() []spool.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func newHTTPServer(cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if info == nil {
-		info = func() []spool.LaneInfo { return nil }
+		info = func() []status.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
 	h.snap = status.NewSnapshotter(cfg, info)

@@ -24,15 +24,17 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // httpSpool builds a spool in a known state, with times relative to now:
 // api: 2 done (b1), 1 failed (b1), 1 running (b1), 3 pending, 1 rejected
 // drop; web: 1 done, 1 running (b2), 2 pending (b2), paused.
-func httpSpool(t *testing.T) *spool.Config {
+func httpSpool(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := spool.ParseConfig([]byte(`
+	cfg, err := config.ParseConfig([]byte(`
 host: testhost
 models:
   - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1"}
@@ -52,8 +54,8 @@ sites:
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	put := func(k spool.Kind, dir string, tk spool.Task) {
-		tk.ModelKind, tk.State, tk.Content = k, spool.FolderState[dir], "x"
+	put := func(k taskfile.Kind, dir string, tk taskfile.Task) {
+		tk.ModelKind, tk.State, tk.Content = k, taskfile.FolderState[dir], "x"
 		tk.SubmittedAt = now.Add(-time.Hour)
 		data, err := tk.Encode()
 		if err != nil {
@@ -63,34 +65,34 @@ sites:
 			t.Fatal(err)
 		}
 	}
-	fin := func(id, model, batch string, d time.Duration) spool.Task {
-		return spool.Task{TaskID: id, Model: model, Batch: batch, Attempt: 1, StartedAt: now.Add(-30 * time.Minute), FinishedAt: now.Add(-30*time.Minute + d)}
+	fin := func(id, model, batch string, d time.Duration) taskfile.Task {
+		return taskfile.Task{TaskID: id, Model: model, Batch: batch, Attempt: 1, StartedAt: now.Add(-30 * time.Minute), FinishedAt: now.Add(-30*time.Minute + d)}
 	}
-	put(spool.KindAPI, "done", fin("a1", "writer", "b1", 10*time.Second))
-	put(spool.KindAPI, "done", fin("a2", "writer", "b1", 20*time.Second))
-	put(spool.KindAPI, "failed", fin("a3", "writer", "b1", time.Second))
-	put(spool.KindAPI, "running", spool.Task{TaskID: "a4", Model: "writer", Batch: "b1", Attempt: 1, StartedAt: now.Add(-7 * time.Second), HeartbeatAt: now.Add(-3 * time.Second), Owner: "testhost:1"})
+	put(taskfile.KindAPI, "done", fin("a1", "writer", "b1", 10*time.Second))
+	put(taskfile.KindAPI, "done", fin("a2", "writer", "b1", 20*time.Second))
+	put(taskfile.KindAPI, "failed", fin("a3", "writer", "b1", time.Second))
+	put(taskfile.KindAPI, "running", taskfile.Task{TaskID: "a4", Model: "writer", Batch: "b1", Attempt: 1, StartedAt: now.Add(-7 * time.Second), HeartbeatAt: now.Add(-3 * time.Second), Owner: "testhost:1"})
 	for _, id := range []string{"a5", "a6", "a7"} {
-		put(spool.KindAPI, "pending", spool.Task{TaskID: id, Model: "writer"})
+		put(taskfile.KindAPI, "pending", taskfile.Task{TaskID: id, Model: "writer"})
 	}
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "drop.yaml"), []byte("nope: 1\n"), spool.FilePerm)
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "drop.error"), []byte("nope: unknown field\n"), spool.FilePerm)
-	put(spool.KindWeb, "done", fin("w1", "thinker", "", 3*time.Minute))
-	put(spool.KindWeb, "running", spool.Task{TaskID: "w2", Model: "thinker", Batch: "b2", Attempt: 2, StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-20 * time.Second), Owner: "testhost:1"})
-	put(spool.KindWeb, "pending", spool.Task{TaskID: "w3", Model: "thinker", Batch: "b2"})
-	put(spool.KindWeb, "pending", spool.Task{TaskID: "w4", Model: "thinker", Batch: "b2"})
-	os.WriteFile(L.Paused(spool.KindWeb), nil, spool.FilePerm)
-	os.WriteFile(filepath.Join(L.Lane(spool.KindWeb, "incoming"), "new.yaml"), []byte("model: thinker\ncontent: x\n"), spool.FilePerm)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "drop.yaml"), []byte("nope: 1\n"), spool.FilePerm)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "drop.error"), []byte("nope: unknown field\n"), spool.FilePerm)
+	put(taskfile.KindWeb, "done", fin("w1", "thinker", "", 3*time.Minute))
+	put(taskfile.KindWeb, "running", taskfile.Task{TaskID: "w2", Model: "thinker", Batch: "b2", Attempt: 2, StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-20 * time.Second), Owner: "testhost:1"})
+	put(taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w3", Model: "thinker", Batch: "b2"})
+	put(taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w4", Model: "thinker", Batch: "b2"})
+	os.WriteFile(L.Paused(taskfile.KindWeb), nil, spool.FilePerm)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindWeb, "incoming"), "new.yaml"), []byte("model: thinker\ncontent: x\n"), spool.FilePerm)
 	return cfg
 }
 
-func webInfo(standby bool) func() []spool.LaneInfo {
-	return func() []spool.LaneInfo {
-		return []spool.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: spool.KindAPI, Concurrency: 3}}
+func webInfo(standby bool) func() []status.LaneInfo {
+	return func() []status.LaneInfo {
+		return []status.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: taskfile.KindAPI, Concurrency: 3}}
 	}
 }
 
-func startTestHTTP(t *testing.T, cfg *spool.Config, info func() []spool.LaneInfo) *httpServer {
+func startTestHTTP(t *testing.T, cfg *config.Config, info func() []status.LaneInfo) *httpServer {
 	t.Helper()
 	h, err := startHTTP(context.Background(), cfg, info, nil)
 	if err != nil {
@@ -124,11 +126,11 @@ func TestHTTPServer_Metrics(t *testing.T) {
 	h := startTestHTTP(t, cfg, webInfo(false))
 	defer h.Stop()
 	hooks := h.Hooks()
-	hooks.OnAttemptEnd(spool.KindAPI, &spool.Task{State: spool.StateSuccess}, 12*time.Second)
-	hooks.OnAttemptEnd(spool.KindAPI, &spool.Task{State: spool.StatePending}, 3*time.Second)
-	hooks.OnAttemptEnd(spool.KindWeb, &spool.Task{State: spool.StateFailed}, 200*time.Second)
-	hooks.OnReject(spool.KindAPI, "bad")
-	hooks.OnReclaim(spool.KindWeb, &spool.Task{})
+	hooks.OnAttemptEnd(taskfile.KindAPI, &taskfile.Task{State: taskfile.StateSuccess}, 12*time.Second)
+	hooks.OnAttemptEnd(taskfile.KindAPI, &taskfile.Task{State: taskfile.StatePending}, 3*time.Second)
+	hooks.OnAttemptEnd(taskfile.KindWeb, &taskfile.Task{State: taskfile.StateFailed}, 200*time.Second)
+	hooks.OnReject(taskfile.KindAPI, "bad")
+	hooks.OnReclaim(taskfile.KindWeb, &taskfile.Task{})
 
 	resp, body := get(t, h, "/metrics")
 	if resp.StatusCode != 200 {
@@ -323,7 +325,7 @@ func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
 	if h.Addr() != nil || !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "cannot listen") {
 		t.Errorf("addr %v, log %q", h.Addr(), logs.String())
 	}
-	h.Hooks().OnReject(spool.KindAPI, "x") // hooks still work
+	h.Hooks().OnReject(taskfile.KindAPI, "x") // hooks still work
 	h.Stop()
 	h.Stop()
 

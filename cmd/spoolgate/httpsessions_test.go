@@ -10,6 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The page and /metrics show each web session: its state (a running task,
@@ -18,7 +21,7 @@ import (
 func TestHTTPServer_Sessions(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	base := httpSpool(t)
-	cfg, err := spool.ParseConfig([]byte(`
+	cfg, err := config.ParseConfig([]byte(`
 host: testhost
 models:
   - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1"}
@@ -37,18 +40,18 @@ accounts:
 	cfg.Spool, cfg.Web.Profiles, cfg.HTTP = base.Spool, base.Web.Profiles, base.HTTP
 	L := spool.NewLayout(cfg.Spool)
 	now := time.Now().UTC()
-	run := spool.Task{TaskID: "w9", ModelKind: spool.KindWeb, Model: "thinker", State: spool.StateRunning, Content: "x", Attempt: 1,
+	run := taskfile.Task{TaskID: "w9", ModelKind: taskfile.KindWeb, Model: "thinker", State: taskfile.StateRunning, Content: "x", Attempt: 1,
 		Account: "a1", SubmittedAt: now.Add(-time.Hour), StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-2 * time.Second), Owner: "testhost:1"}
 	data, _ := run.Encode()
-	if err := os.WriteFile(L.TaskPath(spool.KindWeb, spool.DirRunning, "w9"), data, spool.FilePerm); err != nil {
+	if err := os.WriteFile(L.TaskPath(taskfile.KindWeb, taskfile.DirRunning, "w9"), data, spool.FilePerm); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(L.Accounts(), "a2.disabled"), nil, spool.FilePerm)
 	if _, err := spool.NewStore(cfg, nil).AcquireAccount("a3", "otherhost:5", now); err != nil {
 		t.Fatal(err)
 	}
-	live := func() []spool.LaneInfo {
-		return []spool.LaneInfo{{Kind: spool.KindWeb, Concurrency: 4, Sessions: []spool.SessionInfo{{Account: "a4", State: spool.SessionStandby}}}, {Kind: spool.KindAPI, Concurrency: 3}}
+	live := func() []status.LaneInfo {
+		return []status.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 4, Sessions: []status.SessionInfo{{Account: "a4", State: status.SessionStandby}}}, {Kind: taskfile.KindAPI, Concurrency: 3}}
 	}
 	h := startTestHTTP(t, cfg, live)
 	defer h.Stop()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 func init() {
@@ -61,7 +62,7 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 // named account's, or the only session of site (the one session of a
 // config without account sites). Several sessions of site and no
 // --account is a usage error that lists them.
-func webSessionFor(cfg *spool.Config, cmd, site, account string) (spool.WebSession, error) {
+func webSessionFor(cfg *config.Config, cmd, site, account string) (config.WebSession, error) {
 	all := cfg.WebSessions()
 	if account != "" {
 		s, ok := cfg.WebSession(account)
@@ -73,7 +74,7 @@ func webSessionFor(cfg *spool.Config, cmd, site, account string) (spool.WebSessi
 		}
 		return s, nil
 	}
-	var of []spool.WebSession
+	var of []config.WebSession
 	for _, s := range all {
 		if s.Legacy || s.Site == site {
 			of = append(of, s)
@@ -82,7 +83,7 @@ func webSessionFor(cfg *spool.Config, cmd, site, account string) (spool.WebSessi
 	switch len(of) {
 	case 0:
 		// No web model uses the site yet: its profile is the first one's.
-		return spool.WebSession{Account: spool.DefaultAccount, Profile: browser.ProfileDir(cfg), Lock: spool.RunnerLockPath(cfg.Web.Profiles)}, nil
+		return config.WebSession{Account: config.DefaultAccount, Profile: browser.ProfileDir(cfg), Lock: config.RunnerLockPath(cfg.Web.Profiles)}, nil
 	case 1:
 		return of[0], nil
 	}
@@ -90,5 +91,5 @@ func webSessionFor(cfg *spool.Config, cmd, site, account string) (spool.WebSessi
 	for i, s := range of {
 		names[i] = s.Account
 	}
-	return spool.WebSession{}, usagef("%s: site %q has %d sessions (%s): name one with --account", cmd, site, len(of), strings.Join(names, ", "))
+	return config.WebSession{}, usagef("%s: site %q has %d sessions (%s): name one with --account", cmd, site, len(of), strings.Join(names, ", "))
 }

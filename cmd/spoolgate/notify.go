@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes/notify"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 func init() {
@@ -22,7 +22,7 @@ func init() {
 func cmdNotify(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("notify", &c)
-	event := fs.String("event", spool.EventBatchFinished, "the event to send a sample of: "+strings.Join(spool.Events, ", "))
+	event := fs.String("event", config.EventBatchFinished, "the event to send a sample of: "+strings.Join(config.Events, ", "))
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -30,8 +30,8 @@ func cmdNotify(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 || pos[0] != "test" {
 		return usagef("notify: want `notify test [--event NAME]`")
 	}
-	if !slices.Contains(spool.Events, *event) {
-		return usagef("notify test: --event %q: want one of %s", *event, strings.Join(spool.Events, ", "))
+	if !slices.Contains(config.Events, *event) {
+		return usagef("notify test: --event %q: want one of %s", *event, strings.Join(config.Events, ", "))
 	}
 	cfg, err := c.load()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -19,7 +20,7 @@ func init() {
 
 // pauseArgs parses `pause|resume [--host H] web|api` and returns the
 // switch file: <lane>/paused, or <lane>/paused.<H> for one host only.
-func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, string, error) {
+func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string, error) {
 	var c common
 	fs := newFlags(name, &c)
 	host := fs.String("host", "", "this host only: the switch is <lane>/paused.HOST (shared spools)")
@@ -27,7 +28,7 @@ func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, string, er
 	if err != nil {
 		return nil, "", "", err
 	}
-	if len(pos) != 1 || !spool.Kind(pos[0]).Valid() {
+	if len(pos) != 1 || !taskfile.Kind(pos[0]).Valid() {
 		return nil, "", "", usagef("%s: give one lane: web or api", name)
 	}
 	if *host != "" && (strings.ContainsAny(*host, `/\: `) || strings.HasPrefix(*host, ".")) {
@@ -41,7 +42,7 @@ func pauseArgs(name string, args []string) (*spool.Store, spool.Kind, string, er
 	if err := st.Layout.Create(); err != nil {
 		return nil, "", "", err
 	}
-	k := spool.Kind(pos[0])
+	k := taskfile.Kind(pos[0])
 	file := st.Layout.Paused(k)
 	if *host != "" {
 		file += "." + *host

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -25,7 +26,7 @@ func cmdPriority(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return usagef("priority: want ID (or LANE/ID) and a level: high, normal or low")
 	}
-	level := spool.Priority(pos[1])
+	level := taskfile.Priority(pos[1])
 	if level == "" || !level.Valid() {
 		return usagef("priority: %q is not high, normal or low", pos[1])
 	}
@@ -39,11 +40,11 @@ func cmdPriority(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	switch r.dir {
-	case spool.DirPending:
+	case taskfile.DirPending:
 	case "":
 		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s: no such task in %s", r, st.Layout.Root)}
 	default:
-		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s is %s: only a pending task can change its priority", r, spool.FolderState[r.dir])}
+		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s is %s: only a pending task can change its priority", r, taskfile.FolderState[r.dir])}
 	}
 	if _, err := st.SetPriority(r.lane, r.id, level); err != nil {
 		if errors.Is(err, spool.ErrNotPending) {

@@ -22,6 +22,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The reliability suite (issue 8) starts the real daemon, `spoolgate run`,
@@ -311,12 +312,12 @@ func dropFile(t *testing.T, dir, name string, data []byte) {
 }
 
 // finalDirs are the folders a task ends in.
-var finalDirs = []string{spool.DirDone, spool.DirFailed, spool.DirCanceled}
+var finalDirs = []string{taskfile.DirDone, taskfile.DirFailed, taskfile.DirCanceled}
 
 // audit is what a spool holds once the dust settled.
 type audit struct {
 	where     map[string][]string // taskId → "lane/folder" of each file
-	tasks     map[string]*spool.Task
+	tasks     map[string]*taskfile.Task
 	states    map[string]int // final folder → count
 	temps     []string
 	leftovers []string // files in incoming/, pending/, running/
@@ -328,7 +329,7 @@ type audit struct {
 func auditSpool(t *testing.T, root string) *audit {
 	t.Helper()
 	l := spool.NewLayout(root)
-	a := &audit{where: map[string][]string{}, tasks: map[string]*spool.Task{}, states: map[string]int{}}
+	a := &audit{where: map[string][]string{}, tasks: map[string]*taskfile.Task{}, states: map[string]int{}}
 	scan := func(dir string, fn func(name, path string)) {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -345,23 +346,23 @@ func auditSpool(t *testing.T, root string) *audit {
 	}
 	scan(l.Incoming(), func(name, p string) { a.leftovers = append(a.leftovers, p) })
 	scan(l.Output(), func(string, string) {})
-	for _, k := range spool.Kinds {
-		for _, d := range []string{spool.DirIncoming, spool.DirPending, spool.DirRunning, spool.DirDone, spool.DirFailed, spool.DirCanceled, spool.DirCancel} {
+	for _, k := range taskfile.Kinds {
+		for _, d := range []string{taskfile.DirIncoming, taskfile.DirPending, taskfile.DirRunning, taskfile.DirDone, taskfile.DirFailed, taskfile.DirCanceled, taskfile.DirCancel} {
 			scan(l.Lane(k, d), func(name, p string) {
 				switch {
-				case d == spool.DirIncoming || d == spool.DirPending || d == spool.DirRunning || d == spool.DirCancel:
+				case d == taskfile.DirIncoming || d == taskfile.DirPending || d == taskfile.DirRunning || d == taskfile.DirCancel:
 					a.leftovers = append(a.leftovers, p)
 				case strings.HasSuffix(name, ".error"):
 					a.rejected = append(a.rejected, p)
 				case strings.HasSuffix(name, ".yaml"):
-					id := spool.TrimTaskExt(name)
+					id := taskfile.TrimTaskExt(name)
 					a.where[id] = append(a.where[id], string(k)+"/"+d)
 					tk, err := spool.ReadTaskFile(p)
 					if err != nil {
 						a.broken = append(a.broken, fmt.Sprintf("%s: %v", p, err))
 						return
 					}
-					if tk.State != spool.FolderState[d] || tk.TaskID != id {
+					if tk.State != taskfile.FolderState[d] || tk.TaskID != id {
 						a.broken = append(a.broken, fmt.Sprintf("%s: state %q taskId %q in %s/", p, tk.State, tk.TaskID, d))
 					}
 					a.tasks[id] = tk
@@ -398,7 +399,7 @@ func (a *audit) check(t *testing.T, ids []string, maxAttempts int) (lost, dups i
 		if tk.Attempt > maxAttempts {
 			t.Errorf("task %s: attempt %d over maxRetries+1 = %d", id, tk.Attempt, maxAttempts)
 		}
-		if tk.State == spool.StateSuccess && tk.Result != lanestest.Answer(tk.Content) {
+		if tk.State == taskfile.StateSuccess && tk.Result != lanestest.Answer(tk.Content) {
 			t.Errorf("task %s: result %q, want %q", id, tk.Result, lanestest.Answer(tk.Content))
 		}
 	}
@@ -427,7 +428,7 @@ func (a *audit) check(t *testing.T, ids []string, maxAttempts int) (lost, dups i
 func finalCount(root string) int {
 	l := spool.NewLayout(root)
 	n := 0
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		for _, d := range finalDirs {
 			ents, _ := os.ReadDir(l.Lane(k, d))
 			for _, e := range ents {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // maxPerAccount merges the calls of several daemons' web traces and
@@ -60,12 +61,12 @@ func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 	for i := range 24 {
 		id := fmt.Sprintf("acct-%02d", i)
 		ids = append(ids, id)
-		dropFile(t, bl.Lane(spool.KindWeb, spool.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("two hosts %d [[duration=300ms]]", i)))
+		dropFile(t, bl.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("two hosts %d [[duration=300ms]]", i)))
 	}
 	// Host b starts once host a has taken the drops in: two intakes racing
 	// for one drop on FUSE are another test's subject (ShareTwoHosts).
 	waitFor(t, 30*time.Second, "the drops taken in", func() bool {
-		ents, _ := os.ReadDir(bl.Lane(spool.KindWeb, spool.DirIncoming))
+		ents, _ := os.ReadDir(bl.Lane(taskfile.KindWeb, taskfile.DirIncoming))
 		return len(ents) == 0
 	})
 	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
@@ -116,7 +117,7 @@ func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 	au := auditSpool(t, backing)
 	au.check(t, ids, 3)
 	for _, id := range ids {
-		if tk := au.tasks[id]; tk != nil && tk.State != spool.StateSuccess {
+		if tk := au.tasks[id]; tk != nil && tk.State != taskfile.StateSuccess {
 			t.Errorf("task %s ended %s: %s", id, tk.State, tk.Error)
 		}
 	}

@@ -5,12 +5,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // escapeBatch is a batch label of YAML escapes: clear screen, a window
@@ -31,12 +30,12 @@ func dropEscapes(h *hostileEnv) (string, []byte) {
 // operator would: status, status --json, results and results --format csv
 // must show no control, C1 or bidi character raw.
 func checkEscapes(h *hostileEnv) {
-	failed := h.l.Lane(spool.KindAPI, spool.DirFailed)
+	failed := h.l.Lane(taskfile.KindAPI, taskfile.DirFailed)
 	outcome := ""
 	waitFor(h.t, 20*time.Second, "the escape-batch drop ended", func() bool {
 		if _, err := os.Lstat(filepath.Join(failed, "esc-batch.error")); err == nil {
 			outcome = "rejected"
-		} else if h.l.Locate(spool.KindAPI, "esc-batch") == spool.DirDone {
+		} else if h.l.Locate(taskfile.KindAPI, "esc-batch") == taskfile.DirDone {
 			outcome = "run"
 		}
 		return outcome != ""

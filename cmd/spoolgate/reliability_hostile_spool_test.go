@@ -14,6 +14,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Hostile and careless drops of issue 11: what real people and a hostile
@@ -27,9 +28,9 @@ func (h *hostileEnv) trace() string {
 }
 
 // doneTask reads a task from api/done/.
-func (h *hostileEnv) doneTask(id string) *spool.Task {
+func (h *hostileEnv) doneTask(id string) *taskfile.Task {
 	h.t.Helper()
-	tk, err := spool.ReadTaskFile(h.l.TaskPath(spool.KindAPI, spool.DirDone, id))
+	tk, err := spool.ReadTaskFile(h.l.TaskPath(taskfile.KindAPI, taskfile.DirDone, id))
 	if err != nil {
 		h.t.Fatalf("%s: %v", id, err)
 	}
@@ -54,7 +55,7 @@ func encodeUTF16(s string, bigEndian bool) []byte {
 // rewritten as UTF-8 with its emoji as itself, and ran on its text.
 func checkUTF8Back(id, content string) func(h *hostileEnv) {
 	return func(h *hostileEnv) {
-		raw, err := os.ReadFile(h.l.TaskPath(spool.KindAPI, spool.DirDone, id))
+		raw, err := os.ReadFile(h.l.TaskPath(taskfile.KindAPI, taskfile.DirDone, id))
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -88,23 +89,23 @@ func hostileTextCases() []hostileCase {
 		return "taskId: " + id + "\r\nmodel: fast\r\ncontent: " + tulip + "\r\n"
 	}
 	return []hostileCase{
-		{name: "Chinese file name, no taskId", id: "春季广告", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "Chinese file name, no taskId", id: "春季广告", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "春季广告.yaml", writeDrop(h.t, h.in, "春季广告.yaml", []byte("model: fast\ncontent: "+tulip+"\n"))
 		}, check: func(h *hostileEnv) {
-			if _, err := os.Stat(h.l.LogPath(spool.KindAPI, "春季广告")); err != nil {
+			if _, err := os.Stat(h.l.LogPath(taskfile.KindAPI, "春季广告")); err != nil {
 				h.t.Errorf("no task log: %v", err)
 			}
 		}},
-		{name: "Japanese taskId, decomposed kana", id: "広告か\u3099", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "Japanese taskId, decomposed kana", id: "広告か\u3099", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "jp.yaml", writeDrop(h.t, h.in, "jp.yaml", []byte("taskId: 広告か\u3099\nmodel: fast\ncontent: x\n"))
 		}},
-		{name: "UTF-16 LE with BOM (Notepad)", id: "notepad-le", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "UTF-16 LE with BOM (Notepad)", id: "notepad-le", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "le.yaml", writeDrop(h.t, h.in, "le.yaml", encodeUTF16(notepad("notepad-le"), false))
 		}, check: checkUTF8Back("notepad-le", tulip)},
-		{name: "UTF-16 BE with BOM", id: "notepad-be", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "UTF-16 BE with BOM", id: "notepad-be", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "be.yaml", writeDrop(h.t, h.in, "be.yaml", encodeUTF16(notepad("notepad-be"), true))
 		}, check: checkUTF8Back("notepad-be", tulip)},
-		{name: "emoji round trip", id: "emoji", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "emoji round trip", id: "emoji", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "emoji.yaml", writeDrop(h.t, h.in, "emoji.yaml", []byte("taskId: emoji\nmodel: fast\nbatch: 🌷 spring\ncontent: "+tulip+"\n"))
 		}, check: func(h *hostileEnv) {
 			checkUTF8Back("emoji", tulip)(h)
@@ -129,17 +130,17 @@ func hostileTextCases() []hostileCase {
 
 func hostileSpoolCases() []hostileCase {
 	return []hostileCase{
-		{name: "symlinked task log", id: "logsym", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "symlinked task log", id: "logsym", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			victim := filepath.Join(h.outside, "secret.yaml") // the canary file: must not change
-			if err := os.Symlink(victim, h.l.LogPath(spool.KindAPI, "logsym")); err != nil {
+			if err := os.Symlink(victim, h.l.LogPath(taskfile.KindAPI, "logsym")); err != nil {
 				h.t.Fatal(err)
 			}
 			return "logsym.yaml", writeDrop(h.t, h.in, "logsym.yaml", taskYAML("logsym", "fast", "log through a link"))
 		}, check: func(h *hostileEnv) {
 			h.reportedOnce("logsym")
 		}},
-		{name: "fifo as a task log", id: "logfifo", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
-			if err := syscall.Mkfifo(h.l.LogPath(spool.KindAPI, "logfifo"), 0o644); err != nil {
+		{name: "fifo as a task log", id: "logfifo", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+			if err := syscall.Mkfifo(h.l.LogPath(taskfile.KindAPI, "logfifo"), 0o644); err != nil {
 				h.t.Fatal(err)
 			}
 			return "logfifo.yaml", writeDrop(h.t, h.in, "logfifo.yaml", taskYAML("logfifo", "fast", "[[duration=100ms]] log to a fifo"))
@@ -152,14 +153,14 @@ func hostileSpoolCases() []hostileCase {
 		}},
 		{name: "output of a pending task", reject: "already the output of task api/out-first", drop: func(h *hostileEnv) (string, []byte) {
 			dropFile(h.t, h.in, "out-first.yaml", taskYAML("out-first", "fast", "[[duration=1500ms]] first", "output: same.txt"))
-			testkit.WaitFS(h.t, "out-first taken", 10*time.Second, []string{h.l.Lane(spool.KindAPI, spool.DirPending), h.l.Lane(spool.KindAPI, spool.DirRunning)}, func() bool {
-				d := h.l.Locate(spool.KindAPI, "out-first")
-				return d == spool.DirPending || d == spool.DirRunning
+			testkit.WaitFS(h.t, "out-first taken", 10*time.Second, []string{h.l.Lane(taskfile.KindAPI, taskfile.DirPending), h.l.Lane(taskfile.KindAPI, taskfile.DirRunning)}, func() bool {
+				d := h.l.Locate(taskfile.KindAPI, "out-first")
+				return d == taskfile.DirPending || d == taskfile.DirRunning
 			})
 			return "out-second.yaml", writeDrop(h.t, h.in, "out-second.yaml", taskYAML("out-second", "fast", "second", "output: same.txt"))
 		}, check: func(h *hostileEnv) {
-			testkit.WaitFS(h.t, "out-first done", 20*time.Second, []string{h.l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
-				return h.l.Locate(spool.KindAPI, "out-first") == spool.DirDone
+			testkit.WaitFS(h.t, "out-first done", 20*time.Second, []string{h.l.Lane(taskfile.KindAPI, taskfile.DirDone)}, func() bool {
+				return h.l.Locate(taskfile.KindAPI, "out-first") == taskfile.DirDone
 			})
 			if b, _ := os.ReadFile(filepath.Join(h.l.Output(), "same.txt")); string(b) != lanestest.Answer("[[duration=1500ms]] first") {
 				h.t.Errorf("same.txt = %q", b)
@@ -168,7 +169,7 @@ func hostileSpoolCases() []hostileCase {
 				h.t.Errorf("out-second was run")
 			}
 		}},
-		{name: "output folder swapped for a symlink mid-run", id: "outswap", final: spool.DirFailed, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "output folder swapped for a symlink mid-run", id: "outswap", final: taskfile.DirFailed, drop: func(h *hostileEnv) (string, []byte) {
 			swap := filepath.Join(h.l.Output(), "swap")
 			if err := os.MkdirAll(swap, 0o750); err != nil {
 				h.t.Fatal(err)
@@ -183,11 +184,11 @@ func hostileSpoolCases() []hostileCase {
 			}
 			return "", nil
 		}, check: func(h *hostileEnv) {
-			tk, err := spool.ReadTaskFile(h.l.TaskPath(spool.KindAPI, spool.DirFailed, "outswap"))
+			tk, err := spool.ReadTaskFile(h.l.TaskPath(taskfile.KindAPI, taskfile.DirFailed, "outswap"))
 			if err != nil {
 				h.t.Fatal(err)
 			}
-			if tk.Result != lanestest.Answer("[[duration=1s]] paid for") || tk.ErrorClass != spool.ClassPermanent ||
+			if tk.Result != lanestest.Answer("[[duration=1s]] paid for") || tk.ErrorClass != taskfile.ClassPermanent ||
 				!strings.Contains(tk.Error, "symlink") || !strings.Contains(tk.Error, "answer is kept") || tk.Attempt != 1 {
 				h.t.Errorf("outswap: want failed, permanent, the answer kept, one attempt: %+v", tk)
 			}

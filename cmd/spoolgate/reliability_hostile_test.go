@@ -18,6 +18,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // hostileEnv is what each hostile drop case works with: one running
@@ -70,7 +72,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 	before := snapshot(t, h.outside)
 	h.d = r.start(daemonOpts{Name: "hostile"})
 	h.d.waitReady()
-	h.in = h.l.Lane(spool.KindAPI, spool.DirIncoming)
+	h.in = h.l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 
 	cases := []hostileCase{
 		{name: "yaml alias bomb", reject: "", drop: func(h *hostileEnv) (string, []byte) {
@@ -103,7 +105,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 			}
 			return "big.yaml", nil
 		}, check: func(h *hostileEnv) {
-			p := filepath.Join(h.l.Lane(spool.KindAPI, spool.DirFailed), "big.yaml")
+			p := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), "big.yaml")
 			fi, err := os.Stat(p)
 			if err != nil || fi.Size() != 1<<30 {
 				h.t.Errorf("big.yaml in failed/: %v, size %d", err, sizeOf(fi))
@@ -133,7 +135,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 			}
 			return "shadow.yaml", nil
 		}, check: func(h *hostileEnv) {
-			target, err := os.Readlink(filepath.Join(h.l.Lane(spool.KindAPI, spool.DirFailed), "shadow.yaml"))
+			target, err := os.Readlink(filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), "shadow.yaml"))
 			if err != nil || target != "/etc/shadow" {
 				h.t.Errorf("failed/shadow.yaml: want the symlink itself, moved untouched: %q %v", target, err)
 			}
@@ -190,16 +192,16 @@ func TestReliability_HostileDrops(t *testing.T) {
 		{name: "name with a newline", reject: "taskId", drop: func(h *hostileEnv) (string, []byte) {
 			return "new\nline.yaml", writeDrop(h.t, h.in, "new\nline.yaml", []byte("model: fast\ncontent: hi\n"))
 		}},
-		{name: "unicode name with a taskId", id: "uni-ok", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "unicode name with a taskId", id: "uni-ok", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "ünïcødé 名前.yaml", writeDrop(h.t, h.in, "ünïcødé 名前.yaml", taskYAML("uni-ok", "fast", "unicode ✓"))
 		}},
-		{name: "CRLF line ends", id: "crlf", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "CRLF line ends", id: "crlf", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "crlf.yaml", writeDrop(h.t, h.in, "crlf.yaml", []byte("taskId: crlf\r\nmodel: fast\r\ncontent: windows text\r\n"))
 		}},
-		{name: "UTF-8 BOM", id: "bom", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "UTF-8 BOM", id: "bom", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			return "bom.yaml", writeDrop(h.t, h.in, "bom.yaml", []byte("\xEF\xBB\xBFtaskId: bom\r\nmodel: fast\r\ncontent: bom text\r\n"))
 		}},
-		{name: "file still growing", id: "grow", final: spool.DirDone, drop: func(h *hostileEnv) (string, []byte) {
+		{name: "file still growing", id: "grow", final: taskfile.DirDone, drop: func(h *hostileEnv) (string, []byte) {
 			// Written in place, as a copy onto a share does: ten appends
 			// over about a second, each leaving a valid but partial task.
 			p := filepath.Join(h.in, "grow.yaml")
@@ -211,7 +213,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 			for i := 1; i < 10; i++ {
 				time.Sleep(100 * time.Millisecond) // the writer's pace, not synchronization
 				fmt.Fprintf(f, " part%d", i)
-				if l := spool.NewLayout(h.r.spool).Locate(spool.KindAPI, "grow"); l != "" {
+				if l := spool.NewLayout(h.r.spool).Locate(taskfile.KindAPI, "grow"); l != "" {
 					h.t.Errorf("taken after %d of 10 parts (in %s/)", i, l)
 				}
 			}
@@ -219,7 +221,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 			f.Close()
 			return "grow.yaml", nil
 		}, check: func(h *hostileEnv) {
-			tk, err := spool.ReadTaskFile(h.l.TaskPath(spool.KindAPI, spool.DirDone, "grow"))
+			tk, err := spool.ReadTaskFile(h.l.TaskPath(taskfile.KindAPI, taskfile.DirDone, "grow"))
 			want := "part0 part1 part2 part3 part4 part5 part6 part7 part8 part9"
 			if err != nil || tk.Content != want || tk.Result != lanestest.Answer(want) {
 				h.t.Errorf("grow: taken before complete: %+v %v", tk, err)
@@ -238,13 +240,13 @@ func TestReliability_HostileDrops(t *testing.T) {
 			// the deleted one at least once (rescan + settle).
 			dropFile(h.t, h.in, "after-gone.yaml", taskYAML("after-gone", "fast", "after"))
 			waitFor(h.t, 10*time.Second, "the later drop done and a rescan past", func() bool {
-				return h.l.Locate(spool.KindAPI, "after-gone") == spool.DirDone &&
+				return h.l.Locate(taskfile.KindAPI, "after-gone") == taskfile.DirDone &&
 					time.Since(deleted) > h.r.opts.Rescan+h.r.opts.Settle
 			})
 			return "", nil
 		}, check: func(h *hostileEnv) {
-			for _, d := range spool.TaskDirs {
-				ents, _ := os.ReadDir(h.l.Lane(spool.KindAPI, d))
+			for _, d := range taskfile.TaskDirs {
+				ents, _ := os.ReadDir(h.l.Lane(taskfile.KindAPI, d))
 				for _, e := range ents {
 					if strings.HasPrefix(e.Name(), "gone") {
 						h.t.Errorf("a deleted drop left %s/%s", d, e.Name())
@@ -265,8 +267,8 @@ func TestReliability_HostileDrops(t *testing.T) {
 			file, want := c.drop(h)
 			switch {
 			case c.reject != "" || (c.id == "" && file != ""):
-				base := spool.TrimTaskExt(file)
-				errPath := filepath.Join(h.l.Lane(spool.KindAPI, spool.DirFailed), base+".error")
+				base := taskfile.TrimTaskExt(file)
+				errPath := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), base+".error")
 				waitFor(t, 20*time.Second, "rejection of "+c.name, func() bool {
 					_, err := os.Stat(errPath)
 					return err == nil
@@ -278,7 +280,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 				if !strings.Contains(string(reason), c.reject) {
 					t.Errorf("reason %q does not name %q", reason, c.reject)
 				}
-				moved := filepath.Join(h.l.Lane(spool.KindAPI, spool.DirFailed), file)
+				moved := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), file)
 				if _, err := os.Lstat(moved); err != nil {
 					t.Errorf("the rejected drop is not in failed/: %v", err)
 				}
@@ -293,7 +295,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 				rejected++
 				t.Logf("reliability: hostile %-36s rejected: %s", c.name+":", clipLine(strings.TrimSpace(string(reason)), 100))
 			case c.id != "":
-				waitFor(t, 20*time.Second, c.id+" final", func() bool { return h.l.Locate(spool.KindAPI, c.id) == c.final })
+				waitFor(t, 20*time.Second, c.id+" final", func() bool { return h.l.Locate(taskfile.KindAPI, c.id) == c.final })
 				t.Logf("reliability: hostile %-36s accepted, ended in %s/", c.name+":", c.final)
 			default:
 				t.Logf("reliability: hostile %-36s nothing taken, nothing written", c.name+":")
@@ -377,10 +379,10 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(l.Paused(spool.KindAPI), nil, 0o640); err != nil {
+	if err := os.WriteFile(l.Paused(taskfile.KindAPI), nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	in := l.Lane(spool.KindAPI, spool.DirIncoming)
+	in := l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	for i := range n {
 		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf(".t%05d.part", i)), taskYAML(fmt.Sprintf("t%05d", i), "fast", "many"), 0o644); err != nil {
 			t.Fatal(err)
@@ -395,7 +397,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 		}
 	}
 	dropped := time.Since(begin)
-	pending := l.Lane(spool.KindAPI, spool.DirPending)
+	pending := l.Lane(taskfile.KindAPI, taskfile.DirPending)
 	waitFor(t, 4*time.Minute, "all 10,000 pending", func() bool {
 		d.mustBeAlive()
 		f, err := os.Open(pending)
@@ -409,7 +411,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	took := time.Since(begin)
 	d.stop()
 	ents, _ := os.ReadDir(in)
-	failed, _ := os.ReadDir(l.Lane(spool.KindAPI, spool.DirFailed))
+	failed, _ := os.ReadDir(l.Lane(taskfile.KindAPI, taskfile.DirFailed))
 	if len(ents) != 0 || len(failed) != 0 {
 		t.Errorf("after intake: %d left in incoming/, %d in failed/", len(ents), len(failed))
 	}
@@ -428,12 +430,12 @@ func TestReliability_Permissions(t *testing.T) {
 	syscall.Umask(old)
 	d.waitReady()
 	l := spool.NewLayout(r.spool)
-	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "ok.yaml", taskYAML("ok", "fast", "fine", "output: sub/ok.txt"))
-	dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), "w.yaml", taskYAML("w", "chat", "web"))
-	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "bad.yaml", []byte("model: nope\ncontent: x\n"))
+	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "ok.yaml", taskYAML("ok", "fast", "fine", "output: sub/ok.txt"))
+	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "w.yaml", taskYAML("w", "chat", "web"))
+	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "bad.yaml", []byte("model: nope\ncontent: x\n"))
 	waitFor(t, 20*time.Second, "tasks final and the bad drop rejected", func() bool {
-		_, err := os.Stat(filepath.Join(l.Lane(spool.KindAPI, spool.DirFailed), "bad.error"))
-		return err == nil && l.Locate(spool.KindAPI, "ok") == spool.DirDone && l.Locate(spool.KindWeb, "w") == spool.DirDone
+		_, err := os.Stat(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirFailed), "bad.error"))
+		return err == nil && l.Locate(taskfile.KindAPI, "ok") == taskfile.DirDone && l.Locate(taskfile.KindWeb, "w") == taskfile.DirDone
 	})
 	d.stop()
 	checked := 0
@@ -459,10 +461,10 @@ func TestReliability_Permissions(t *testing.T) {
 	if fi, err := os.Stat(prof); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("profiles folder %s: %v %v, want 0700", prof, fi, err)
 	}
-	if _, err := os.Stat(spool.RunnerLockPath(prof)); err != nil {
+	if _, err := os.Stat(config.RunnerLockPath(prof)); err != nil {
 		t.Errorf("web lock: %v", err)
 	}
-	cfg, err := spool.ParseConfig(nil)
+	cfg, err := config.ParseConfig(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // inCI reports whether the tests run in CI, where a missing tool is a
@@ -115,7 +116,7 @@ func TestReliability_NetworkShare(t *testing.T) {
 	slack := time.Second
 	var ids []string
 	var worst time.Duration
-	dirs := []string{bl.Incoming(), bl.Lane(spool.KindAPI, spool.DirIncoming), bl.Lane(spool.KindWeb, spool.DirIncoming)}
+	dirs := []string{bl.Incoming(), bl.Lane(taskfile.KindAPI, taskfile.DirIncoming), bl.Lane(taskfile.KindWeb, taskfile.DirIncoming)}
 	for round := range 5 {
 		dropped := map[string]time.Time{}
 		for i := range 6 {
@@ -179,10 +180,10 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("two-%03d", i)
 		ids = append(ids, id)
-		model, dir := "fast", bl.Lane(spool.KindAPI, spool.DirIncoming)
+		model, dir := "fast", bl.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 		switch i % 4 {
 		case 0:
-			model, dir = "chat", bl.Lane(spool.KindWeb, spool.DirIncoming)
+			model, dir = "chat", bl.Lane(taskfile.KindWeb, taskfile.DirIncoming)
 		case 1:
 			dir = bl.Incoming()
 		}
@@ -216,7 +217,7 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 		default:
 			byB++
 		}
-		if tk := au.tasks[id]; tk != nil && tk.State != spool.StateSuccess {
+		if tk := au.tasks[id]; tk != nil && tk.State != taskfile.StateSuccess {
 			t.Errorf("task %s ended %s: %s", id, tk.State, tk.Error)
 		}
 	}
@@ -249,11 +250,11 @@ func TestReliability_FullDisk(t *testing.T) {
 	for i := range 30 {
 		id := fmt.Sprintf("full-%02d", i)
 		ids = append(ids, id)
-		model, lane := "fast", spool.KindAPI
+		model, lane := "fast", taskfile.KindAPI
 		if i%6 == 0 {
-			model, lane = "chat", spool.KindWeb
+			model, lane = "chat", taskfile.KindWeb
 		}
-		dropFile(t, l.Lane(lane, spool.DirIncoming), id+".yaml",
+		dropFile(t, l.Lane(lane, taskfile.DirIncoming), id+".yaml",
 			taskYAML(id, model, fmt.Sprintf("full disk %d [[duration=150ms]] %s", i, strings.Repeat("x", 500)), "output: out/"+id+".txt"))
 	}
 	// Drops that arrive while the disk is full: staged now under dot
@@ -262,7 +263,7 @@ func TestReliability_FullDisk(t *testing.T) {
 	for i := range 8 {
 		id := fmt.Sprintf("late-%02d", i)
 		ids, late = append(ids, id), append(late, id)
-		if err := os.WriteFile(filepath.Join(l.Lane(spool.KindAPI, spool.DirIncoming), "."+id), taskYAML(id, "fast", "late "+id), 0o640); err != nil {
+		if err := os.WriteFile(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), taskYAML(id, "fast", "late "+id), 0o640); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -293,7 +294,7 @@ func TestReliability_FullDisk(t *testing.T) {
 	f.Close()
 	fullAt := time.Now()
 	for _, id := range late {
-		if err := os.Rename(filepath.Join(l.Lane(spool.KindAPI, spool.DirIncoming), "."+id), filepath.Join(l.Lane(spool.KindAPI, spool.DirIncoming), id+".yaml")); err != nil {
+		if err := os.Rename(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), id+".yaml")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -339,7 +340,7 @@ func TestReliability_FullDisk(t *testing.T) {
 		if tk == nil {
 			continue
 		}
-		if tk.State != spool.StateSuccess {
+		if tk.State != taskfile.StateSuccess {
 			notDone++
 			t.Logf("reliability: full disk: %s ended %s after %d attempts: %s", id, tk.State, tk.Attempt, tk.Error)
 			continue
@@ -359,8 +360,8 @@ func TestReliability_FullDisk(t *testing.T) {
 func walkTasks(t *testing.T, root string, fn func(path string)) {
 	t.Helper()
 	l := spool.NewLayout(root)
-	for _, k := range spool.Kinds {
-		for _, dir := range spool.TaskDirs {
+	for _, k := range taskfile.Kinds {
+		for _, dir := range taskfile.TaskDirs {
 			ents, err := os.ReadDir(l.Lane(k, dir))
 			if err != nil {
 				t.Fatal(err)

@@ -16,12 +16,13 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // finalFolders are both lanes' done/, failed/ and canceled/, to wait on.
 func finalFolders(l spool.Layout) []string {
 	var dirs []string
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		for _, d := range finalDirs {
 			dirs = append(dirs, l.Lane(k, d))
 		}
@@ -43,19 +44,19 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 	}
 	quick, hung := []string{"q1", "q2", "q3"}, []string{"h1", "h2", "h3"}
 	for _, id := range append(append([]string{}, quick...), hung...) {
-		if err := syscall.Mkfifo(l.LogPath(spool.KindAPI, id), 0o644); err != nil {
+		if err := syscall.Mkfifo(l.LogPath(taskfile.KindAPI, id), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	d := r.start(daemonOpts{Name: "fifo"})
-	in := l.Lane(spool.KindAPI, spool.DirIncoming)
+	in := l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	for _, id := range quick {
 		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[duration=200ms]] "+id))
 	}
-	testkit.WaitFS(t, "the quick tasks done", 20*time.Second, []string{l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
+	testkit.WaitFS(t, "the quick tasks done", 20*time.Second, []string{l.Lane(taskfile.KindAPI, taskfile.DirDone)}, func() bool {
 		d.mustBeAlive()
 		for _, id := range quick {
-			if l.Locate(spool.KindAPI, id) != spool.DirDone {
+			if l.Locate(taskfile.KindAPI, id) != taskfile.DirDone {
 				return false
 			}
 		}
@@ -78,8 +79,8 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 	if err := run(context.Background(), []string{"cancel", "h1", "--spool", r.spool}, env); err != nil {
 		t.Fatalf("cancel: %v %s", err, errOut.String())
 	}
-	testkit.WaitFS(t, "h1 canceled", 10*time.Second, []string{l.Lane(spool.KindAPI, spool.DirCanceled)}, func() bool {
-		return l.Locate(spool.KindAPI, "h1") == spool.DirCanceled
+	testkit.WaitFS(t, "h1 canceled", 10*time.Second, []string{l.Lane(taskfile.KindAPI, taskfile.DirCanceled)}, func() bool {
+		return l.Locate(taskfile.KindAPI, "h1") == taskfile.DirCanceled
 	})
 
 	const grace = 2 * time.Second // the rig's shutdownGrace
@@ -97,7 +98,7 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 		t.Errorf("the daemon exited with %v", d.err)
 	}
 	for _, id := range hung[1:] {
-		if w := l.Locate(spool.KindAPI, id); w != spool.DirPending {
+		if w := l.Locate(taskfile.KindAPI, id); w != taskfile.DirPending {
 			t.Errorf("%s in %s/, want pending/ after shutdown", id, w)
 		}
 	}
@@ -131,7 +132,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
 	}
-	in := l.Lane(spool.KindAPI, spool.DirIncoming)
+	in := l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	var ids []string
 	for i := range n {
 		id := fmt.Sprintf("k%03d", i)
@@ -168,8 +169,8 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	// Planted: a temp of this host whose process is gone (the last one
 	// killed), another host's temp just written, and users' own temp
 	// files in the drop boxes, which no rule may touch.
-	planted := filepath.Join(l.Lane(spool.KindAPI, spool.DirRunning), spool.TempFileName(spool.HostTempTag("h1"), lastPid, 99))
-	otherHost := filepath.Join(l.Lane(spool.KindAPI, spool.DirDone), spool.TempFileName(spool.HostTempTag("h2"), 1, 7))
+	planted := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirRunning), spool.TempFileName(spool.HostTempTag("h1"), lastPid, 99))
+	otherHost := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirDone), spool.TempFileName(spool.HostTempTag("h2"), 1, 7))
 	users := []string{filepath.Join(in, "mine.yaml.tmp"), filepath.Join(l.Incoming(), "upload.tmp"), filepath.Join(in, ".sg-mine.tmp")}
 	for _, p := range append([]string{planted, otherHost}, users...) {
 		if err := os.WriteFile(p, []byte("x"), 0o640); err != nil {
@@ -217,7 +218,7 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 	l := spool.NewLayout(r.spool)
 	d := r.start(daemonOpts{Name: "stuck"})
 	d.waitReady()
-	dropFile(t, l.Lane(spool.KindAPI, spool.DirIncoming), "stuck.yaml", taskYAML("stuck", "fast", "[[stuck]] x"))
+	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "stuck.yaml", taskYAML("stuck", "fast", "[[stuck]] x"))
 	testkit.WaitFS(t, "the stuck call started", 20*time.Second, []string{d.trace}, func() bool {
 		trace, _ := os.ReadFile(filepath.Join(d.trace, "api.trace"))
 		return bytes.Contains(trace, []byte("start stuck "))
@@ -239,13 +240,13 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 	if d.err == nil || !strings.Contains(d.logText(), "still blocked after shutdownGrace + 5s") {
 		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, tail(d.logText(), 10))
 	}
-	if w := l.Locate(spool.KindAPI, "stuck"); w != spool.DirRunning {
+	if w := l.Locate(taskfile.KindAPI, "stuck"); w != taskfile.DirRunning {
 		t.Errorf("stuck in %s/, want running/ for the next start", w)
 	}
 	d2 := r.start(daemonOpts{Name: "after"})
-	testkit.WaitFS(t, "the task reclaimed and done", 20*time.Second, []string{l.Lane(spool.KindAPI, spool.DirDone)}, func() bool {
+	testkit.WaitFS(t, "the task reclaimed and done", 20*time.Second, []string{l.Lane(taskfile.KindAPI, taskfile.DirDone)}, func() bool {
 		d2.mustBeAlive()
-		return l.Locate(spool.KindAPI, "stuck") == spool.DirDone
+		return l.Locate(taskfile.KindAPI, "stuck") == taskfile.DirDone
 	})
 	d2.stop()
 	t.Logf("reliability: a runner stuck past cancel: the daemon stopped %s after one SIGTERM (shutdownGrace %s + 5s), the next start ran the task", took.Round(time.Millisecond), grace)

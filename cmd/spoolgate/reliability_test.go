@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // TestReliability_CrashMatrix runs tasks through both lanes and SIGKILLs
@@ -66,7 +68,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 		if i%3 == 0 {
 			d.dir = l.Incoming() // the lane-less drop box routes by model
 		} else {
-			d.dir = l.Lane(spool.Kind(d.lane), spool.DirIncoming)
+			d.dir = l.Lane(taskfile.Kind(d.lane), taskfile.DirIncoming)
 		}
 		if err := os.WriteFile(filepath.Join(r.dir, "src-"+d.name), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -87,7 +89,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 		for _, c := range cancels {
 			for _, d := range chunk {
 				if d.id == c.id {
-					if err := os.WriteFile(l.CancelPath(spool.Kind(c.lane), c.id), nil, 0o644); err != nil {
+					if err := os.WriteFile(l.CancelPath(taskfile.Kind(c.lane), c.id), nil, 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -172,17 +174,17 @@ func TestReliability_CrashMatrix(t *testing.T) {
 		if calls[id] > 1 {
 			reruns++
 		}
-		if tk.State == spool.StateSuccess && calls[id] == 0 {
+		if tk.State == taskfile.StateSuccess && calls[id] == 0 {
 			t.Errorf("task %s succeeded without a traced call", id)
 		}
-		if tk.State == spool.StateCanceled && calls[id] == 0 {
+		if tk.State == taskfile.StateCanceled && calls[id] == 0 {
 			canceledEarly++
 		}
 	}
 	t.Logf("reliability: crash matrix: %d tasks (%d web, %d api), %d SIGKILLs survived, seed %d, %s",
 		tasks, web, api, kills, seed, took.Round(time.Millisecond))
 	t.Logf("reliability: crash matrix: tasks lost %d, duplicates %d, done %d, failed %d, canceled %d",
-		lost, dups, a.states[spool.DirDone], a.states[spool.DirFailed], a.states[spool.DirCanceled])
+		lost, dups, a.states[taskfile.DirDone], a.states[taskfile.DirFailed], a.states[taskfile.DirCanceled])
 	t.Logf("reliability: crash matrix: %d calls cut by a kill, %d tasks ran more than once (at-least-once after a kill), %d temp files left by kills and removed by recovery, web calls %d with 0 overlaps",
 		cut, reruns, temps, len(webCalls))
 }
@@ -196,7 +198,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	a := r.start(daemonOpts{Name: "a", Host: "a", Profiles: filepath.Join(r.dir, "prof-a")})
 	l := spool.NewLayout(r.spool)
 	a.waitReady()
-	dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
+	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
 	waitFor(t, 10*time.Second, "A's call starts", func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) > 0
 	})
@@ -209,7 +211,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 		return len(readTrace(t, filepath.Join(b.trace, "web.trace"), 1)) > 0
 	})
 	reclaimedAfter := time.Since(stopped)
-	running, err := spool.ReadTaskFile(l.TaskPath(spool.KindWeb, spool.DirRunning, "fence"))
+	running, err := spool.ReadTaskFile(l.TaskPath(taskfile.KindWeb, taskfile.DirRunning, "fence"))
 	if err != nil {
 		t.Fatalf("B's running record: %v", err)
 	}
@@ -223,7 +225,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	// file is B's, and it stops writing.
 	a.waitLog("no longer ours", 10*time.Second)
 	waitFor(t, 20*time.Second, "the task done", func() bool {
-		return l.Locate(spool.KindWeb, "fence") == spool.DirDone
+		return l.Locate(taskfile.KindWeb, "fence") == taskfile.DirDone
 	})
 	a.mustBeAlive()
 	b.stop()
@@ -231,7 +233,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	au := auditSpool(t, r.spool)
 	au.check(t, []string{"fence"}, 3)
 	final := au.tasks["fence"]
-	if final == nil || !strings.HasPrefix(final.Owner, "b:") || final.Attempt != 2 || final.State != spool.StateSuccess {
+	if final == nil || !strings.HasPrefix(final.Owner, "b:") || final.Attempt != 2 || final.State != taskfile.StateSuccess {
 		t.Fatalf("final record %+v: want B's success at attempt 2", final)
 	}
 	ac := readTrace(t, filepath.Join(a.trace, "web.trace"), 0)
@@ -251,7 +253,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 func TestReliability_WebStandbyTakeover(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a"})
-	lock := spool.RunnerLockPath(filepath.Join(r.dir, "profiles"))
+	lock := config.RunnerLockPath(filepath.Join(r.dir, "profiles"))
 	holder := func() int { pid, _ := spool.ReadRunnerLock(lock); return pid }
 	waitFor(t, 10*time.Second, "A holds the web lock", func() bool { return holder() == a.pid() })
 	b := r.start(daemonOpts{Name: "b"})
@@ -262,7 +264,7 @@ func TestReliability_WebStandbyTakeover(t *testing.T) {
 	for i := range 12 {
 		id := fmt.Sprintf("sb-%02d", i)
 		ids = append(ids, id)
-		dropFile(t, l.Lane(spool.KindWeb, spool.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("standby %d [[duration=150ms]]", i)))
+		dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("standby %d [[duration=150ms]]", i)))
 	}
 	waitFor(t, 20*time.Second, "A runs some web tasks", func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) >= 3

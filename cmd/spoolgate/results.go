@@ -18,6 +18,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -30,21 +32,21 @@ func init() {
 // not tasks and have no row: `spoolgate status` lists them, and each has
 // its reason in <lane>/failed/NAME.error.
 type resultRow struct {
-	TaskID      string     `json:"taskId"`
-	Lane        spool.Kind `json:"lane"`
-	Model       string     `json:"model"`
-	Batch       string     `json:"batch"`
-	State       string     `json:"state"` // from the folder the file sits in
-	Attempt     int        `json:"attempt"`
-	SubmittedAt *time.Time `json:"submittedAt"`
-	StartedAt   *time.Time `json:"startedAt"`
-	FinishedAt  *time.Time `json:"finishedAt"`
-	DurationMs  *int64     `json:"durationMs"` // finishedAt-startedAt of the last attempt
-	ErrorClass  string     `json:"errorClass"`
-	Error       string     `json:"error"`
-	Output      string     `json:"output"` // absolute path of the result file, if the task names one
-	Result      string     `json:"result"`
-	Archived    string     `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	TaskID      string        `json:"taskId"`
+	Lane        taskfile.Kind `json:"lane"`
+	Model       string        `json:"model"`
+	Batch       string        `json:"batch"`
+	State       string        `json:"state"` // from the folder the file sits in
+	Attempt     int           `json:"attempt"`
+	SubmittedAt *time.Time    `json:"submittedAt"`
+	StartedAt   *time.Time    `json:"startedAt"`
+	FinishedAt  *time.Time    `json:"finishedAt"`
+	DurationMs  *int64        `json:"durationMs"` // finishedAt-startedAt of the last attempt
+	ErrorClass  string        `json:"errorClass"`
+	Error       string        `json:"error"`
+	Output      string        `json:"output"` // absolute path of the result file, if the task names one
+	Result      string        `json:"result"`
+	Archived    string        `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -143,13 +145,13 @@ func writeResultsJSONL(w io.Writer, rows []resultRow) error {
 // their archives), sorted by submittedAt then taskId. A file that does not
 // decode still gets a row (its state is its folder's) with the decode
 // error in `error`.
-func readResults(cfg *spool.Config, batch string, archive bool) ([]resultRow, error) {
+func readResults(cfg *config.Config, batch string, archive bool) ([]resultRow, error) {
 	L := spool.NewLayout(cfg.Spool)
 	if _, err := os.Stat(L.Root); err != nil {
 		return nil, fmt.Errorf("read spool: %w", err)
 	}
 	var rows []resultRow
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		for _, f := range resultFolders(L, k, archive) {
 			dir, path := f.dir, f.path
 			ents, err := spool.ReadDir(path)
@@ -158,17 +160,17 @@ func readResults(cfg *spool.Config, batch string, archive bool) ([]resultRow, er
 			} else if err != nil {
 				return nil, fmt.Errorf("read spool: %w", err)
 			}
-			rejected := spool.RejectedDrops(ents)
+			rejected := taskfile.RejectedDrops(ents)
 			for _, e := range ents {
 				name := e.Name()
-				if !e.Type().IsRegular() || !spool.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+				if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || spool.IsOwnTemp(name) {
 					continue
 				}
-				base := spool.TrimTaskExt(name)
-				if dir == spool.DirFailed && rejected[base] {
+				base := taskfile.TrimTaskExt(name)
+				if dir == taskfile.DirFailed && rejected[base] {
 					continue // a rejected drop
 				}
-				row := resultRow{TaskID: base, Lane: k, State: string(spool.FolderState[dir]), Archived: f.month}
+				row := resultRow{TaskID: base, Lane: k, State: string(taskfile.FolderState[dir]), Archived: f.month}
 				if batch != "" && !mayBeOfBatch(filepath.Join(path, name), batch) {
 					continue
 				}
@@ -206,7 +208,7 @@ func readResults(cfg *spool.Config, batch string, archive bool) ([]resultRow, er
 	return rows, nil
 }
 
-func fillRow(r *resultRow, L spool.Layout, t *spool.Task) {
+func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 	if t.TaskID != "" {
 		r.TaskID = t.TaskID
 	}

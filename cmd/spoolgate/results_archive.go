@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // resultFolder is one folder of task files that results reads.
@@ -15,16 +16,16 @@ type resultFolder struct {
 
 // resultFolders lists the task folders of lane k, then, with archive, the
 // final folders of each month of its archive.
-func resultFolders(L spool.Layout, k spool.Kind, archive bool) []resultFolder {
+func resultFolders(L spool.Layout, k taskfile.Kind, archive bool) []resultFolder {
 	var out []resultFolder
-	for _, dir := range spool.TaskDirs {
+	for _, dir := range taskfile.TaskDirs {
 		out = append(out, resultFolder{dir: dir, path: L.Lane(k, dir)})
 	}
 	if !archive {
 		return out
 	}
 	for _, m := range L.ArchiveMonths(k) {
-		for _, dir := range spool.FinalDirs {
+		for _, dir := range taskfile.FinalDirs {
 			out = append(out, resultFolder{dir: dir, path: filepath.Join(m, dir), month: filepath.Base(m)})
 		}
 	}
@@ -35,10 +36,10 @@ func resultFolders(L spool.Layout, k spool.Kind, archive bool) []resultFolder {
 // false only when the line scan reads it surely and finds another batch,
 // so that looking for one batch in a large archive decodes only its files.
 func mayBeOfBatch(p, batch string) bool {
-	data, _, err := spool.ReadOwn(p, spool.MaxTaskSize)
+	data, _, err := spool.ReadOwn(p, taskfile.MaxTaskSize)
 	if err != nil {
 		return true // the full read reports it
 	}
-	s, ok := spool.ScanSummary(data)
+	s, ok := taskfile.ScanSummary(data)
 	return !ok || s.Batch == batch
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // hasAccountFlag reports whether resume was asked to end an account's
@@ -38,7 +39,7 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 0 || *account == "" {
 		return usagef("resume: give either a lane (web or api) or --account NAME, not both")
 	}
-	if !spool.ValidAccount(*account) {
+	if !taskfile.ValidAccount(*account) {
 		return usagef("resume: --account %q is not an account name", *account)
 	}
 	cfg, err := c.load()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -39,7 +41,7 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	case !bulk && len(ids) == 0:
 		return usagef("retry: give one or more tasks (ID or LANE/ID), or --batch B --failed")
 	}
-	if *class != "" && !knownClass(spool.ErrorClass(*class)) {
+	if *class != "" && !knownClass(taskfile.ErrorClass(*class)) {
 		return usagef("retry: --class %q: want one of %s", *class, classNames())
 	}
 	cfg, err := c.load()
@@ -49,7 +51,7 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	st := spool.NewStore(cfg, nil)
 	var refs []taskRef
 	if bulk {
-		if refs, err = failedOfBatch(cfg, *batch, spool.ErrorClass(*class)); err != nil {
+		if refs, err = failedOfBatch(cfg, *batch, taskfile.ErrorClass(*class)); err != nil {
 			return err
 		}
 		if len(refs) == 0 {
@@ -99,25 +101,25 @@ func retryTask(st *spool.Store, r taskRef) error {
 
 // failedOfBatch lists the failed tasks of batch in both lanes (rejected
 // drops are not tasks), those of class only when class is not "".
-func failedOfBatch(cfg *spool.Config, batch string, class spool.ErrorClass) ([]taskRef, error) {
+func failedOfBatch(cfg *config.Config, batch string, class taskfile.ErrorClass) ([]taskRef, error) {
 	rows, err := readResults(cfg, batch, false) // archived tasks are not retried
 	if err != nil {
 		return nil, err
 	}
 	var refs []taskRef
 	for _, row := range rows {
-		if row.State != string(spool.StateFailed) || (class != "" && row.ErrorClass != string(class)) {
+		if row.State != string(taskfile.StateFailed) || (class != "" && row.ErrorClass != string(class)) {
 			continue
 		}
-		refs = append(refs, taskRef{lane: row.Lane, id: row.TaskID, dir: spool.DirFailed})
+		refs = append(refs, taskRef{lane: row.Lane, id: row.TaskID, dir: taskfile.DirFailed})
 	}
 	return refs, nil
 }
 
-var errorClasses = []spool.ErrorClass{spool.ClassInvalid, spool.ClassDuplicate, spool.ClassTransient, spool.ClassPermanent,
-	spool.ClassStale, spool.ClassAccount, spool.ClassEnvironment, spool.ClassCanceled}
+var errorClasses = []taskfile.ErrorClass{taskfile.ClassInvalid, taskfile.ClassDuplicate, taskfile.ClassTransient, taskfile.ClassPermanent,
+	taskfile.ClassStale, taskfile.ClassAccount, taskfile.ClassEnvironment, taskfile.ClassCanceled}
 
-func knownClass(c spool.ErrorClass) bool { return slices.Contains(errorClasses, c) }
+func knownClass(c taskfile.ErrorClass) bool { return slices.Contains(errorClasses, c) }
 
 func classNames() string {
 	names := make([]string, len(errorClasses))

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() { register("run", "run the daemon in the foreground", cmdRun) }
@@ -52,7 +54,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 // runDaemon runs until ctx ends, then shuts down in two stages: drain for
 // shutdownGrace, then cancel what still runs back to pending. A second
 // SIGINT/SIGTERM during the drain cancels at once.
-func runDaemon(ctx context.Context, cfg *spool.Config, env *Env, log *slog.Logger) error {
+func runDaemon(ctx context.Context, cfg *config.Config, env *Env, log *slog.Logger) error {
 	execs, err := newExecutors(cfg, env, log)
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
@@ -116,20 +118,20 @@ const shutdownSlack = 5 * time.Second
 
 var errShutdownBlocked = errors.New("shutdown blocked past shutdownGrace + 5s")
 
-func defaultExecutors(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.Kind]lanes.Executor, error) {
-	out := map[spool.Kind]lanes.Executor{}
+func defaultExecutors(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]lanes.Executor, error) {
+	out := map[taskfile.Kind]lanes.Executor{}
 	for _, m := range cfg.Models {
 		if _, done := out[m.Kind]; done {
 			continue
 		}
 		switch m.Kind {
-		case spool.KindAPI:
+		case taskfile.KindAPI:
 			ex, err := newAPIExecutor(cfg, env)
 			if err != nil {
 				return nil, err
 			}
 			out[m.Kind] = ex
-		case spool.KindWeb:
+		case taskfile.KindWeb:
 			ex, err := newWebExecutor(cfg, env, log)
 			if err != nil {
 				return nil, err
@@ -143,7 +145,7 @@ func defaultExecutors(cfg *spool.Config, env *Env, log *slog.Logger) (map[spool.
 }
 
 // closeExecutors releases what executors hold (idle connections).
-func closeExecutors(execs map[spool.Kind]lanes.Executor) {
+func closeExecutors(execs map[taskfile.Kind]lanes.Executor) {
 	for _, ex := range execs {
 		if c, ok := ex.(interface{ Close() }); ok {
 			c.Close()

@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // TestMain lets the test binary act as `spoolgate` inside test scripts:
@@ -77,7 +76,7 @@ func TestScripts(t *testing.T) {
 				}
 				dir := ts.MkAbs(args[0])
 				ts.Check(os.MkdirAll(dir, 0o700))
-				ts.Check(os.WriteFile(spool.RunnerLockPath(dir), []byte(args[1]+"\n"), 0o600))
+				ts.Check(os.WriteFile(config.RunnerLockPath(dir), []byte(args[1]+"\n"), 0o600))
 			},
 		},
 		RequireExplicitExec: false,

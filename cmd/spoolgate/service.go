@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kardianos/service"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -61,7 +61,7 @@ func serviceConfig(opts serviceOptions) (*service.Config, error) {
 	if opts.Name == "" {
 		opts.Name = defaultServiceName
 	}
-	if !spool.ValidASCIIName(opts.Name) {
+	if !taskfile.ValidASCIIName(opts.Name) {
 		return nil, usagef("service: --name %q must be letters, digits, '.', '_' or '-'", opts.Name)
 	}
 	if opts.GOOS == "" {
@@ -69,7 +69,7 @@ func serviceConfig(opts serviceOptions) (*service.Config, error) {
 	}
 	cfgPath := opts.Config
 	if cfgPath == "" {
-		cfgPath = spool.DefaultConfigFile
+		cfgPath = config.DefaultConfigFile
 	}
 	abs, err := filepath.Abs(cfgPath)
 	if err != nil {
@@ -79,7 +79,7 @@ func serviceConfig(opts serviceOptions) (*service.Config, error) {
 		return nil, usagef("service: config file %s does not exist: a service needs one given with --config "+
 			"(its working directory is not this one, so defaults cannot be found there)", abs)
 	}
-	cfg, err := spool.LoadConfig(abs)
+	cfg, err := config.LoadConfig(abs)
 	if err != nil {
 		return nil, usagef("service: %v", err)
 	}
@@ -238,7 +238,7 @@ func cmdService(ctx context.Context, env *Env, args []string) error {
 		}
 	} else {
 		// The other actions address the installed service by name only.
-		if !spool.ValidASCIIName(*name) {
+		if !taskfile.ValidASCIIName(*name) {
 			return usagef("service: --name %q must be letters, digits, '.', '_' or '-'", *name)
 		}
 		sc = &service.Config{Name: *name}

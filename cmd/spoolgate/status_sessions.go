@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -32,9 +31,9 @@ func writeSessions(w io.Writer, now time.Time, ln status.Lane) {
 // 3s ago)", "held until 15:04", "idle"...
 func sessionStateText(now time.Time, s status.Session) string {
 	switch s.State {
-	case spool.SessionRunning:
+	case status.SessionRunning:
 		return fmt.Sprintf("running %s (heartbeat %s ago)", s.Task, dur(s.HeartbeatAgeSeconds))
-	case spool.SessionHeld:
+	case status.SessionHeld:
 		if s.HeldUntil != nil {
 			return "held until " + clockText(now, *s.HeldUntil)
 		}

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
@@ -82,7 +82,7 @@ func TestDur(t *testing.T) {
 func TestStatus_WatchEscapes(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := httpSpool(t)
-	putHostileTask(t, cfg, spool.DirPending)
+	putHostileTask(t, cfg, taskfile.DirPending)
 	text := strings.ReplaceAll(watchFrames(t, cfg.Spool, 2), "\x1b[H\x1b[2J", "")
 	for _, bad := range []string{"\x1b", "\a", "\u009b", "\u202e"} {
 		if strings.Contains(text, bad) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
@@ -22,7 +24,7 @@ func init() {
 
 type drop struct {
 	src  string // file name, "-" or "flags"
-	lane spool.Kind
+	lane taskfile.Kind
 	id   string
 	data []byte
 }
@@ -46,7 +48,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lane := spool.Kind(*laneFlag)
+	lane := taskfile.Kind(*laneFlag)
 	if lane != "" && !lane.Valid() {
 		return usagef("--lane %q: want web or api", lane)
 	}
@@ -56,7 +58,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		if len(files) > 0 {
 			return usagef("give files or --model/--content, not both")
 		}
-		t := &spool.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Prompt: *prompt, Output: *output, Priority: spool.Priority(*priority)}
+		t := &taskfile.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Prompt: *prompt, Output: *output, Priority: taskfile.Priority(*priority)}
 		if t.TaskID == "" {
 			t.TaskID = newTaskID(*batch)
 		}
@@ -80,10 +82,10 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 			var data []byte
 			name := filepath.Base(f)
 			if f == "-" {
-				data, err = io.ReadAll(io.LimitReader(env.Stdin, spool.MaxTaskSize+1))
+				data, err = io.ReadAll(io.LimitReader(env.Stdin, taskfile.MaxTaskSize+1))
 				name = newTaskID("stdin") + ".yaml"
 			} else {
-				data, _, err = spool.ReadRegular(f, spool.MaxTaskSize)
+				data, _, err = spool.ReadRegular(f, taskfile.MaxTaskSize)
 			}
 			if err != nil {
 				return usagef("%s: %v", f, err)
@@ -108,7 +110,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	for _, d := range drops {
-		if _, err := st.Submit(st.Layout.Lane(d.lane, spool.DirIncoming), d.id, d.data); err != nil {
+		if _, err := st.Submit(st.Layout.Lane(d.lane, taskfile.DirIncoming), d.id, d.data); err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return usagef("%s: %v", d.src, err)
 			}
@@ -120,25 +122,25 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 }
 
 // checkDrop validates one task exactly as intake will.
-func checkDrop(st *spool.Store, src, name string, data []byte, lane spool.Kind) (drop, error) {
-	t, err := spool.DecodeTask(data)
+func checkDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kind) (drop, error) {
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
 		return drop{}, usagef("%s: %v", src, err)
 	}
 	t.ResetForIntake()
 	if t.TaskID == "" {
-		t.TaskID = spool.TrimTaskExt(name)
+		t.TaskID = taskfile.TrimTaskExt(name)
 	}
-	resolved, rej := spool.ResolveLane(st.Cfg, t, lane)
+	resolved, rej := config.ResolveLane(st.Cfg, t, lane)
 	if rej == nil {
-		rej = spool.Validate(st.Cfg, t, resolved)
+		rej = config.Validate(st.Cfg, t, resolved)
 	}
 	if rej != nil {
 		return drop{}, usagef("%s: %s", src, rej.Msg)
 	}
 	if where := st.Layout.Locate(resolved, t.TaskID); where != "" {
 		hint := ""
-		if where == spool.DirFailed || where == spool.DirCanceled {
+		if where == taskfile.DirFailed || where == taskfile.DirCanceled {
 			hint = fmt.Sprintf(": run `spoolgate retry %s/%s` to run it again", resolved, t.TaskID)
 		}
 		return drop{}, usagef("%s: taskId %q already exists in %s/%s/%s", src, t.TaskID, resolved, where, hint)
@@ -158,7 +160,7 @@ func newTaskID(prefix string) string {
 		}
 		return '-'
 	}, prefix)
-	if p == "" || !spool.ValidTaskID(p) {
+	if p == "" || !taskfile.ValidTaskID(p) {
 		p = "task"
 	}
 	if len(p) > 80 {

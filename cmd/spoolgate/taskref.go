@@ -6,12 +6,13 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // taskRef is a task named on the command line, as LANE/ID or as a bare
 // ID, and where it was found.
 type taskRef struct {
-	lane spool.Kind // "" when a bare ID was found in no lane
+	lane taskfile.Kind // "" when a bare ID was found in no lane
 	id   string
 	dir  string // the task folder holding it; "" when not found
 }
@@ -42,15 +43,15 @@ func resolveTasks(cmd string, L spool.Layout, args []string) ([]taskRef, error) 
 }
 
 func resolveTask(cmd string, L spool.Layout, arg string) (taskRef, error) {
-	lanes, id := spool.Kinds, arg
+	lanes, id := taskfile.Kinds, arg
 	if l, rest, ok := strings.Cut(arg, "/"); ok {
-		k := spool.Kind(l)
+		k := taskfile.Kind(l)
 		if !k.Valid() {
 			return taskRef{}, usagef("%s: %q: %q is not a lane (web or api); name a task as ID or LANE/ID", cmd, arg, l)
 		}
-		lanes, id = []spool.Kind{k}, rest
+		lanes, id = []taskfile.Kind{k}, rest
 	}
-	if !spool.ValidTaskID(id) {
+	if !taskfile.ValidTaskID(id) {
 		return taskRef{}, usagef("%s: %q is not a taskId (name a task as ID or LANE/ID)", cmd, arg)
 	}
 	var found []taskRef
@@ -71,7 +72,7 @@ func resolveTask(cmd string, L spool.Layout, arg string) (taskRef, error) {
 	}
 	var cands []string
 	for _, f := range found {
-		cands = append(cands, fmt.Sprintf("%s (%s)", f, spool.FolderState[f.dir]))
+		cands = append(cands, fmt.Sprintf("%s (%s)", f, taskfile.FolderState[f.dir]))
 	}
 	return taskRef{}, usagef("%s: %s is in both lanes: %s; name one as LANE/ID", cmd, safetext.Line(id), strings.Join(cands, " and "))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // TestResolveTask_ExitCodes: an ambiguous bare id is bad usage (exit 2)
@@ -15,8 +16,8 @@ import (
 func TestResolveTask_ExitCodes(t *testing.T) {
 	cfg := httpSpool(t)
 	L := spool.NewLayout(cfg.Spool)
-	put := func(k spool.Kind, dir string) {
-		tk := spool.Task{TaskID: "dup", ModelKind: k, Model: "writer", Content: "x", State: spool.FolderState[dir]}
+	put := func(k taskfile.Kind, dir string) {
+		tk := taskfile.Task{TaskID: "dup", ModelKind: k, Model: "writer", Content: "x", State: taskfile.FolderState[dir]}
 		data, err := tk.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -25,8 +26,8 @@ func TestResolveTask_ExitCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put(spool.KindWeb, spool.DirFailed)
-	put(spool.KindAPI, spool.DirDone)
+	put(taskfile.KindWeb, taskfile.DirFailed)
+	put(taskfile.KindAPI, taskfile.DirDone)
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -14,7 +14,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestMain(m *testing.M) {
@@ -33,12 +34,12 @@ func TestWorkload_FieldReport(t *testing.T) {
 	if slices.Equal(a, FieldReport(DefaultSeed+1)) {
 		t.Fatal("another seed gave the same workload")
 	}
-	if Count(a, spool.KindWeb) != 12 || Count(a, spool.KindAPI) != 28 {
-		t.Fatalf("counts web %d api %d, want 12 and 28", Count(a, spool.KindWeb), Count(a, spool.KindAPI))
+	if Count(a, taskfile.KindWeb) != 12 || Count(a, taskfile.KindAPI) != 28 {
+		t.Fatalf("counts web %d api %d, want 12 and 28", Count(a, taskfile.KindWeb), Count(a, taskfile.KindAPI))
 	}
 	for _, k := range a {
 		lo, hi := APIMin, APIMax
-		if k.Kind == spool.KindWeb {
+		if k.Kind == taskfile.KindWeb {
 			lo, hi = WebMin, WebMax
 		}
 		if k.Dur < lo || k.Dur > hi {
@@ -50,7 +51,7 @@ func TestWorkload_FieldReport(t *testing.T) {
 	}
 	wf := Order(a, OrderWebFirst)
 	for i, k := range wf {
-		if want := i < FieldWeb; (k.Kind == spool.KindWeb) != want {
+		if want := i < FieldWeb; (k.Kind == taskfile.KindWeb) != want {
 			t.Fatalf("web first: task %d is %s", i, k.Kind)
 		}
 	}
@@ -59,11 +60,11 @@ func TestWorkload_FieldReport(t *testing.T) {
 func TestLowerBound(t *testing.T) {
 	const s = time.Second
 	tasks := []Task{
-		{ID: "w1", Kind: spool.KindWeb, Dur: 100 * s},
-		{ID: "w2", Kind: spool.KindWeb, Dur: 60 * s},
-		{ID: "a1", Kind: spool.KindAPI, Dur: 30 * s},
-		{ID: "a2", Kind: spool.KindAPI, Dur: 30 * s},
-		{ID: "a3", Kind: spool.KindAPI, Dur: 30 * s},
+		{ID: "w1", Kind: taskfile.KindWeb, Dur: 100 * s},
+		{ID: "w2", Kind: taskfile.KindWeb, Dur: 60 * s},
+		{ID: "a1", Kind: taskfile.KindAPI, Dur: 30 * s},
+		{ID: "a2", Kind: taskfile.KindAPI, Dur: 30 * s},
+		{ID: "a3", Kind: taskfile.KindAPI, Dur: 30 * s},
 	}
 	apiOnly := tasks[2:]
 	for _, c := range []struct {
@@ -143,8 +144,8 @@ func TestPercentile(t *testing.T) {
 
 // rig is a small workload's stand-ins and executors.
 type rig struct {
-	cfg  *spool.Config
-	exec map[spool.Kind]lanes.Executor
+	cfg  *config.Config
+	exec map[taskfile.Kind]lanes.Executor
 	chat *chatstand.Server
 	api  *apistand.Server
 }
@@ -172,7 +173,7 @@ func newRig(t *testing.T, apiConc int) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(ax.Close)
-	return &rig{cfg: cfg, chat: chat, api: api, exec: map[spool.Kind]lanes.Executor{spool.KindAPI: ax, spool.KindWeb: &ChatHTTP{URL: chat.URL()}}}
+	return &rig{cfg: cfg, chat: chat, api: api, exec: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: ax, taskfile.KindWeb: &ChatHTTP{URL: chat.URL()}}}
 }
 
 func TestPool_Run(t *testing.T) {

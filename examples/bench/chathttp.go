@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ErrCollision is a web call refused because the account's one session was
@@ -51,7 +51,7 @@ func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	body, _ := json.Marshal(req)
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.URL, "/")+"/api/generate", bytes.NewReader(body))
 	if err != nil {
-		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "chat: %w", err)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "chat: %w", err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	cl := c.Client
@@ -74,9 +74,9 @@ func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	_ = json.Unmarshal(data, &out)
 	switch {
 	case resp.StatusCode == http.StatusConflict:
-		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("%w: %s", ErrCollision, out.Error)}
+		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w: %s", ErrCollision, out.Error)}
 	case resp.StatusCode != http.StatusOK:
-		return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "chat: HTTP %d: %s", resp.StatusCode, out.Error)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "chat: HTTP %d: %s", resp.StatusCode, out.Error)
 	}
 	job.Beat()
 	return lanes.Result{Text: out.Answer}, nil

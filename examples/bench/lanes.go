@@ -10,6 +10,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Model names of Config.
@@ -21,7 +23,7 @@ const (
 // Config is a spoolgate config for a bench run: the spool and the web
 // profiles under dir, the API model at apiURL (no key), the web model on
 // the chat stand-in's page at chatURL, and the retry policy.
-func Config(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration) (*spool.Config, error) {
+func Config(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration) (*config.Config, error) {
 	return ConfigSessions(dir, apiURL, chatURL, apiConcurrency, maxRetries, backoff, 1)
 }
 
@@ -29,7 +31,7 @@ func Config(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff
 // (the single account demo, as every install before sessions), or
 // accounts s1..sN of the stand-in's site, each its own session, the web
 // model unpinned.
-func ConfigSessions(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration, sessions int) (*spool.Config, error) {
+func ConfigSessions(dir, apiURL, chatURL string, apiConcurrency, maxRetries int, backoff time.Duration, sessions int) (*config.Config, error) {
 	webModel := "account: demo"
 	accounts := ""
 	if sessions > 1 {
@@ -66,12 +68,12 @@ sites:
     error: ".error"
 %s`, filepath.Join(dir, "spool"), maxRetries, backoff, apiConcurrency, filepath.Join(dir, "profiles"),
 		APIModel, apiURL, WebModel, webModel, chatURL, accounts)
-	return spool.ParseConfig([]byte(y))
+	return config.ParseConfig([]byte(y))
 }
 
 // Models returns the model of each kind in a Config.
-func Models(cfg *spool.Config) map[spool.Kind]*spool.ModelConfig {
-	out := map[spool.Kind]*spool.ModelConfig{}
+func Models(cfg *config.Config) map[taskfile.Kind]*config.ModelConfig {
+	out := map[taskfile.Kind]*config.ModelConfig{}
 	for _, name := range []string{APIModel, WebModel} {
 		if m, ok := cfg.Model(name); ok {
 			out[m.Kind] = m
@@ -86,9 +88,9 @@ func Models(cfg *spool.Config) map[spool.Kind]*spool.ModelConfig {
 // drops them.
 type Lanes struct {
 	// Cfg is the daemon's config (see Config); its spool must be empty.
-	Cfg *spool.Config
+	Cfg *config.Config
 	// Exec is the executor of each lane; a lane without one does not run.
-	Exec map[spool.Kind]lanes.Executor
+	Exec map[taskfile.Kind]lanes.Executor
 	// Scale is the stand-ins' time scale.
 	Scale float64
 	// Quota is the API vendor's quota, for the lower bound.
@@ -106,7 +108,7 @@ func (l *Lanes) Limits() Limits {
 	if l.Quota > 0 {
 		api = min(api, l.Quota)
 	}
-	return Limits{Sessions: spool.Concurrency(l.Cfg, spool.KindWeb), API: api}
+	return Limits{Sessions: config.Concurrency(l.Cfg, taskfile.KindWeb), API: api}
 }
 
 // Run drops tasks into the lanes' incoming folders, waits until each has
@@ -115,13 +117,13 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 	tl := newTally(tasks)
 	done := make(chan struct{})
 	var once sync.Once
-	execs := map[spool.Kind]lanes.Executor{}
+	execs := map[taskfile.Kind]lanes.Executor{}
 	for k, ex := range l.Exec {
 		execs[k] = recording{ex: ex, tl: tl}
 	}
 	store := spool.NewStore(l.Cfg, l.Log)
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: l.Log, Hooks: lanes.Hooks{
-		OnAttemptEnd: func(_ spool.Kind, t *spool.Task, _ time.Duration) {
+		OnAttemptEnd: func(_ taskfile.Kind, t *taskfile.Task, _ time.Duration) {
 			if !t.State.Final() {
 				return
 			}
@@ -141,13 +143,13 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 	models := Models(l.Cfg)
 	t0 := time.Now()
 	for _, t := range tasks {
-		task := &spool.Task{TaskID: t.ID, Model: models[t.Kind].Name, Content: t.Content(), Batch: "bench"}
+		task := &taskfile.Task{TaskID: t.ID, Model: models[t.Kind].Name, Content: t.Content(), Batch: "bench"}
 		data, err := task.Encode()
 		if err != nil {
 			return Result{}, err
 		}
 		tl.submit(t.ID, time.Now())
-		if _, err := store.Submit(store.Layout.Lane(t.Kind, spool.DirIncoming), t.ID, data); err != nil {
+		if _, err := store.Submit(store.Layout.Lane(t.Kind, taskfile.DirIncoming), t.ID, data); err != nil {
 			return Result{}, fmt.Errorf("drop %s: %w", t.ID, err)
 		}
 	}
@@ -159,7 +161,7 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 	if name == "" {
 		name = "spoolgate two lanes"
 	}
-	note := fmt.Sprintf("lanes.Daemon: web lane %d (one per session), api lane %d, on a spool", spool.Concurrency(l.Cfg, spool.KindWeb), l.Cfg.API.Concurrency)
+	note := fmt.Sprintf("lanes.Daemon: web lane %d (one per session), api lane %d, on a spool", config.Concurrency(l.Cfg, taskfile.KindWeb), l.Cfg.API.Concurrency)
 	return tl.result(name, note, tasks, t0, l.Scale, l.Limits()), ctx.Err()
 }
 

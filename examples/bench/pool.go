@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Pool is the baseline the field report started from: one queue and one
@@ -31,8 +32,8 @@ type Pool struct {
 	// client library retries a 429 itself).
 	Scale float64
 	// Exec and Models are the executor and model of each kind.
-	Exec   map[spool.Kind]lanes.Executor
-	Models map[spool.Kind]*spool.ModelConfig
+	Exec   map[taskfile.Kind]lanes.Executor
+	Models map[taskfile.Kind]*config.ModelConfig
 	// Quota is the API vendor's quota, for the lower bound.
 	Quota int
 }
@@ -146,12 +147,12 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) Result {
 		q.items = append(q.items, &item{task: t, attempt: 1})
 		tl.submit(t.ID, t0)
 	}
-	sems := map[spool.Kind]chan struct{}{}
+	sems := map[taskfile.Kind]chan struct{}{}
 	if p.WebSlots > 0 {
-		sems[spool.KindWeb] = make(chan struct{}, p.WebSlots)
+		sems[taskfile.KindWeb] = make(chan struct{}, p.WebSlots)
 	}
 	if p.APISlots > 0 {
-		sems[spool.KindAPI] = make(chan struct{}, p.APISlots)
+		sems[taskfile.KindAPI] = make(chan struct{}, p.APISlots)
 	}
 	var wg sync.WaitGroup
 	for range p.Workers {
@@ -185,7 +186,7 @@ func (p *Pool) attempt(ctx context.Context, tl *tally, sem chan struct{}, it *it
 		}
 		defer func() { <-sem }()
 	}
-	task := &spool.Task{TaskID: it.task.ID, ModelKind: k, Model: p.Models[k].Name, Content: it.task.Content(), Attempt: it.attempt}
+	task := &taskfile.Task{TaskID: it.task.ID, ModelKind: k, Model: p.Models[k].Name, Content: it.task.Content(), Attempt: it.attempt}
 	tl.attempt(it.task.ID, time.Now())
 	var err error
 	for {
@@ -207,15 +208,15 @@ func (p *Pool) attempt(ctx context.Context, tl *tally, sem chan struct{}, it *it
 	now := time.Now()
 	switch {
 	case err == nil:
-		tl.final(it.task.ID, spool.StateSuccess, now)
-	case lanes.Classify(err) == spool.ClassTransient && it.attempt <= p.MaxRetries && ctx.Err() == nil:
+		tl.final(it.task.ID, taskfile.StateSuccess, now)
+	case lanes.Classify(err) == taskfile.ClassTransient && it.attempt <= p.MaxRetries && ctx.Err() == nil:
 		d := p.Backoff
 		for i := 1; i < it.attempt; i++ {
 			d *= 2
 		}
 		return &item{task: it.task, attempt: it.attempt + 1, notBefore: now.Add(d)}
 	default:
-		tl.final(it.task.ID, spool.StateFailed, now)
+		tl.final(it.task.ID, taskfile.StateFailed, now)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Result is what one strategy did with one workload. Durations are as
@@ -78,23 +78,23 @@ func (r Result) WebFailureRate() float64 {
 // tally records attempts and outcomes from many goroutines.
 type tally struct {
 	mu        sync.Mutex
-	kinds     map[string]spool.Kind
+	kinds     map[string]taskfile.Kind
 	submitted map[string]time.Time
 	started   map[string]time.Time // first attempt
-	state     map[string]spool.State
+	state     map[string]taskfile.State
 	last      time.Time            // latest final outcome
 	open      map[string]time.Time // calls in progress
 	apiStarts []time.Time
 	apiEnds   []time.Time
-	spans     [][2]time.Time     // web calls, start and end
-	calls     map[spool.Kind]int // calls in progress
+	spans     [][2]time.Time        // web calls, start and end
+	calls     map[taskfile.Kind]int // calls in progress
 	res       Result
 }
 
 func newTally(tasks []Task) *tally {
-	t := &tally{kinds: map[string]spool.Kind{}, submitted: map[string]time.Time{},
-		started: map[string]time.Time{}, state: map[string]spool.State{}, open: map[string]time.Time{},
-		calls: map[spool.Kind]int{}}
+	t := &tally{kinds: map[string]taskfile.Kind{}, submitted: map[string]time.Time{},
+		started: map[string]time.Time{}, state: map[string]taskfile.State{}, open: map[string]time.Time{},
+		calls: map[taskfile.Kind]int{}}
 	for _, k := range tasks {
 		t.kinds[k.ID] = k.Kind
 	}
@@ -118,7 +118,7 @@ func (t *tally) attempt(id string, at time.Time) {
 	}
 	k := t.kinds[id]
 	t.calls[k]++
-	if k == spool.KindWeb {
+	if k == taskfile.KindWeb {
 		t.res.WebAttempts++
 		t.res.MaxWebCalls = max(t.res.MaxWebCalls, t.calls[k])
 		t.open[id] = at
@@ -135,7 +135,7 @@ func (t *tally) outcome(id string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.calls[t.kinds[id]]--
-	if t.kinds[id] == spool.KindAPI {
+	if t.kinds[id] == taskfile.KindAPI {
 		t.apiEnds = append(t.apiEnds, now)
 	}
 	if st, ok := t.open[id]; ok {
@@ -160,7 +160,7 @@ func (t *tally) throttle() {
 }
 
 // final records a task's final state; it reports how many tasks have one.
-func (t *tally) final(id string, s spool.State, at time.Time) int {
+func (t *tally) final(id string, s taskfile.State, at time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.state[id]; !ok {
@@ -186,7 +186,7 @@ func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale floa
 		st, ok := t.started[k.ID]
 		if ok {
 			w := st.Sub(t.submitted[k.ID])
-			if k.Kind == spool.KindWeb {
+			if k.Kind == taskfile.KindWeb {
 				r.WebWaits = append(r.WebWaits, w)
 			} else {
 				r.APIWaits = append(r.APIWaits, w)
@@ -195,9 +195,9 @@ func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale floa
 		switch s, ok := t.state[k.ID]; {
 		case !ok:
 			r.Lost++
-		case s != spool.StateSuccess && k.Kind == spool.KindWeb:
+		case s != taskfile.StateSuccess && k.Kind == taskfile.KindWeb:
 			r.WebFailed++
-		case s != spool.StateSuccess:
+		case s != taskfile.StateSuccess:
 			r.APIFailed++
 		}
 	}

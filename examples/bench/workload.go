@@ -11,12 +11,11 @@ package bench
 
 import (
 	"fmt"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // The field report's batch and observed duration ranges.
@@ -33,7 +32,7 @@ const (
 // Task is one task of a workload.
 type Task struct {
 	ID   string
-	Kind spool.Kind
+	Kind taskfile.Kind
 	// Dur is how long the model takes to answer, in field-report time.
 	Dur time.Duration
 }
@@ -55,10 +54,10 @@ func Workload(seed uint64, nWeb, nAPI int) []Task {
 	}
 	var out []Task
 	for i := 1; i <= nWeb; i++ {
-		out = append(out, Task{ID: fmt.Sprintf("web-%02d", i), Kind: spool.KindWeb, Dur: draw(WebMin, WebMax)})
+		out = append(out, Task{ID: fmt.Sprintf("web-%02d", i), Kind: taskfile.KindWeb, Dur: draw(WebMin, WebMax)})
 	}
 	for i := 1; i <= nAPI; i++ {
-		out = append(out, Task{ID: fmt.Sprintf("api-%02d", i), Kind: spool.KindAPI, Dur: draw(APIMin, APIMax)})
+		out = append(out, Task{ID: fmt.Sprintf("api-%02d", i), Kind: taskfile.KindAPI, Dur: draw(APIMin, APIMax)})
 	}
 	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
@@ -68,7 +67,7 @@ func Workload(seed uint64, nWeb, nAPI int) []Task {
 func FieldReport(seed uint64) []Task { return Workload(seed, FieldWeb, FieldAPI) }
 
 // Sum is the total duration of the tasks of kind k.
-func Sum(tasks []Task, k spool.Kind) time.Duration {
+func Sum(tasks []Task, k taskfile.Kind) time.Duration {
 	var s time.Duration
 	for _, t := range tasks {
 		if t.Kind == k {
@@ -79,7 +78,7 @@ func Sum(tasks []Task, k spool.Kind) time.Duration {
 }
 
 // Count is how many tasks are of kind k.
-func Count(tasks []Task, k spool.Kind) int {
+func Count(tasks []Task, k taskfile.Kind) int {
 	n := 0
 	for _, t := range tasks {
 		if t.Kind == k {
@@ -124,7 +123,7 @@ type Limits struct {
 // ends before its own duration.
 func LowerBound(tasks []Task, l Limits) time.Duration {
 	b := Longest(tasks)
-	web, api := Sum(tasks, spool.KindWeb), Sum(tasks, spool.KindAPI)
+	web, api := Sum(tasks, taskfile.KindWeb), Sum(tasks, taskfile.KindAPI)
 	if web > 0 && l.Sessions > 0 {
 		b = max(b, web/time.Duration(l.Sessions))
 	}
@@ -141,10 +140,10 @@ func LowerBound(tasks []Task, l Limits) time.Duration {
 // e.g. "max(Σweb/1, Σapi/5, Σall/8, longest task)".
 func (l Limits) Formula(tasks []Task) string {
 	var terms []string
-	if Count(tasks, spool.KindWeb) > 0 && l.Sessions > 0 {
+	if Count(tasks, taskfile.KindWeb) > 0 && l.Sessions > 0 {
 		terms = append(terms, fmt.Sprintf("Σweb/%d", l.Sessions))
 	}
-	if Count(tasks, spool.KindAPI) > 0 && l.API > 0 {
+	if Count(tasks, taskfile.KindAPI) > 0 && l.API > 0 {
 		terms = append(terms, fmt.Sprintf("Σapi/%d", l.API))
 	}
 	if l.Workers > 0 {
@@ -158,7 +157,7 @@ func (l Limits) Formula(tasks []Task) string {
 // "many web tasks queued ahead of the API tasks, holding workers".
 func WebFirst(tasks []Task) []Task {
 	out := make([]Task, 0, len(tasks))
-	for _, k := range []spool.Kind{spool.KindWeb, spool.KindAPI} {
+	for _, k := range []taskfile.Kind{taskfile.KindWeb, taskfile.KindAPI} {
 		for _, t := range tasks {
 			if t.Kind == k {
 				out = append(out, t)

@@ -5,24 +5,25 @@ import (
 	"testing"
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // TestSiteStandinConfig keeps examples/site-standin.yaml a valid config
 // whose models are the two web models the demo and the docs name.
 func TestSiteStandinConfig(t *testing.T) {
-	cfg, err := spool.LoadConfig("../site-standin.yaml")
+	cfg, err := config.LoadConfig("../site-standin.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, empty := range map[string]bool{"chat-web": true, "chat-web-prompt": false} {
 		m, ok := cfg.Model(name)
-		if !ok || m.Kind != spool.KindWeb || m.NeedEmptyPrompt != empty || m.Site != "standin" {
+		if !ok || m.Kind != taskfile.KindWeb || m.NeedEmptyPrompt != empty || m.Site != "standin" {
 			t.Errorf("model %s: %+v", name, m)
 		}
 	}
 	// The tests' stand-in site (testkit.StandinSite) is this file's.
-	kit, err := spool.ParseConfig([]byte("sites:\n" + testkit.StandinSite(cfg.Sites["standin"].URL)))
+	kit, err := config.ParseConfig([]byte("sites:\n" + testkit.StandinSite(cfg.Sites["standin"].URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestSiteStandinConfig(t *testing.T) {
 // TestSiteEditorConfig keeps examples/site-editor.yaml valid; the web
 // tests of cmd/spoolgate drive every editor with its site's selectors.
 func TestSiteEditorConfig(t *testing.T) {
-	cfg, err := spool.LoadConfig("../site-editor.yaml")
+	cfg, err := config.LoadConfig("../site-editor.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // answer is what a 2xx response held.
@@ -80,7 +80,7 @@ func (m *model) neither(resp *http.Response, body []byte, what string) *lanes.Ta
 	if ct == "" {
 		ct = "none"
 	}
-	return lanes.Errorf(spool.ClassTransient, "%s: HTTP %d answer is neither an event stream nor a chat completion (Content-Type %s): %s",
+	return lanes.Errorf(taskfile.ClassTransient, "%s: HTTP %d answer is neither an event stream nor a chat completion (Content-Type %s): %s",
 		m.cfg.Name, resp.StatusCode, m.red.keep(ct, 80), what)
 }
 
@@ -145,7 +145,7 @@ func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *lanes.Job) 
 	}
 	job.Beat()
 	if len(data) > maxAnswer {
-		return answer{}, lanes.Errorf(spool.ClassPermanent, "%s: answer larger than %d MiB", m.cfg.Name, maxAnswer>>20)
+		return answer{}, lanes.Errorf(taskfile.ClassPermanent, "%s: answer larger than %d MiB", m.cfg.Name, maxAnswer>>20)
 	}
 	var c completion
 	jerr := json.Unmarshal(data, &c)
@@ -241,7 +241,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *lanes.Job
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return answer{}, lanes.Errorf(spool.ClassPermanent, "%s: a line of the answer stream is over %d MiB", m.cfg.Name, maxAnswer>>20)
+			return answer{}, lanes.Errorf(taskfile.ClassPermanent, "%s: a line of the answer stream is over %d MiB", m.cfg.Name, maxAnswer>>20)
 		}
 		return answer{}, err
 	}
@@ -255,7 +255,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *lanes.Job
 	case b.Len() == 0 && junk != nil:
 		return answer{}, m.neither(resp, junk, "")
 	default:
-		return answer{}, lanes.Errorf(spool.ClassTransient, "%s: the answer stream ended before the answer finished (%d events, %d characters, no finish_reason or [DONE])",
+		return answer{}, lanes.Errorf(taskfile.ClassTransient, "%s: the answer stream ended before the answer finished (%d events, %d characters, no finish_reason or [DONE])",
 			m.cfg.Name, a.events, b.Len())
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // How much of a server's text an error keeps, after redaction.
@@ -34,7 +34,7 @@ func (m *model) classify(ctx, callCtx context.Context, timeout time.Duration, er
 		return fmt.Errorf("%s: %w", m.cfg.Name, context.Cause(ctx))
 	}
 	if errors.Is(context.Cause(callCtx), errCallTimeout) {
-		return lanes.Errorf(spool.ClassTransient, "%s: no answer within the model timeout %s", m.cfg.Name, timeout)
+		return lanes.Errorf(taskfile.ClassTransient, "%s: no answer within the model timeout %s", m.cfg.Name, timeout)
 	}
 	var te *lanes.TaskError
 	if errors.As(err, &te) {
@@ -51,7 +51,7 @@ func (m *model) classify(ctx, callCtx context.Context, timeout time.Duration, er
 	}
 	// Whatever else went wrong on the way (DNS, TLS, a broken stream) may
 	// well work next time: transient, which is also the lane's default.
-	return lanes.Errorf(spool.ClassTransient, "%s: %s: %s", m.cfg.Name, what, m.red.keep(err.Error(), keepMessage))
+	return lanes.Errorf(taskfile.ClassTransient, "%s: %s: %s", m.cfg.Name, what, m.red.keep(err.Error(), keepMessage))
 }
 
 func isTimeout(err error) bool {
@@ -84,7 +84,7 @@ func (m *model) failure(e serverError, where string, h http.Header) *lanes.TaskE
 		}
 	}
 	err := &lanes.TaskError{Class: e.class(), Err: errors.New(text)}
-	if err.Class == spool.ClassTransient {
+	if err.Class == taskfile.ClassTransient {
 		err.RetryAfter = RetryAfter(h, time.Now())
 		if err.RetryAfter == 0 {
 			err.RetryAfter = retryHint(e.Message)
@@ -108,7 +108,7 @@ func (m *model) failure(e serverError, where string, h http.Header) *lanes.TaskE
 //   - transient: rate limits (rate_limit*, HTTP 429, with the server's
 //     wait), overload, HTTP 408, 409 and 5xx, and an error inside a
 //     stream that names no known cause.
-func (e serverError) class() spool.ErrorClass {
+func (e serverError) class() taskfile.ErrorClass {
 	if c, ok := classByName(e.Code); ok {
 		return c
 	}
@@ -126,40 +126,40 @@ func (e serverError) class() spool.ErrorClass {
 	for _, n := range []string{e.Code, e.Type} {
 		switch strings.ToLower(n) {
 		case "invalid_request_error", "not_found_error", "permission_error", "request_too_large":
-			return spool.ClassPermanent
+			return taskfile.ClassPermanent
 		case "server_error", "api_error", "timeout", "internal_error":
-			return spool.ClassTransient
+			return taskfile.ClassTransient
 		}
 	}
-	return spool.ClassTransient
+	return taskfile.ClassTransient
 }
 
 // classByName classes the codes and types that name their cause.
-func classByName(name string) (spool.ErrorClass, bool) {
+func classByName(name string) (taskfile.ErrorClass, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	switch {
 	case n == "":
 		return "", false
 	case n == "invalid_api_key", n == "insufficient_quota", n == "authentication_error",
 		n == "billing_hard_limit_reached", n == "billing_not_active", n == "account_deactivated":
-		return spool.ClassAccount, true
+		return taskfile.ClassAccount, true
 	case n == "model_not_found", n == "context_length_exceeded":
-		return spool.ClassPermanent, true
+		return taskfile.ClassPermanent, true
 	case strings.HasPrefix(n, "rate_limit"), strings.Contains(n, "overloaded"):
-		return spool.ClassTransient, true
+		return taskfile.ClassTransient, true
 	}
 	return "", false
 }
 
 // classByStatus classes an HTTP status.
-func classByStatus(code int) spool.ErrorClass {
+func classByStatus(code int) taskfile.ErrorClass {
 	switch {
 	case code == http.StatusUnauthorized, code == http.StatusPaymentRequired:
-		return spool.ClassAccount
+		return taskfile.ClassAccount
 	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code == http.StatusConflict, code >= 500:
-		return spool.ClassTransient
+		return taskfile.ClassTransient
 	default:
-		return spool.ClassPermanent
+		return taskfile.ClassPermanent
 	}
 }
 

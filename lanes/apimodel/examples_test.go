@@ -1,12 +1,12 @@
 package apimodel
 
 import (
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // The shipped vendor config parses, every model in it is an API model
@@ -16,7 +16,7 @@ func TestExamples_Vendors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := spool.ParseConfig(data)
+	cfg, err := config.ParseConfig(data)
 	if err != nil {
 		t.Fatalf("examples/vendors.yaml: %v", err)
 	}
@@ -24,7 +24,7 @@ func TestExamples_Vendors(t *testing.T) {
 	empty := 0
 	hosts := map[string]bool{}
 	for _, m := range cfg.Models {
-		if m.Kind != spool.KindAPI || m.APIKeyEnv == "" {
+		if m.Kind != taskfile.KindAPI || m.APIKeyEnv == "" {
 			t.Errorf("model %s: want kind api with apiKeyEnv", m.Name)
 		}
 		vars[m.APIKeyEnv] = "key-for-" + m.APIKeyEnv
@@ -52,7 +52,7 @@ func TestExamples_Vendors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		task, err := spool.DecodeTask(data)
+		task, err := taskfile.DecodeTask(data)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -60,9 +60,9 @@ func TestExamples_Vendors(t *testing.T) {
 		if want := strings.TrimSuffix(filepath.Base(f), ".yaml"); task.TaskID != want {
 			t.Errorf("%s: taskId %q, want the file name %q", f, task.TaskID, want)
 		}
-		lane, rej := spool.ResolveLane(cfg, task, "")
+		lane, rej := config.ResolveLane(cfg, task, "")
 		if rej == nil {
-			rej = spool.Validate(cfg, task, lane)
+			rej = config.Validate(cfg, task, lane)
 		}
 		if rej != nil {
 			t.Errorf("%s: %v", f, rej)

@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ErrNoKey is returned by New when an api model's apiKeyEnv names a
@@ -38,7 +39,7 @@ type Executor struct {
 
 // model is one api model, set up once at start.
 type model struct {
-	cfg      spool.ModelConfig
+	cfg      config.ModelConfig
 	endpoint string    // baseURL + /chat/completions, the base's query kept
 	key      string    // never logged, never in an error: see red
 	red      *redactor // hides key in everything a server sends that is kept
@@ -51,7 +52,7 @@ type model struct {
 // the fortieth task. A model with no apiKeyEnv sends no key (a local
 // server). Nothing else is read from the environment: the config alone
 // decides where a task goes and which key it carries.
-func New(cfg *spool.Config, getenv func(string) string) (*Executor, error) {
+func New(cfg *config.Config, getenv func(string) string) (*Executor, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Enough idle connections for the lane's cap of five per host.
 	t.MaxIdleConnsPerHost = 8
@@ -64,7 +65,7 @@ func New(cfg *spool.Config, getenv func(string) string) (*Executor, error) {
 	}
 	for i := range cfg.Models {
 		mc := cfg.Models[i]
-		if mc.Kind != spool.KindAPI {
+		if mc.Kind != taskfile.KindAPI {
 			continue
 		}
 		m := &model{cfg: mc}
@@ -104,7 +105,7 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	}
 	m, ok := e.models[name]
 	if !ok {
-		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "model %q is not an api model in the config", name)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "model %q is not an api model in the config", name)
 	}
 	timeout := m.cfg.Timeout.D()
 	if timeout <= 0 {
@@ -135,8 +136,8 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 		if ans.finish != "" {
 			why = " (finish_reason " + m.red.keep(ans.finish, 40) + ")"
 		}
-		err := lanes.Errorf(spool.ClassPermanent, "%s: empty answer from model %s%s", m.cfg.Name, m.cfg.Model, why)
-		job.Log.Warn("api call failed", "model", m.cfg.Name, "class", spool.ClassPermanent, "error", err.Error())
+		err := lanes.Errorf(taskfile.ClassPermanent, "%s: empty answer from model %s%s", m.cfg.Name, m.cfg.Model, why)
+		job.Log.Warn("api call failed", "model", m.cfg.Name, "class", taskfile.ClassPermanent, "error", err.Error())
 		return lanes.Result{}, err
 	}
 	job.Log.Info("api answer", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),

@@ -17,7 +17,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -45,11 +46,11 @@ func stand(t testing.TB, o apistand.Options) *apistand.Server {
 }
 
 // config builds a checked config whose api models point at baseURL.
-func config(t testing.TB, baseURL string, models ...spool.ModelConfig) *spool.Config {
+func testConfig(t testing.TB, baseURL string, models ...config.ModelConfig) *config.Config {
 	t.Helper()
-	c := &spool.Config{}
+	c := &config.Config{}
 	for _, m := range models {
-		m.Kind = spool.KindAPI
+		m.Kind = taskfile.KindAPI
 		if m.BaseURL == "" {
 			m.BaseURL = baseURL
 		}
@@ -62,7 +63,7 @@ func config(t testing.TB, baseURL string, models ...spool.ModelConfig) *spool.Co
 }
 
 // executor builds an Executor with the planted key under KEY_VAR.
-func executor(t testing.TB, c *spool.Config) *Executor {
+func executor(t testing.TB, c *config.Config) *Executor {
 	t.Helper()
 	e, err := New(c, env(map[string]string{"KEY_VAR": plantedKey}))
 	if err != nil {
@@ -75,23 +76,23 @@ func executor(t testing.TB, c *spool.Config) *Executor {
 // logBuf is testkit's goroutine-safe buffer.
 type logBuf = testkit.Buffer
 
-func job(c *spool.Config, model, prompt, content string, log *logBuf) *lanes.Job {
+func job(c *config.Config, model, prompt, content string, log *logBuf) *lanes.Job {
 	m, _ := c.Model(model)
 	var lg *slog.Logger
 	if log != nil {
 		lg = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return lanes.NewJob(&spool.Task{TaskID: "t1", Model: model, ModelKind: spool.KindAPI, Prompt: prompt, Content: content}, m, lg)
+	return lanes.NewJob(&taskfile.Task{TaskID: "t1", Model: model, ModelKind: taskfile.KindAPI, Prompt: prompt, Content: content}, m, lg)
 }
 
 func TestExecutor_Messages(t *testing.T) {
 	s := stand(t, apistand.Options{RequireKey: plantedKey})
 	temp := 0.3
-	c := config(t, s.URL(),
-		spool.ModelConfig{Name: "writer", Model: "vendor-writer", APIKeyEnv: "KEY_VAR", Temperature: &temp, MaxTokens: 77,
+	c := testConfig(t, s.URL(),
+		config.ModelConfig{Name: "writer", Model: "vendor-writer", APIKeyEnv: "KEY_VAR", Temperature: &temp, MaxTokens: 77,
 			Headers: map[string]string{"X-Extra": "yes"}},
-		spool.ModelConfig{Name: "thinker", Model: "vendor-thinker", APIKeyEnv: "KEY_VAR", NeedEmptyPrompt: true},
-		spool.ModelConfig{Name: "o-series", Model: "vendor-o", APIKeyEnv: "KEY_VAR", MaxTokens: 55, MaxTokensField: spool.MaxCompletionTokens},
+		config.ModelConfig{Name: "thinker", Model: "vendor-thinker", APIKeyEnv: "KEY_VAR", NeedEmptyPrompt: true},
+		config.ModelConfig{Name: "o-series", Model: "vendor-o", APIKeyEnv: "KEY_VAR", MaxTokens: 55, MaxTokensField: config.MaxCompletionTokens},
 	)
 	e := executor(t, c)
 	tests := []struct {
@@ -146,7 +147,7 @@ func TestExecutor_NoKey(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-from-ambient-env")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	s := stand(t, apistand.Options{})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "local"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "local"})
 	e := executor(t, c)
 	if _, err := e.Execute(t.Context(), job(c, "local", "", "x", nil)); err != nil {
 		t.Fatal(err)
@@ -157,9 +158,9 @@ func TestExecutor_NoKey(t *testing.T) {
 }
 
 func TestNew_MissingKey(t *testing.T) {
-	c := config(t, "http://127.0.0.1:1/v1",
-		spool.ModelConfig{Name: "ok", APIKeyEnv: "KEY_VAR"},
-		spool.ModelConfig{Name: "deepseek-chat", APIKeyEnv: "DEEPSEEK_API_KEY"})
+	c := testConfig(t, "http://127.0.0.1:1/v1",
+		config.ModelConfig{Name: "ok", APIKeyEnv: "KEY_VAR"},
+		config.ModelConfig{Name: "deepseek-chat", APIKeyEnv: "DEEPSEEK_API_KEY"})
 	for _, vars := range []map[string]string{{"KEY_VAR": "k"}, {"KEY_VAR": "k", "DEEPSEEK_API_KEY": ""}} {
 		_, err := New(c, env(vars))
 		if err == nil || !errors.Is(err, ErrNoKey) || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") || !strings.Contains(err.Error(), "deepseek-chat") {
@@ -182,27 +183,27 @@ func closedURL(t *testing.T) string {
 func TestExecutor_Errors(t *testing.T) {
 	s := stand(t, apistand.Options{RequireKey: plantedKey, Scale: 1})
 	wrong := stand(t, apistand.Options{RequireKey: "another-key"})
-	c := config(t, s.URL(),
-		spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR", Timeout: spool.Duration(300 * time.Millisecond)},
-		spool.ModelConfig{Name: "badkey", APIKeyEnv: "KEY_VAR", BaseURL: wrong.URL()},
-		spool.ModelConfig{Name: "down", APIKeyEnv: "KEY_VAR", BaseURL: closedURL(t)},
+	c := testConfig(t, s.URL(),
+		config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR", Timeout: config.Duration(300 * time.Millisecond)},
+		config.ModelConfig{Name: "badkey", APIKeyEnv: "KEY_VAR", BaseURL: wrong.URL()},
+		config.ModelConfig{Name: "down", APIKeyEnv: "KEY_VAR", BaseURL: closedURL(t)},
 	)
 	e := executor(t, c)
 	tests := []struct {
 		name, model, content string
-		class                spool.ErrorClass
+		class                taskfile.ErrorClass
 		msg                  string // must appear in the error
 	}{
-		{"500", "m", "[[status=500]] x", spool.ClassTransient, "HTTP 500 (server_error): stand-in: status 500 requested"},
-		{"503", "m", "[[status=503]] x", spool.ClassTransient, "HTTP 503"},
-		{"400", "m", "[[status=400]] x", spool.ClassPermanent, "HTTP 400 (invalid_request_error): stand-in: status 400 requested"},
-		{"403", "m", "[[status=403]] x", spool.ClassPermanent, "HTTP 403"},
-		{"404", "m", "[[status=404]] x", spool.ClassPermanent, "HTTP 404"},
-		{"401", "badkey", "x", spool.ClassAccount, "HTTP 401 (invalid_request_error): Incorrect API key provided."},
-		{"timeout", "m", "[[duration=1h]] x", spool.ClassTransient, "model timeout"},
-		{"timeout mid-stream", "m", "[[hang]] x", spool.ClassTransient, "model timeout"},
-		{"connection refused", "down", "x", spool.ClassTransient, "connection refused"},
-		{"empty answer", "m", "[[empty]] x", spool.ClassPermanent, "empty answer"},
+		{"500", "m", "[[status=500]] x", taskfile.ClassTransient, "HTTP 500 (server_error): stand-in: status 500 requested"},
+		{"503", "m", "[[status=503]] x", taskfile.ClassTransient, "HTTP 503"},
+		{"400", "m", "[[status=400]] x", taskfile.ClassPermanent, "HTTP 400 (invalid_request_error): stand-in: status 400 requested"},
+		{"403", "m", "[[status=403]] x", taskfile.ClassPermanent, "HTTP 403"},
+		{"404", "m", "[[status=404]] x", taskfile.ClassPermanent, "HTTP 404"},
+		{"401", "badkey", "x", taskfile.ClassAccount, "HTTP 401 (invalid_request_error): Incorrect API key provided."},
+		{"timeout", "m", "[[duration=1h]] x", taskfile.ClassTransient, "model timeout"},
+		{"timeout mid-stream", "m", "[[hang]] x", taskfile.ClassTransient, "model timeout"},
+		{"connection refused", "down", "x", taskfile.ClassTransient, "connection refused"},
+		{"empty answer", "m", "[[empty]] x", taskfile.ClassPermanent, "empty answer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,7 +235,7 @@ func TestExecutor_Errors(t *testing.T) {
 
 func TestExecutor_RateLimited(t *testing.T) {
 	s := stand(t, apistand.Options{Quota: 1, RetryAfter: 7 * time.Second})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m"})
 	e := executor(t, c)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
@@ -247,7 +248,7 @@ func TestExecutor_RateLimited(t *testing.T) {
 	cancel()
 	<-done
 	var te *lanes.TaskError
-	if !errors.As(err, &te) || te.Class != spool.ClassTransient || te.RetryAfter != 7*time.Second || !strings.Contains(err.Error(), "HTTP 429") {
+	if !errors.As(err, &te) || te.Class != taskfile.ClassTransient || te.RetryAfter != 7*time.Second || !strings.Contains(err.Error(), "HTTP 429") {
 		t.Fatalf("got %v (%+v); want transient HTTP 429 with RetryAfter 7s", err, te)
 	}
 }
@@ -282,7 +283,7 @@ func TestRetryAfter(t *testing.T) {
 // the answer would have taken.
 func TestExecutor_Canceled(t *testing.T) {
 	s := stand(t, apistand.Options{})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m", Timeout: spool.Duration(time.Hour)})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m", Timeout: config.Duration(time.Hour)})
 	e := executor(t, c)
 	for _, content := range []string{"[[hang]] streaming", "[[duration=1h]] waiting"} {
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -315,7 +316,7 @@ func TestExecutor_Canceled(t *testing.T) {
 // how fast the machine is.
 func TestExecutor_Quota(t *testing.T) {
 	s := stand(t, apistand.Options{Quota: 3})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m"})
 	e := executor(t, c)
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
@@ -339,7 +340,7 @@ func TestExecutor_Quota(t *testing.T) {
 		switch {
 		case errors.Is(err, lanes.ErrCanceled):
 			admitted++
-		case errors.As(err, &te) && te.Class == spool.ClassTransient && te.RetryAfter > 0 && strings.Contains(err.Error(), "HTTP 429"):
+		case errors.As(err, &te) && te.Class == taskfile.ClassTransient && te.RetryAfter > 0 && strings.Contains(err.Error(), "HTTP 429"):
 			limited++
 		default:
 			t.Errorf("unexpected error %v", err)
@@ -362,7 +363,7 @@ func TestExecutor_Quota(t *testing.T) {
 // echoes it back.
 func TestExecutor_KeyNeverLeaks(t *testing.T) {
 	s := stand(t, apistand.Options{RequireKey: "something-else"})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
 	e := executor(t, c)
 	m := e.models["m"]
 	for _, in := range []string{
@@ -384,10 +385,10 @@ func TestExecutor_KeyNeverLeaks(t *testing.T) {
 }
 
 func TestExecutor_UnknownModel(t *testing.T) {
-	c := config(t, "http://127.0.0.1:1/v1", spool.ModelConfig{Name: "m"})
+	c := testConfig(t, "http://127.0.0.1:1/v1", config.ModelConfig{Name: "m"})
 	e := executor(t, c)
-	j := lanes.NewJob(&spool.Task{TaskID: "t", Model: "nope", Content: "x"}, nil, nil)
-	if _, err := e.Execute(t.Context(), j); lanes.Classify(err) != spool.ClassPermanent {
+	j := lanes.NewJob(&taskfile.Task{TaskID: "t", Model: "nope", Content: "x"}, nil, nil)
+	if _, err := e.Execute(t.Context(), j); lanes.Classify(err) != taskfile.ClassPermanent {
 		t.Errorf("unknown model: %v", err)
 	}
 }
@@ -408,10 +409,10 @@ func waitFor(t *testing.T, cond func() bool) {
 // stand-in answering at once.
 func BenchmarkExecutor_Execute(b *testing.B) {
 	s := stand(b, apistand.Options{})
-	c := config(b, s.URL(), spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
+	c := testConfig(b, s.URL(), config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
 	e := executor(b, c)
 	m, _ := c.Model("m")
-	task := &spool.Task{TaskID: "t", Model: "m", Prompt: "be brief", Content: "a short task of a few words"}
+	task := &taskfile.Task{TaskID: "t", Model: "m", Prompt: "be brief", Content: "a short task of a few words"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.Execute(b.Context(), lanes.NewJob(task, m, nil)); err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // keyFragments returns every piece of key, redactWindow bytes long, that
@@ -87,7 +87,7 @@ func FuzzRedactor_Redact(f *testing.F) {
 // and longer than them.
 func TestExecutor_KeyEcho(t *testing.T) {
 	s := stand(t, apistand.Options{RequireKey: plantedKey})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
 	e := executor(t, c)
 	shapes := []struct{ name, directive string }{
 		{"openai object 400", "[[status=400]]"},

@@ -20,7 +20,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The npm mock LLM server (@dwmkerr/mock-llm, an express app written by
@@ -165,11 +166,11 @@ func TestMockLLM(t *testing.T) {
 	proxy := &noStreamProxy{}
 	viaProxy := proxy.start(t, strings.TrimSuffix(mock, "/v1"))
 	wrongPath := strings.TrimSuffix(mock, "/v1") + "/v2"
-	c := config(t, mock,
-		spool.ModelConfig{Name: "stream", Model: "gpt-test", APIKeyEnv: "KEY_VAR", MaxTokens: 77},
-		spool.ModelConfig{Name: "o-series", Model: "o-test", APIKeyEnv: "KEY_VAR", MaxTokens: 55, MaxTokensField: spool.MaxCompletionTokens},
-		spool.ModelConfig{Name: "json", Model: "gpt-test", APIKeyEnv: "KEY_VAR", BaseURL: viaProxy},
-		spool.ModelConfig{Name: "v2", Model: "gpt-test", APIKeyEnv: "KEY_VAR", BaseURL: wrongPath},
+	c := testConfig(t, mock,
+		config.ModelConfig{Name: "stream", Model: "gpt-test", APIKeyEnv: "KEY_VAR", MaxTokens: 77},
+		config.ModelConfig{Name: "o-series", Model: "o-test", APIKeyEnv: "KEY_VAR", MaxTokens: 55, MaxTokensField: config.MaxCompletionTokens},
+		config.ModelConfig{Name: "json", Model: "gpt-test", APIKeyEnv: "KEY_VAR", BaseURL: viaProxy},
+		config.ModelConfig{Name: "v2", Model: "gpt-test", APIKeyEnv: "KEY_VAR", BaseURL: wrongPath},
 	)
 	e := executor(t, c)
 	big := "a long brief " + strings.Repeat("x", 150<<10) // over express.json's 100 kB
@@ -177,7 +178,7 @@ func TestMockLLM(t *testing.T) {
 		name, model, content string
 		text                 string // the answer; "" means an error is wanted
 		form                 string
-		class                spool.ErrorClass
+		class                taskfile.ErrorClass
 		msg                  string
 		retryAfter           time.Duration
 	}{
@@ -185,23 +186,23 @@ func TestMockLLM(t *testing.T) {
 		{name: "non-streamed answer to a streamed request", model: "json", content: "hello json", text: "Echo: hello json", form: "form=json"},
 		{name: "max_tokens", model: "stream", content: "token-limit", text: "max_tokens=77 max_completion_tokens=null", form: "form=stream"},
 		{name: "max_completion_tokens", model: "o-series", content: "token-limit", text: "max_tokens=null max_completion_tokens=55", form: "form=stream"},
-		{name: "stream error invalid_api_key", model: "stream", content: "bad-key", class: spool.ClassAccount,
+		{name: "stream error invalid_api_key", model: "stream", content: "bad-key", class: taskfile.ClassAccount,
 			msg: "stream: error event in the answer stream (invalid_api_key): Incorrect API key provided: Bearer [redacted]. You can find"},
-		{name: "stream error insufficient_quota", model: "stream", content: "no-quota", class: spool.ClassAccount,
+		{name: "stream error insufficient_quota", model: "stream", content: "no-quota", class: taskfile.ClassAccount,
 			msg: "error event in the answer stream (insufficient_quota): You exceeded your current quota"},
-		{name: "stream error model_not_found", model: "stream", content: "no-model", class: spool.ClassPermanent,
+		{name: "stream error model_not_found", model: "stream", content: "no-model", class: taskfile.ClassPermanent,
 			msg: "error event in the answer stream (model_not_found): The model `gpt-test` does not exist"},
-		{name: "stream error rate_limit_exceeded", model: "stream", content: "slow-down", class: spool.ClassTransient, retryAfter: 1500 * time.Millisecond,
+		{name: "stream error rate_limit_exceeded", model: "stream", content: "slow-down", class: taskfile.ClassTransient, retryAfter: 1500 * time.Millisecond,
 			msg: "error event in the answer stream (rate_limit_exceeded): Rate limit reached"},
-		{name: "HTTP 401 invalid_api_key", model: "json", content: "bad-key", class: spool.ClassAccount,
+		{name: "HTTP 401 invalid_api_key", model: "json", content: "bad-key", class: taskfile.ClassAccount,
 			msg: "json: HTTP 401 (invalid_api_key): Incorrect API key provided: Bearer [redacted]."},
-		{name: "HTTP 429 insufficient_quota", model: "json", content: "no-quota", class: spool.ClassAccount,
+		{name: "HTTP 429 insufficient_quota", model: "json", content: "no-quota", class: taskfile.ClassAccount,
 			msg: "json: HTTP 429 (insufficient_quota): You exceeded your current quota"},
-		{name: "HTTP 429 rate_limit_exceeded", model: "json", content: "slow-down", class: spool.ClassTransient, retryAfter: 1500 * time.Millisecond,
+		{name: "HTTP 429 rate_limit_exceeded", model: "json", content: "slow-down", class: taskfile.ClassTransient, retryAfter: 1500 * time.Millisecond,
 			msg: "json: HTTP 429 (rate_limit_exceeded): Rate limit reached"},
-		{name: "express 413 string error", model: "stream", content: big, class: spool.ClassPermanent,
+		{name: "express 413 string error", model: "stream", content: big, class: taskfile.ClassPermanent,
 			msg: "stream: HTTP 413: PayloadTooLargeError: request entity too large"},
-		{name: "express 404 string error", model: "v2", content: "hello", class: spool.ClassPermanent,
+		{name: "express 404 string error", model: "v2", content: "hello", class: taskfile.ClassPermanent,
 			msg: "v2: HTTP 404: Not Found: Cannot POST /v2/chat/completions"},
 	}
 	for _, tt := range tests {

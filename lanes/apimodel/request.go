@@ -9,7 +9,8 @@ import (
 	"net/http"
 
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // chatRequest is the chat-completions body spoolgate sends.
@@ -35,14 +36,14 @@ const maxErrorBody = 64 << 10
 // request builds the body: a system message with the prompt unless it is
 // empty or the model needs an empty prompt (reasoning models parrot it
 // instead of reasoning), then one user message with the content.
-func (m *model) request(t *spool.Task) *chatRequest {
+func (m *model) request(t *taskfile.Task) *chatRequest {
 	r := &chatRequest{Model: m.cfg.Model, Stream: true, Temperature: m.cfg.Temperature}
 	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
 	}
 	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: t.Content})
 	if n := m.cfg.MaxTokens; n > 0 {
-		if m.cfg.MaxTokensField == spool.MaxCompletionTokens {
+		if m.cfg.MaxTokensField == config.MaxCompletionTokens {
 			r.MaxCompletionTokens = &n
 		} else {
 			r.MaxTokens = &n

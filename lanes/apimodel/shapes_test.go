@@ -13,12 +13,13 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // run executes one task and returns its result, its error as a
 // *lanes.TaskError (nil on success) and its log.
-func run(t *testing.T, e *Executor, c *spool.Config, model, content string) (lanes.Result, *lanes.TaskError, string) {
+func run(t *testing.T, e *Executor, c *config.Config, model, content string) (lanes.Result, *lanes.TaskError, string) {
 	t.Helper()
 	log := &logBuf{}
 	res, err := e.Execute(t.Context(), job(c, model, "", content, log))
@@ -36,30 +37,30 @@ func run(t *testing.T, e *Executor, c *spool.Config, model, content string) (lan
 // are classed by status, or by a code that names the cause.
 func TestExecutor_ErrorShapes(t *testing.T) {
 	s := stand(t, apistand.Options{})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m"})
 	e := executor(t, c)
 	tests := []struct {
 		name, content string
-		class         spool.ErrorClass
+		class         taskfile.ErrorClass
 		msg           string
 	}{
-		{"openai object 400", "[[status=400]]", spool.ClassPermanent, "m: HTTP 400 (invalid_request_error): stand-in: status 400 requested"},
-		{"express string 413", "[[status=413]] [[shape=string]]", spool.ClassPermanent, "m: HTTP 413: RequestEntityTooLargeError: stand-in: status 413 requested"},
-		{"express string 429", "[[status=429]] [[shape=string]]", spool.ClassTransient, "m: HTTP 429: TooManyRequestsError: stand-in"},
-		{"express string 500", "[[status=500]] [[shape=string]]", spool.ClassTransient, "m: HTTP 500: InternalServerErrorError: stand-in"},
-		{"message alone 500", "[[status=500]] [[shape=message]]", spool.ClassTransient, "m: HTTP 500 (server_error): stand-in: status 500 requested"},
-		{"message alone 400", "[[status=400]] [[shape=message]]", spool.ClassPermanent, "m: HTTP 400 (invalid_request_error): stand-in"},
-		{"fastapi detail 422", "[[status=422]] [[shape=detail]]", spool.ClassPermanent, "m: HTTP 422: stand-in: status 422 requested"},
-		{"google array 400", "[[status=400]] [[shape=array]]", spool.ClassPermanent, "m: HTTP 400 (FAILED_PRECONDITION): stand-in: status 400 requested"},
-		{"html 502", "[[status=502]] [[shape=html]]", spool.ClassTransient, "m: HTTP 502: 502 Bad Gateway stand-in: status 502 requested nginx"},
-		{"html 413", "[[status=413]] [[shape=html]]", spool.ClassPermanent, "m: HTTP 413: 413 Request Entity Too Large"},
-		{"plain text 503", "[[status=503]] [[shape=text]]", spool.ClassTransient, "m: HTTP 503: stand-in: status 503 requested"},
-		{"empty 504", "[[status=504]] [[shape=empty]]", spool.ClassTransient, "m: HTTP 504: Gateway Timeout"},
-		{"401", "[[status=401]]", spool.ClassAccount, "HTTP 401 (authentication_error)"},
-		{"402", "[[status=402]] [[shape=text]]", spool.ClassAccount, "HTTP 402: stand-in"},
-		{"403", "[[status=403]]", spool.ClassPermanent, "HTTP 403"},
-		{"404", "[[status=404]] [[shape=string]]", spool.ClassPermanent, "HTTP 404: NotFoundError: stand-in"},
-		{"408", "[[status=408]] [[shape=text]]", spool.ClassTransient, "HTTP 408"},
+		{"openai object 400", "[[status=400]]", taskfile.ClassPermanent, "m: HTTP 400 (invalid_request_error): stand-in: status 400 requested"},
+		{"express string 413", "[[status=413]] [[shape=string]]", taskfile.ClassPermanent, "m: HTTP 413: RequestEntityTooLargeError: stand-in: status 413 requested"},
+		{"express string 429", "[[status=429]] [[shape=string]]", taskfile.ClassTransient, "m: HTTP 429: TooManyRequestsError: stand-in"},
+		{"express string 500", "[[status=500]] [[shape=string]]", taskfile.ClassTransient, "m: HTTP 500: InternalServerErrorError: stand-in"},
+		{"message alone 500", "[[status=500]] [[shape=message]]", taskfile.ClassTransient, "m: HTTP 500 (server_error): stand-in: status 500 requested"},
+		{"message alone 400", "[[status=400]] [[shape=message]]", taskfile.ClassPermanent, "m: HTTP 400 (invalid_request_error): stand-in"},
+		{"fastapi detail 422", "[[status=422]] [[shape=detail]]", taskfile.ClassPermanent, "m: HTTP 422: stand-in: status 422 requested"},
+		{"google array 400", "[[status=400]] [[shape=array]]", taskfile.ClassPermanent, "m: HTTP 400 (FAILED_PRECONDITION): stand-in: status 400 requested"},
+		{"html 502", "[[status=502]] [[shape=html]]", taskfile.ClassTransient, "m: HTTP 502: 502 Bad Gateway stand-in: status 502 requested nginx"},
+		{"html 413", "[[status=413]] [[shape=html]]", taskfile.ClassPermanent, "m: HTTP 413: 413 Request Entity Too Large"},
+		{"plain text 503", "[[status=503]] [[shape=text]]", taskfile.ClassTransient, "m: HTTP 503: stand-in: status 503 requested"},
+		{"empty 504", "[[status=504]] [[shape=empty]]", taskfile.ClassTransient, "m: HTTP 504: Gateway Timeout"},
+		{"401", "[[status=401]]", taskfile.ClassAccount, "HTTP 401 (authentication_error)"},
+		{"402", "[[status=402]] [[shape=text]]", taskfile.ClassAccount, "HTTP 402: stand-in"},
+		{"403", "[[status=403]]", taskfile.ClassPermanent, "HTTP 403"},
+		{"404", "[[status=404]] [[shape=string]]", taskfile.ClassPermanent, "HTTP 404: NotFoundError: stand-in"},
+		{"408", "[[status=408]] [[shape=text]]", taskfile.ClassTransient, "HTTP 408"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,20 +84,20 @@ func TestExecutor_ErrorShapes(t *testing.T) {
 // Errors inside a 200 stream are classed by their code or type.
 func TestExecutor_StreamErrors(t *testing.T) {
 	s := stand(t, apistand.Options{})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m"})
 	e := executor(t, c)
 	tests := []struct {
 		code       string
-		class      spool.ErrorClass
+		class      taskfile.ErrorClass
 		retryAfter time.Duration
 	}{
-		{"invalid_api_key", spool.ClassAccount, 0},
-		{"insufficient_quota", spool.ClassAccount, 0},
-		{"model_not_found", spool.ClassPermanent, 0},
-		{"context_length_exceeded", spool.ClassPermanent, 0},
-		{"rate_limit_exceeded", spool.ClassTransient, 2 * time.Second}, // "Please try again in 2s."
-		{"server_error", spool.ClassTransient, 0},
-		{"some_new_code", spool.ClassPermanent, 0}, // type invalid_request_error
+		{"invalid_api_key", taskfile.ClassAccount, 0},
+		{"insufficient_quota", taskfile.ClassAccount, 0},
+		{"model_not_found", taskfile.ClassPermanent, 0},
+		{"context_length_exceeded", taskfile.ClassPermanent, 0},
+		{"rate_limit_exceeded", taskfile.ClassTransient, 2 * time.Second}, // "Please try again in 2s."
+		{"server_error", taskfile.ClassTransient, 0},
+		{"some_new_code", taskfile.ClassPermanent, 0}, // type invalid_request_error
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
@@ -187,12 +188,12 @@ func TestExecutor_AnswerForms(t *testing.T) {
 		"redirect with key":  {302, "", map[string]string{"Location": "https://gw.example.com/v1?api_key=" + plantedKey}, ""},
 		"content filter":     {200, "application/json", nil, `{"choices":[{"message":{"content":""},"finish_reason":"content_filter"}]}`},
 	}
-	c := config(t, cannedServer(t, answers), spool.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
+	c := testConfig(t, cannedServer(t, answers), config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
 	e := executor(t, c)
 	tests := []struct {
 		content    string
 		text       string // the answer; "" means an error is wanted
-		class      spool.ErrorClass
+		class      taskfile.ErrorClass
 		msg        string
 		retryAfter time.Duration
 	}{
@@ -203,21 +204,21 @@ func TestExecutor_AnswerForms(t *testing.T) {
 		{content: "sse finish no done", text: "ab"},
 		{content: "sse crlf", text: "ab"},
 		{content: "parts", text: "parts"},
-		{content: "truncated stream", class: spool.ClassTransient, msg: "ended before the answer finished (2 events, 2 characters"},
-		{content: "html 200", class: spool.ClassTransient, msg: "m: HTTP 200 answer is neither an event stream nor a chat completion (Content-Type text/html): <html><head><title>Sign in</title></head><body>portal portal"},
-		{content: "empty 200", class: spool.ClassTransient, msg: "neither an event stream nor a chat completion (Content-Type application/json): an empty body"},
-		{content: "json no choices", class: spool.ClassTransient, msg: `(Content-Type application/json): {"status":"ok","data":[]}`},
-		{content: "json error 200", class: spool.ClassAccount, msg: "m: error in an HTTP 200 answer (invalid_api_key): Incorrect API key provided"},
-		{content: "json string error", class: spool.ClassTransient, msg: "PayloadTooLargeError: request entity too large"},
-		{content: "event error", class: spool.ClassTransient, msg: "error event in the answer stream (overloaded_error): Overloaded"},
-		{content: "numeric code", class: spool.ClassTransient, msg: "error event in the answer stream (502): upstream failed"},
-		{content: "numeric code 401", class: spool.ClassAccount, msg: "(401): User not found."},
-		{content: "sse junk", class: spool.ClassTransient, msg: "neither an event stream nor a chat completion (Content-Type text/event-stream): upstream timed out"},
-		{content: "retry-after 503", class: spool.ClassTransient, msg: "HTTP 503: busy", retryAfter: 4 * time.Second},
-		{content: "quota 429", class: spool.ClassAccount, msg: "HTTP 429 (insufficient_quota): You exceeded your current quota"},
-		{content: "redirect", class: spool.ClassPermanent, msg: "HTTP 301: <a>Moved</a>; redirected to https://api.example.com/v1/chat/completions: set baseURL to it"},
-		{content: "redirect with key", class: spool.ClassPermanent, msg: "HTTP 302: Found; redirected to https://gw.example.com/v1?api_key=[redacted]: set baseURL to it"},
-		{content: "content filter", class: spool.ClassPermanent, msg: "empty answer from model m (finish_reason content_filter)"},
+		{content: "truncated stream", class: taskfile.ClassTransient, msg: "ended before the answer finished (2 events, 2 characters"},
+		{content: "html 200", class: taskfile.ClassTransient, msg: "m: HTTP 200 answer is neither an event stream nor a chat completion (Content-Type text/html): <html><head><title>Sign in</title></head><body>portal portal"},
+		{content: "empty 200", class: taskfile.ClassTransient, msg: "neither an event stream nor a chat completion (Content-Type application/json): an empty body"},
+		{content: "json no choices", class: taskfile.ClassTransient, msg: `(Content-Type application/json): {"status":"ok","data":[]}`},
+		{content: "json error 200", class: taskfile.ClassAccount, msg: "m: error in an HTTP 200 answer (invalid_api_key): Incorrect API key provided"},
+		{content: "json string error", class: taskfile.ClassTransient, msg: "PayloadTooLargeError: request entity too large"},
+		{content: "event error", class: taskfile.ClassTransient, msg: "error event in the answer stream (overloaded_error): Overloaded"},
+		{content: "numeric code", class: taskfile.ClassTransient, msg: "error event in the answer stream (502): upstream failed"},
+		{content: "numeric code 401", class: taskfile.ClassAccount, msg: "(401): User not found."},
+		{content: "sse junk", class: taskfile.ClassTransient, msg: "neither an event stream nor a chat completion (Content-Type text/event-stream): upstream timed out"},
+		{content: "retry-after 503", class: taskfile.ClassTransient, msg: "HTTP 503: busy", retryAfter: 4 * time.Second},
+		{content: "quota 429", class: taskfile.ClassAccount, msg: "HTTP 429 (insufficient_quota): You exceeded your current quota"},
+		{content: "redirect", class: taskfile.ClassPermanent, msg: "HTTP 301: <a>Moved</a>; redirected to https://api.example.com/v1/chat/completions: set baseURL to it"},
+		{content: "redirect with key", class: taskfile.ClassPermanent, msg: "HTTP 302: Found; redirected to https://gw.example.com/v1?api_key=[redacted]: set baseURL to it"},
+		{content: "content filter", class: taskfile.ClassPermanent, msg: "empty answer from model m (finish_reason content_filter)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.content, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestExecutor_AnswerForms(t *testing.T) {
 // streamed request as some servers do.
 func TestExecutor_JSONAnswerToStream(t *testing.T) {
 	s := stand(t, apistand.Options{})
-	c := config(t, s.URL(), spool.ModelConfig{Name: "m"})
+	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m"})
 	e := executor(t, c)
 	res, te, log := run(t, e, c, "m", "[[json]] a whole answer")
 	if te != nil || res.Text != "Answer: a whole answer" {
@@ -267,7 +268,7 @@ func TestExecutor_JSONAnswerToStream(t *testing.T) {
 		t.Errorf("the log does not say the answer came as JSON: %q", log)
 	}
 	_, te, _ = run(t, e, c, "m", "[[junk]] x")
-	if te == nil || te.Class != spool.ClassTransient || !strings.Contains(te.Error(), "<!DOCTYPE html><html><head><title>Maintenance</title>") {
+	if te == nil || te.Class != taskfile.ClassTransient || !strings.Contains(te.Error(), "<!DOCTYPE html><html><head><title>Maintenance</title>") {
 		t.Errorf("junk: %v", te)
 	}
 }
@@ -311,26 +312,26 @@ func TestParseErrorBody(t *testing.T) {
 func TestServerError_Class(t *testing.T) {
 	tests := []struct {
 		e    serverError
-		want spool.ErrorClass
+		want taskfile.ErrorClass
 	}{
-		{serverError{Status: 429, Code: "insufficient_quota"}, spool.ClassAccount},
-		{serverError{Status: 429, Type: "insufficient_quota"}, spool.ClassAccount},
-		{serverError{Status: 429, Code: "rate_limit_exceeded"}, spool.ClassTransient},
-		{serverError{Status: 429}, spool.ClassTransient},
-		{serverError{Status: 404, Code: "model_not_found"}, spool.ClassPermanent},
-		{serverError{Status: 401, Code: "invalid_api_key"}, spool.ClassAccount},
-		{serverError{Status: 401}, spool.ClassAccount},
-		{serverError{Status: 402}, spool.ClassAccount},
-		{serverError{Status: 403}, spool.ClassPermanent},
-		{serverError{Status: 413}, spool.ClassPermanent},
-		{serverError{Status: 529, Type: "overloaded_error"}, spool.ClassTransient},
-		{serverError{Status: 500, Type: "invalid_request_error"}, spool.ClassTransient}, // a generic type does not beat the status
-		{serverError{Type: "invalid_request_error"}, spool.ClassPermanent},
-		{serverError{Type: "server_error"}, spool.ClassTransient},
-		{serverError{Code: "500", NumCode: 500}, spool.ClassTransient},
-		{serverError{Code: "400", NumCode: 400}, spool.ClassPermanent},
-		{serverError{Code: "RATE_LIMIT_EXCEEDED"}, spool.ClassTransient},
-		{serverError{}, spool.ClassTransient},
+		{serverError{Status: 429, Code: "insufficient_quota"}, taskfile.ClassAccount},
+		{serverError{Status: 429, Type: "insufficient_quota"}, taskfile.ClassAccount},
+		{serverError{Status: 429, Code: "rate_limit_exceeded"}, taskfile.ClassTransient},
+		{serverError{Status: 429}, taskfile.ClassTransient},
+		{serverError{Status: 404, Code: "model_not_found"}, taskfile.ClassPermanent},
+		{serverError{Status: 401, Code: "invalid_api_key"}, taskfile.ClassAccount},
+		{serverError{Status: 401}, taskfile.ClassAccount},
+		{serverError{Status: 402}, taskfile.ClassAccount},
+		{serverError{Status: 403}, taskfile.ClassPermanent},
+		{serverError{Status: 413}, taskfile.ClassPermanent},
+		{serverError{Status: 529, Type: "overloaded_error"}, taskfile.ClassTransient},
+		{serverError{Status: 500, Type: "invalid_request_error"}, taskfile.ClassTransient}, // a generic type does not beat the status
+		{serverError{Type: "invalid_request_error"}, taskfile.ClassPermanent},
+		{serverError{Type: "server_error"}, taskfile.ClassTransient},
+		{serverError{Code: "500", NumCode: 500}, taskfile.ClassTransient},
+		{serverError{Code: "400", NumCode: 400}, taskfile.ClassPermanent},
+		{serverError{Code: "RATE_LIMIT_EXCEEDED"}, taskfile.ClassTransient},
+		{serverError{}, taskfile.ClassTransient},
 	}
 	for _, tt := range tests {
 		if got := tt.e.class(); got != tt.want {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Fake is a lanes.Executor for tests.
@@ -133,9 +134,9 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 	defer f.leave(acct)
 	if collided {
 		if f.Exclusive {
-			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake session: a second generation started while one runs")
+			return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "fake session: a second generation started while one runs")
 		}
-		return lanes.Result{}, &lanes.TaskError{Class: spool.ClassTransient, Err: fmt.Errorf("fake quota: 429 too many requests"), RetryAfter: time.Millisecond}
+		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("fake quota: 429 too many requests"), RetryAfter: time.Millisecond}
 	}
 	d := Directives(job.Task.Content)
 	scale := f.Scale
@@ -158,7 +159,7 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 	if v, ok := d["duration"]; ok {
 		dur, err := time.ParseDuration(v)
 		if err != nil {
-			return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: bad duration %q", v)
+			return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: bad duration %q", v)
 		}
 		t := time.NewTimer(time.Duration(float64(dur) * scale))
 		select {
@@ -175,13 +176,13 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		k := f.fails[job.Task.Content]
 		f.mu.Unlock()
 		if k <= n {
-			return lanes.Result{}, lanes.Errorf(spool.ClassTransient, "fake: failure %d of %d", k, n)
+			return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "fake: failure %d of %d", k, n)
 		}
 	}
 	if v, ok := d["limit"]; ok {
 		hold, err := time.ParseDuration(v)
 		if err != nil {
-			return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: bad limit %q", v)
+			return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: bad limit %q", v)
 		}
 		f.mu.Lock()
 		f.fails["limit "+job.Task.Content]++
@@ -189,15 +190,15 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		f.mu.Unlock()
 		if k == 1 {
 			now := time.Now()
-			return lanes.Result{}, &lanes.TaskError{Class: spool.ClassAccount, Err: fmt.Errorf("fake: usage limit, try again in %s", hold),
+			return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassAccount, Err: fmt.Errorf("fake: usage limit, try again in %s", hold),
 				Hold: &spool.Hold{Until: now.Add(hold), Since: now, Reason: "fake: usage limit", Site: "fake"}}
 		}
 	}
 	if v, ok := d["status"]; ok {
-		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: status %s", v)
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: status %s", v)
 	}
 	if _, ok := d["empty"]; ok {
-		return lanes.Result{}, lanes.Errorf(spool.ClassPermanent, "fake: empty answer")
+		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: empty answer")
 	}
 	job.Beat()
 	return lanes.Result{Text: Answer(job.Task.Content)}, nil

@@ -14,18 +14,20 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // put writes a task file into the spool, finished at fin if final.
-func put(t *testing.T, st *spool.Store, k spool.Kind, dir, id, batch string, fin time.Time) {
+func put(t *testing.T, st *spool.Store, k taskfile.Kind, dir, id, batch string, fin time.Time) {
 	t.Helper()
-	tk := spool.Task{TaskID: id, ModelKind: k, Model: "m", Batch: batch, Content: "x", State: spool.FolderState[dir],
+	tk := taskfile.Task{TaskID: id, ModelKind: k, Model: "m", Batch: batch, Content: "x", State: taskfile.FolderState[dir],
 		SubmittedAt: fin.Add(-time.Minute), Attempt: 1}
 	if tk.State.Final() {
 		tk.FinishedAt = fin
 	}
-	if dir == spool.DirFailed {
-		tk.ErrorClass, tk.Error = spool.ClassPermanent, "boom"
+	if dir == taskfile.DirFailed {
+		tk.ErrorClass, tk.Error = taskfile.ClassPermanent, "boom"
 	}
 	data, err := tk.Encode()
 	if err != nil {
@@ -36,7 +38,7 @@ func put(t *testing.T, st *spool.Store, k spool.Kind, dir, id, batch string, fin
 	}
 }
 
-func remove(t *testing.T, st *spool.Store, k spool.Kind, from, id string) {
+func remove(t *testing.T, st *spool.Store, k taskfile.Kind, from, id string) {
 	t.Helper()
 	if err := os.Remove(st.Layout.TaskPath(k, from, id)); err != nil {
 		t.Fatal(err)
@@ -76,10 +78,10 @@ func TestBatchWatch_ExactlyOnce(t *testing.T) {
 	w2 := &BatchWatch{Store: st, Notifier: n, Owner: "otherhost:2"}
 	w1.Check() // writes since: tasks must finish after it
 	now := time.Now()
-	put(t, st, spool.KindAPI, spool.DirDone, "a1", "launch", now.Add(time.Second))
-	put(t, st, spool.KindWeb, spool.DirDone, "w1", "launch", now.Add(2*time.Second))
-	put(t, st, spool.KindAPI, spool.DirFailed, "a2", "launch", now.Add(3*time.Second))
-	put(t, st, spool.KindAPI, spool.DirPending, "p1", "open", now)
+	put(t, st, taskfile.KindAPI, taskfile.DirDone, "a1", "launch", now.Add(time.Second))
+	put(t, st, taskfile.KindWeb, taskfile.DirDone, "w1", "launch", now.Add(2*time.Second))
+	put(t, st, taskfile.KindAPI, taskfile.DirFailed, "a2", "launch", now.Add(3*time.Second))
+	put(t, st, taskfile.KindAPI, taskfile.DirPending, "p1", "open", now)
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
 		for _, w := range []*BatchWatch{w1, w2} {
@@ -93,16 +95,16 @@ func TestBatchWatch_ExactlyOnce(t *testing.T) {
 		t.Fatalf("webhook got %d events, want 1: %+v", len(got), got)
 	}
 	e := got[0]
-	if e.Event != spool.EventBatchFinished || e.Batch != "launch" || e.Counts == nil ||
+	if e.Event != config.EventBatchFinished || e.Batch != "launch" || e.Counts == nil ||
 		*e.Counts != (Counts{Success: 2, Failed: 1, Total: 3}) || len(e.Failed) != 1 || e.Failed[0] != "a2" {
 		t.Errorf("event %+v counts %+v", e, e.Counts)
 	}
-	key := e.ID[len(spool.EventBatchFinished)+1:]
+	key := e.ID[len(config.EventBatchFinished)+1:]
 	waitFile(t, filepath.Join(st.Layout.Root, "notify", "batches", key+".sent"))
 
 	// More of the batch arrives and finishes: a second completion, with
 	// the new counts; the open batch never finishes.
-	put(t, st, spool.KindAPI, spool.DirDone, "a3", "launch", now.Add(4*time.Second))
+	put(t, st, taskfile.KindAPI, taskfile.DirDone, "a3", "launch", now.Add(4*time.Second))
 	w2.Check()
 	w1.Check()
 	got = h.settle(t, 1)
@@ -110,9 +112,9 @@ func TestBatchWatch_ExactlyOnce(t *testing.T) {
 		t.Errorf("after a late task: %+v", got)
 	}
 	// A retried task leaves failed/ (reopening the batch), fails again.
-	remove(t, st, spool.KindAPI, spool.DirFailed, "a2") // as retry moves it to incoming/ and intake takes it
+	remove(t, st, taskfile.KindAPI, taskfile.DirFailed, "a2") // as retry moves it to incoming/ and intake takes it
 	w1.Check()
-	put(t, st, spool.KindAPI, spool.DirFailed, "a2", "launch", now.Add(5*time.Second))
+	put(t, st, taskfile.KindAPI, taskfile.DirFailed, "a2", "launch", now.Add(5*time.Second))
 	w1.Check()
 	w2.Check()
 	got = h.settle(t, 1)
@@ -131,10 +133,10 @@ func TestBatchWatch_ExactlyOnce(t *testing.T) {
 func TestBatchWatch_Since(t *testing.T) {
 	h := newHook(t)
 	st, n := watchRig(t, h)
-	put(t, st, spool.KindAPI, spool.DirDone, "old", "old-batch", time.Now().Add(-24*time.Hour))
+	put(t, st, taskfile.KindAPI, taskfile.DirDone, "old", "old-batch", time.Now().Add(-24*time.Hour))
 	w := &BatchWatch{Store: st, Notifier: n}
 	w.Check()
-	put(t, st, spool.KindAPI, spool.DirDone, "new", "new-batch", time.Now().Add(time.Second))
+	put(t, st, taskfile.KindAPI, taskfile.DirDone, "new", "new-batch", time.Now().Add(time.Second))
 	w.Check()
 	got := h.settle(t, 1)
 	if len(got) != 1 || got[0].Batch != "new-batch" {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // SchemaVersion is the `version` field of every event. Fields are only
@@ -64,7 +66,7 @@ type Counts struct {
 const MaxFailedIDs = 1000
 
 // newEvent fills the common fields; the id is random unless given.
-func newEvent(cfg *spool.Config, name string, at time.Time) Event {
+func newEvent(cfg *config.Config, name string, at time.Time) Event {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return Event{Version: SchemaVersion, Event: name, ID: name + ":" + hex.EncodeToString(b[:]), At: at.UTC(),
@@ -72,8 +74,8 @@ func newEvent(cfg *spool.Config, name string, at time.Time) Event {
 }
 
 // TaskFailed is the event of a task that failed for good.
-func TaskFailed(cfg *spool.Config, k spool.Kind, t *spool.Task) Event {
-	e := newEvent(cfg, spool.EventTaskFailed, time.Now())
+func TaskFailed(cfg *config.Config, k taskfile.Kind, t *taskfile.Task) Event {
+	e := newEvent(cfg, config.EventTaskFailed, time.Now())
 	e.Lane, e.Batch, e.TaskID, e.Model, e.Attempt = string(k), t.Batch, t.TaskID, t.Model, t.Attempt
 	e.ErrorClass, e.Error = string(t.ErrorClass), t.Error
 	return e
@@ -81,17 +83,17 @@ func TaskFailed(cfg *spool.Config, k spool.Kind, t *spool.Task) Event {
 
 // AccountLoggedOut is the event of a web task that found its account
 // signed out.
-func AccountLoggedOut(cfg *spool.Config, account string, t *spool.Task) Event {
-	e := newEvent(cfg, spool.EventAccountLoggedOut, time.Now())
-	e.Lane, e.Account, e.TaskID, e.Model, e.Batch, e.Reason = string(spool.KindWeb), account, t.TaskID, t.Model, t.Batch, t.Error
+func AccountLoggedOut(cfg *config.Config, account string, t *taskfile.Task) Event {
+	e := newEvent(cfg, config.EventAccountLoggedOut, time.Now())
+	e.Lane, e.Account, e.TaskID, e.Model, e.Batch, e.Reason = string(taskfile.KindWeb), account, t.TaskID, t.Model, t.Batch, t.Error
 	return e
 }
 
 // AccountHeld is the event of an account whose tasks now wait; until is
 // when the hold ends by itself (zero: when someone ends it).
-func AccountHeld(cfg *spool.Config, account, reason string, until time.Time) Event {
-	e := newEvent(cfg, spool.EventAccountHeld, time.Now())
-	e.Lane, e.Account, e.Reason = string(spool.KindWeb), account, reason
+func AccountHeld(cfg *config.Config, account, reason string, until time.Time) Event {
+	e := newEvent(cfg, config.EventAccountHeld, time.Now())
+	e.Lane, e.Account, e.Reason = string(taskfile.KindWeb), account, reason
 	if !until.IsZero() {
 		u := until.UTC()
 		e.Until = &u
@@ -100,16 +102,16 @@ func AccountHeld(cfg *spool.Config, account, reason string, until time.Time) Eve
 }
 
 // AccountReleased is the event of a held account that runs tasks again.
-func AccountReleased(cfg *spool.Config, account, reason string) Event {
-	e := newEvent(cfg, spool.EventAccountReleased, time.Now())
-	e.Lane, e.Account, e.Reason = string(spool.KindWeb), account, reason
+func AccountReleased(cfg *config.Config, account, reason string) Event {
+	e := newEvent(cfg, config.EventAccountReleased, time.Now())
+	e.Lane, e.Account, e.Reason = string(taskfile.KindWeb), account, reason
 	return e
 }
 
 // LaneStandby is the event of a lane that waits for another process: the
 // web lane of a second daemon behind the web runner lock.
-func LaneStandby(cfg *spool.Config, k spool.Kind, holder string) Event {
-	e := newEvent(cfg, spool.EventLaneStandby, time.Now())
+func LaneStandby(cfg *config.Config, k taskfile.Kind, holder string) Event {
+	e := newEvent(cfg, config.EventLaneStandby, time.Now())
 	e.Lane, e.Holder = string(k), holder
 	e.Reason = "another process holds the web runner lock"
 	return e
@@ -118,9 +120,9 @@ func LaneStandby(cfg *spool.Config, k spool.Kind, holder string) Event {
 // BatchFinished is the event of a batch whose tasks are all final. Its id
 // names the batch's completion (the batch and its last finish), so every
 // daemon that sees the same completion builds the same id.
-func BatchFinished(cfg *spool.Config, t *spool.BatchTally, key string, at time.Time) Event {
-	e := newEvent(cfg, spool.EventBatchFinished, at)
-	e.ID = spool.EventBatchFinished + ":" + key
+func BatchFinished(cfg *config.Config, t *spool.BatchTally, key string, at time.Time) Event {
+	e := newEvent(cfg, config.EventBatchFinished, at)
+	e.ID = config.EventBatchFinished + ":" + key
 	e.Batch = t.Batch
 	e.Counts = &Counts{Success: t.Success, Failed: t.Failed, Canceled: t.Canceled, Total: t.Total()}
 	ids := t.FailedIDs
@@ -140,27 +142,27 @@ func BatchFinished(cfg *spool.Config, t *spool.BatchTally, key string, at time.T
 
 // Sample is the event `spoolgate notify test` sends: a batch.finished
 // (or the named event) marked test: true.
-func Sample(cfg *spool.Config, name string) Event {
+func Sample(cfg *config.Config, name string) Event {
 	now := time.Now().UTC()
 	var e Event
 	switch name {
-	case spool.EventTaskFailed:
-		e = TaskFailed(cfg, spool.KindAPI, &spool.Task{TaskID: "sample-task", Model: "sample-model", Batch: "sample-batch", Attempt: 3,
-			ErrorClass: spool.ClassTransient, Error: "sample: HTTP 503: service unavailable"})
-	case spool.EventAccountHeld:
+	case config.EventTaskFailed:
+		e = TaskFailed(cfg, taskfile.KindAPI, &taskfile.Task{TaskID: "sample-task", Model: "sample-model", Batch: "sample-batch", Attempt: 3,
+			ErrorClass: taskfile.ClassTransient, Error: "sample: HTTP 503: service unavailable"})
+	case config.EventAccountHeld:
 		e = AccountHeld(cfg, "sample-account", "sample: usage limit reached", now.Add(time.Hour))
-	case spool.EventAccountReleased:
+	case config.EventAccountReleased:
 		e = AccountReleased(cfg, "sample-account", "sample: hold ended")
-	case spool.EventAccountLoggedOut:
-		e = AccountLoggedOut(cfg, "sample-account", &spool.Task{TaskID: "sample-task", Model: "sample-web-model",
+	case config.EventAccountLoggedOut:
+		e = AccountLoggedOut(cfg, "sample-account", &taskfile.Task{TaskID: "sample-task", Model: "sample-web-model",
 			Error: "site sample shows its signed-out page"})
-	case spool.EventLaneStandby:
-		e = LaneStandby(cfg, spool.KindWeb, "pid 4242 on sample-host")
+	case config.EventLaneStandby:
+		e = LaneStandby(cfg, taskfile.KindWeb, "pid 4242 on sample-host")
 	default:
 		t := &spool.BatchTally{Batch: "sample-batch", Success: 38, Failed: 2, FailedIDs: []string{"sample-7", "sample-31"},
 			FirstSubmittedAt: now.Add(-40 * time.Minute), LastFinishedAt: now}
 		e = BatchFinished(cfg, t, "sample", now)
-		e.ID = spool.EventBatchFinished + ":sample:" + newEvent(cfg, "", now).ID[1:]
+		e.ID = config.EventBatchFinished + ":sample:" + newEvent(cfg, "", now).ID[1:]
 	}
 	e.Test = true
 	return e

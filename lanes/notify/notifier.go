@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // QueueSize is how many events wait per receiver before new ones are
@@ -27,8 +27,8 @@ const maxBackoff = 5 * time.Minute
 // command does not delay the webhook and neither delays a lane. A nil
 // *Notifier (nothing configured) accepts every call and sends nothing.
 type Notifier struct {
-	cfg   *spool.Config
-	ncfg  spool.NotifyConfig
+	cfg   *config.Config
+	ncfg  config.NotifyConfig
 	log   *slog.Logger
 	sinks []*sink
 	tr    *http.Transport // the webhook's; its idle connections close at Stop
@@ -83,7 +83,7 @@ func (t *tracker) finish(err error) {
 
 // New returns the Notifier of cfg's `notify:`, or nil if it names no
 // receiver.
-func New(cfg *spool.Config, log *slog.Logger) *Notifier {
+func New(cfg *config.Config, log *slog.Logger) *Notifier {
 	if !cfg.Notify.Enabled() {
 		return nil
 	}

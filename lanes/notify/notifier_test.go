@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 // hook is a webhook receiver on 127.0.0.1 that answers with the statuses
@@ -74,9 +74,9 @@ func (h *hook) wait(t *testing.T, within time.Duration) Event {
 	}
 }
 
-func testConfig(t *testing.T, notify string) *spool.Config {
+func testConfig(t *testing.T, notify string) *config.Config {
 	t.Helper()
-	cfg, err := spool.ParseConfig([]byte("host: testhost\n" + notify))
+	cfg, err := config.ParseConfig([]byte("host: testhost\n" + notify))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestNotifier_WebhookRetried(t *testing.T) {
 	n.Start(context.Background())
 	defer n.Stop()
 	done := make(chan error, 1)
-	e := TaskFailed(cfg, spool.KindAPI, &spool.Task{TaskID: "t1", Batch: "b", Model: "m", Attempt: 3, ErrorClass: spool.ClassPermanent, Error: "HTTP 400"})
+	e := TaskFailed(cfg, taskfile.KindAPI, &taskfile.Task{TaskID: "t1", Batch: "b", Model: "m", Attempt: 3, ErrorClass: taskfile.ClassPermanent, Error: "HTTP 400"})
 	n.NotifyThen(e, func(err error) { done <- err })
 	got := h.wait(t, 10*time.Second)
 	if err := <-done; err != nil {
 		t.Fatalf("done: %v", err)
 	}
-	if got.ID != e.ID || got.Event != spool.EventTaskFailed || got.TaskID != "t1" || got.ErrorClass != "permanent" || got.Host != "testhost" || got.Version != 1 {
+	if got.ID != e.ID || got.Event != config.EventTaskFailed || got.TaskID != "t1" || got.ErrorClass != "permanent" || got.Host != "testhost" || got.Version != 1 {
 		t.Errorf("webhook got %+v", got)
 	}
 	h.mu.Lock()
@@ -118,7 +118,7 @@ func TestNotifier_WebhookGivesUp(t *testing.T) {
 	n.Start(context.Background())
 	defer n.Stop()
 	done := make(chan error, 1)
-	n.NotifyThen(LaneStandby(cfg, spool.KindWeb, "pid 1 on x"), func(err error) { done <- err })
+	n.NotifyThen(LaneStandby(cfg, taskfile.KindWeb, "pid 1 on x"), func(err error) { done <- err })
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "500") {
@@ -143,7 +143,7 @@ func TestNotifier_Command(t *testing.T) {
 	n := New(cfg, nil)
 	n.Start(context.Background())
 	done := make(chan error, 1)
-	e := TaskFailed(cfg, spool.KindWeb, &spool.Task{TaskID: "t9", Batch: "批次", Model: "m", Error: "boom"})
+	e := TaskFailed(cfg, taskfile.KindWeb, &taskfile.Task{TaskID: "t9", Batch: "批次", Model: "m", Error: "boom"})
 	n.NotifyThen(e, func(err error) { done <- err })
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestNotifier_HangingCommand(t *testing.T) {
 	defer n.Stop()
 	done := make(chan error, 3)
 	for i := 0; i < 3; i++ {
-		n.NotifyThen(LaneStandby(cfg, spool.KindWeb, "x"), func(err error) { done <- err })
+		n.NotifyThen(LaneStandby(cfg, taskfile.KindWeb, "x"), func(err error) { done <- err })
 	}
 	for i := 0; i < 3; i++ {
 		select {
@@ -220,7 +220,7 @@ func TestNotifier_NeverBlocks(t *testing.T) {
 	n := New(cfg, nil)
 	n.Start(context.Background())
 	for i := 0; i < 5; i++ {
-		n.Notify(LaneStandby(cfg, spool.KindWeb, "x"))
+		n.Notify(LaneStandby(cfg, taskfile.KindWeb, "x"))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -251,16 +251,16 @@ func TestNotifier_QueueFullAndStop(t *testing.T) {
 	cfg := testConfig(t, fmt.Sprintf("notify: {webhook: %q, timeout: 1s, retries: 0, events: [task.failed]}\n", srv.URL))
 	n := New(cfg, nil)
 	n.Start(context.Background())
-	n.Notify(LaneStandby(cfg, spool.KindWeb, "x")) // not wanted: never queued
+	n.Notify(LaneStandby(cfg, taskfile.KindWeb, "x")) // not wanted: never queued
 	for i := 0; i < QueueSize+10; i++ {
-		n.Notify(TaskFailed(cfg, spool.KindAPI, &spool.Task{TaskID: fmt.Sprint(i)}))
+		n.Notify(TaskFailed(cfg, taskfile.KindAPI, &taskfile.Task{TaskID: fmt.Sprint(i)}))
 	}
 	if st := n.Stats(); st.Dropped < 9 {
 		t.Errorf("dropped %d, want the overflow dropped", st.Dropped)
 	}
 	n.Stop()
 	n.Stop()
-	n.Notify(TaskFailed(cfg, spool.KindAPI, &spool.Task{TaskID: "late"}))
+	n.Notify(TaskFailed(cfg, taskfile.KindAPI, &taskfile.Task{TaskID: "late"}))
 	var nilN *Notifier
 	nilN.Start(context.Background())
 	nilN.Notify(Event{})
@@ -275,18 +275,18 @@ func TestNotifier_Send(t *testing.T) {
 	cfg := testConfig(t, fmt.Sprintf("notify: {webhook: %q}\n", h.URL))
 	n := New(cfg, nil)
 	var rep []string
-	err := n.Send(context.Background(), Sample(cfg, spool.EventBatchFinished), func(r string, err error) { rep = append(rep, fmt.Sprint(r, " ", err)) })
+	err := n.Send(context.Background(), Sample(cfg, config.EventBatchFinished), func(r string, err error) { rep = append(rep, fmt.Sprint(r, " ", err)) })
 	if err == nil || !strings.Contains(err.Error(), "503") || len(rep) != 1 {
 		t.Errorf("first send: %v %v", err, rep)
 	}
-	if err := n.Send(context.Background(), Sample(cfg, spool.EventBatchFinished), nil); err != nil {
+	if err := n.Send(context.Background(), Sample(cfg, config.EventBatchFinished), nil); err != nil {
 		t.Fatal(err)
 	}
 	got := h.events()
-	if len(got) != 1 || !got[0].Test || got[0].Event != spool.EventBatchFinished || got[0].Counts == nil || got[0].Counts.Total != 40 {
+	if len(got) != 1 || !got[0].Test || got[0].Event != config.EventBatchFinished || got[0].Counts == nil || got[0].Counts.Total != 40 {
 		t.Errorf("sample %+v", got)
 	}
-	for _, name := range spool.Events {
+	for _, name := range config.Events {
 		if e := Sample(cfg, name); e.Event != name || !e.Test || e.ID == "" {
 			t.Errorf("sample of %s: %+v", name, e)
 		}

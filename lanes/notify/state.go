@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Hold is why an account's tasks wait, and until when (zero: until someone
@@ -22,7 +23,7 @@ type Hold struct {
 // (or takes the web lane over) are not, so a restart repeats nothing.
 type StateWatch struct {
 	Notifier *Notifier
-	Cfg      *spool.Config
+	Cfg      *config.Config
 	// Every is the polling period (default 1 s).
 	Every time.Duration
 	// Standby reports whether this daemon's web lane waits for another
@@ -73,7 +74,7 @@ func (w *StateWatch) poll() {
 	if w.Standby != nil {
 		sb, holder := w.Standby()
 		if sb && !w.standby {
-			w.Notifier.Notify(LaneStandby(w.Cfg, spool.KindWeb, holder))
+			w.Notifier.Notify(LaneStandby(w.Cfg, taskfile.KindWeb, holder))
 		}
 		w.standby = sb
 	}

@@ -3,11 +3,10 @@ package notify
 import (
 	"context"
 	"fmt"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 func TestStateWatch_Poll(t *testing.T) {
@@ -48,8 +47,8 @@ func TestStateWatch_Poll(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	want := []string{spool.EventLaneStandby + " pid 7 on h", spool.EventLaneStandby + " pid 7 on h", spool.EventAccountHeld + " ops2 until 2030",
-		spool.EventAccountReleased + " ops1", spool.EventAccountReleased + " ops3"}
+	want := []string{config.EventLaneStandby + " pid 7 on h", config.EventLaneStandby + " pid 7 on h", config.EventAccountHeld + " ops2 until 2030",
+		config.EventAccountReleased + " ops1", config.EventAccountReleased + " ops3"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events\n got %q\nwant %q", got, want)
 	}

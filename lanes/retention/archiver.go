@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // Archiver runs spool.Store.Archive at start and then periodically.
@@ -28,7 +29,7 @@ type Archiver struct {
 // Period is the default time between passes: a 24th of the shortest
 // retention, between 1 s and 1 h. Retention is counted in days, so an
 // hour late is nothing; a short retention (in tests) is served promptly.
-func Period(cfg *spool.Config) time.Duration {
+func Period(cfg *config.Config) time.Duration {
 	return min(max(cfg.Retention.Shortest()/24, time.Second), time.Hour)
 }
 

@@ -9,6 +9,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,7 +23,7 @@ func TestPeriod(t *testing.T) {
 		{"", time.Second}, {"retention: {done: 30d}", time.Hour}, {"retention: {failed: 12h}", 30 * time.Minute},
 		{"retention: {done: 1s, failed: 90d}", time.Second},
 	} {
-		cfg, err := spool.ParseConfig([]byte(tc.in))
+		cfg, err := config.ParseConfig([]byte(tc.in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,7 @@ func TestPeriod(t *testing.T) {
 // TestArchiver_Passes: with the clock set forward, the archiver moves a
 // finished task at its first pass; Stop is safe twice.
 func TestArchiver_Passes(t *testing.T) {
-	cfg, err := spool.ParseConfig([]byte("host: h\nretention: {done: 30d}\n"))
+	cfg, err := config.ParseConfig([]byte("host: h\nretention: {done: 30d}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +44,9 @@ func TestArchiver_Passes(t *testing.T) {
 	st := spool.NewStore(cfg, nil)
 	st.Layout.Create()
 	fin := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
-	tk := spool.Task{TaskID: "t", ModelKind: spool.KindAPI, Model: "m", Content: "x", State: spool.StateSuccess, FinishedAt: fin}
+	tk := taskfile.Task{TaskID: "t", ModelKind: taskfile.KindAPI, Model: "m", Content: "x", State: taskfile.StateSuccess, FinishedAt: fin}
 	data, _ := tk.Encode()
-	p := st.Layout.TaskPath(spool.KindAPI, spool.DirDone, "t")
+	p := st.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, "t")
 	os.WriteFile(p, data, 0o640)
 	os.Chtimes(p, fin, fin)
 	passes := make(chan spool.ArchiveStats, 10)
@@ -64,11 +66,11 @@ func TestArchiver_Passes(t *testing.T) {
 	}
 	a.Stop()
 	a.Stop()
-	if _, err := os.Stat(st.Layout.Archive(spool.KindAPI) + "/2025-01/done/t.yaml"); err != nil {
+	if _, err := os.Stat(st.Layout.Archive(taskfile.KindAPI) + "/2025-01/done/t.yaml"); err != nil {
 		t.Error(err)
 	}
-	(&Archiver{Store: spool.NewStore(&spool.Config{}, nil)}).Stop()
-	off := &Archiver{Store: spool.NewStore(&spool.Config{}, nil)}
+	(&Archiver{Store: spool.NewStore(&config.Config{}, nil)}).Stop()
+	off := &Archiver{Store: spool.NewStore(&config.Config{}, nil)}
 	off.Start(context.Background()) // no retention: nothing runs
 	<-off.Started()
 	off.Stop()

@@ -5,12 +5,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // typicalDuration is the median of finishedAt-startedAt over the lane's
 // last medianWindow successes, or the lane's default when it has none.
-func typicalDuration(k spool.Kind, done []summary) (time.Duration, int) {
+func typicalDuration(k taskfile.Kind, done []summary) (time.Duration, int) {
 	var ok []summary
 	for _, d := range done {
 		if !d.startedAt.IsZero() && !d.finishedAt.Before(d.startedAt) && !d.finishedAt.IsZero() {
@@ -18,7 +18,7 @@ func typicalDuration(k spool.Kind, done []summary) (time.Duration, int) {
 		}
 	}
 	if len(ok) == 0 {
-		if k == spool.KindWeb {
+		if k == taskfile.KindWeb {
 			return DefaultWebDuration, 0
 		}
 		return DefaultAPIDuration, 0

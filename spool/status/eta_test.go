@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // TestSimulate_Priority: the ETA plays the queue in the lanes' order, so a
@@ -16,9 +16,9 @@ func TestSimulate_Priority(t *testing.T) {
 	pending := []summary{
 		{id: "n1", submittedAt: now.Add(-10 * min)},
 		{id: "n2", submittedAt: now.Add(-9 * min)},
-		{id: "urgent", priority: spool.PriorityHigh, submittedAt: now},
-		{id: "low", priority: spool.PriorityLow, submittedAt: now.Add(-5 * min)},
-		{id: "old-low", priority: spool.PriorityLow, submittedAt: now.Add(-3 * time.Hour)},
+		{id: "urgent", priority: taskfile.PriorityHigh, submittedAt: now},
+		{id: "low", priority: taskfile.PriorityLow, submittedAt: now.Add(-5 * min)},
+		{id: "old-low", priority: taskfile.PriorityLow, submittedAt: now.Add(-3 * time.Hour)},
 	}
 	finish := simulate(now, 1, min, time.Hour, nil, pending)
 	var order []string

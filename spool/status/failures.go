@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // maxReason is how much of a reason or error the lists keep, in bytes.
@@ -17,11 +18,11 @@ const maxReason = 300
 // failed lists the latest failed tasks of both lanes, newest finishedAt
 // first, and counts the rest. Only the listed ones are read in full (for
 // error and errorClass, which the summary scan does not keep).
-func (s *Snapshotter) failed(perLane map[spool.Kind][]task) ([]Failed, int) {
+func (s *Snapshotter) failed(perLane map[taskfile.Kind][]task) ([]Failed, int) {
 	var fs []task
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		for _, t := range perLane[k] {
-			if t.dir == spool.DirFailed {
+			if t.dir == taskfile.DirFailed {
 				fs = append(fs, t)
 			}
 		}
@@ -45,8 +46,8 @@ func (s *Snapshotter) failed(perLane map[spool.Kind][]task) ([]Failed, int) {
 			f.FinishedAt = ptr(t.sum.finishedAt)
 		}
 		p := filepath.Join(s.store.Layout.Lane(t.lane, t.dir), t.name)
-		if data, _, err := spool.ReadOwn(p, spool.MaxTaskSize); err == nil {
-			if tk, err := spool.DecodeTask(data); err == nil {
+		if data, _, err := spool.ReadOwn(p, taskfile.MaxTaskSize); err == nil {
+			if tk, err := taskfile.DecodeTask(data); err == nil {
 				f.ErrorClass, f.Error = string(tk.ErrorClass), clipReason(tk.Error)
 			} else {
 				f.Error = clipReason("unreadable task file: " + err.Error())
@@ -59,12 +60,12 @@ func (s *Snapshotter) failed(perLane map[spool.Kind][]task) ([]Failed, int) {
 
 // rejectedDrops lists lane k's latest rejected drops (names are their
 // files in failed/), newest NAME.error first, and counts the rest.
-func (s *Snapshotter) rejectedDrops(k spool.Kind, names []string) ([]RejectedDrop, int) {
-	dir := s.store.Layout.Lane(k, spool.DirFailed)
+func (s *Snapshotter) rejectedDrops(k taskfile.Kind, names []string) ([]RejectedDrop, int) {
+	dir := s.store.Layout.Lane(k, taskfile.DirFailed)
 	drops := make([]RejectedDrop, len(names))
 	for i, n := range names {
 		drops[i] = RejectedDrop{File: n}
-		if fi, err := os.Lstat(filepath.Join(dir, spool.TrimTaskExt(n)+".error")); err == nil {
+		if fi, err := os.Lstat(filepath.Join(dir, taskfile.TrimTaskExt(n)+".error")); err == nil {
 			drops[i].At = fi.ModTime().UTC()
 		}
 	}
@@ -77,7 +78,7 @@ func (s *Snapshotter) rejectedDrops(k spool.Kind, names []string) ([]RejectedDro
 	more := max(len(drops)-ListCap, 0)
 	drops = drops[:min(len(drops), ListCap)]
 	for i := range drops {
-		data, _, err := spool.ReadOwn(filepath.Join(dir, spool.TrimTaskExt(drops[i].File)+".error"), 64<<10)
+		data, _, err := spool.ReadOwn(filepath.Join(dir, taskfile.TrimTaskExt(drops[i].File)+".error"), 64<<10)
 		if err != nil {
 			drops[i].Reason = "(no reason readable: " + err.Error() + ")"
 			continue

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time, live map[spool.Kind]spool.LaneInfo, disabled map[string]bool, holds map[string]spool.Hold) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]LaneInfo, disabled map[string]bool, holds map[string]spool.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
-	ln.Concurrency = spool.Concurrency(cfg, k)
-	if k == spool.KindWeb {
-		var li *spool.LaneInfo
+	ln.Concurrency = config.Concurrency(cfg, k)
+	if k == taskfile.KindWeb {
+		var li *LaneInfo
 		if v, ok := live[k]; ok {
 			li = &v
 		}
@@ -28,7 +30,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		}
 	}
 	ln.Paused = s.store.Paused(k)
-	ln.Incoming = countDrops(s.store.Layout.Lane(k, spool.DirIncoming))
+	ln.Incoming = countDrops(s.store.Layout.Lane(k, taskfile.DirIncoming))
 
 	shares := map[string]*BatchLane{}
 	share := func(b string) *BatchLane {
@@ -56,11 +58,11 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 			bl.Counts.add(t.dir)
 		}
 		switch t.dir {
-		case spool.DirDone:
+		case taskfile.DirDone:
 			done = append(done, t.sum)
-		case spool.DirRunning:
+		case taskfile.DirRunning:
 			running = append(running, t.sum)
-		case spool.DirPending:
+		case taskfile.DirPending:
 			off := func(a string) bool { return s.disabledAccount(a, disabled) }
 			if acct, held := s.heldBy(t.sum.model, off); held {
 				heldAccount[acct]++
@@ -103,7 +105,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		if !r.heartbeatAt.IsZero() {
 			rt.HeartbeatAt = ptr(r.heartbeatAt)
 		}
-		age, stale := spool.Stale(spool.Summary{HeartbeatAt: r.heartbeatAt, StartedAt: r.startedAt}, now, cfg.Timing().StaleAfter)
+		age, stale := taskfile.Stale(taskfile.Summary{HeartbeatAt: r.heartbeatAt, StartedAt: r.startedAt}, now, cfg.Timing().StaleAfter)
 		rt.HeartbeatAgeSeconds, rt.Stale = secs(age), stale
 		ln.Running = append(ln.Running, rt)
 	}
@@ -139,7 +141,7 @@ func (s *Snapshotter) lane(k spool.Kind, ts []task, rejected int, now time.Time,
 		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
 			Message: fmt.Sprintf("%s: %s", wait(heldAccount[a]), disabledText(a))})
 	}
-	if k == spool.KindWeb {
+	if k == taskfile.KindWeb {
 		pid, host := s.runner()
 		if pid != 0 {
 			ln.Runner = fmt.Sprintf("pid %d on %s", pid, host)
@@ -253,7 +255,7 @@ func (s *Snapshotter) disabledAccount(a string, memo map[string]bool) bool {
 // (the daemon crashed, so the OS freed the lock but the content stayed)
 // counts as no holder.
 func (s *Snapshotter) runner() (int, string) {
-	pid, host := spool.ReadRunnerLock(spool.RunnerLockPath(s.cfg.Web.Profiles))
+	pid, host := spool.ReadRunnerLock(config.RunnerLockPath(s.cfg.Web.Profiles))
 	if pid <= 0 {
 		return 0, ""
 	}
@@ -271,7 +273,7 @@ func pausedHosts(laneDir string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if h, ok := strings.CutPrefix(e.Name(), spool.PausedFile+"."); ok && h != "" && e.Type().IsRegular() {
+		if h, ok := strings.CutPrefix(e.Name(), taskfile.PausedFile+"."); ok && h != "" && e.Type().IsRegular() {
 			out = append(out, h)
 		}
 	}

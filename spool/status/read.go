@@ -4,20 +4,20 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // summary is the part of a task file the status view needs.
 type summary struct {
 	id, model, batch, owner, account                           string
-	priority                                                   spool.Priority
+	priority                                                   taskfile.Priority
 	attempt                                                    int
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
 }
 
-func summaryOf(t *spool.Task) summary { return fromSpool(spool.SummaryOf(t)) }
+func summaryOf(t *taskfile.Task) summary { return fromSpool(taskfile.SummaryOf(t)) }
 
-func fromSpool(s spool.Summary) summary {
+func fromSpool(s taskfile.Summary) summary {
 	return summary{
 		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
@@ -35,7 +35,7 @@ func parseSummary(data []byte) (summary, bool) {
 	if s, ok := scanSummary(data); ok {
 		return s, true
 	}
-	t, err := spool.DecodeTask(data)
+	t, err := taskfile.DecodeTask(data)
 	if err != nil {
 		return summary{}, false
 	}
@@ -43,6 +43,6 @@ func parseSummary(data []byte) (summary, bool) {
 }
 
 func scanSummary(data []byte) (summary, bool) {
-	s, ok := spool.ScanSummary(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF}))
+	s, ok := taskfile.ScanSummary(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF}))
 	return fromSpool(s), ok
 }

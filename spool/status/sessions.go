@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Session is one web session's view: one account on one site in one
@@ -33,7 +33,7 @@ type Session struct {
 // sessions builds the web lane's session views from the spool (tasks by
 // the account they ran on, leases, switches) and, in a daemon, its live
 // view. It also returns how many sessions can run now.
-func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, disabled map[string]bool) ([]Session, int) {
+func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disabled map[string]bool) ([]Session, int) {
 	specs := s.cfg.WebSessions()
 	if len(specs) == 1 && specs[0].Legacy {
 		return nil, 1 // one session, as before sessions: nothing new to show
@@ -42,7 +42,7 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, d
 	runnable := 0
 	stale := s.cfg.Timing().StaleAfter
 	for _, sp := range specs {
-		v := Session{Account: sp.Account, Site: sp.Site, State: spool.SessionIdle}
+		v := Session{Account: sp.Account, Site: sp.Site, State: SessionIdle}
 		var running *summary
 		for i := range ts {
 			t := &ts[i]
@@ -50,11 +50,11 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, d
 				continue
 			}
 			switch t.dir {
-			case spool.DirDone:
+			case taskfile.DirDone:
 				v.Finished++
-			case spool.DirFailed:
+			case taskfile.DirFailed:
 				v.Failed++
-			case spool.DirRunning:
+			case taskfile.DirRunning:
 				running = &t.sum
 			}
 		}
@@ -64,29 +64,29 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, d
 		until, held := accountHeldUntil(s.store, sp.Account, now)
 		switch {
 		case running != nil:
-			v.State, v.Task = spool.SessionRunning, running.id
-			age, _ := spool.Stale(spool.Summary{HeartbeatAt: running.heartbeatAt, StartedAt: running.startedAt}, now, stale)
+			v.State, v.Task = SessionRunning, running.id
+			age, _ := taskfile.Stale(taskfile.Summary{HeartbeatAt: running.heartbeatAt, StartedAt: running.startedAt}, now, stale)
 			v.HeartbeatAgeSeconds = secs(age)
 		case s.disabledAccount(sp.Account, disabled):
-			v.State = spool.SessionDisabled
+			v.State = SessionDisabled
 		case held:
-			v.State = spool.SessionHeld
+			v.State = SessionHeld
 			if !until.IsZero() {
 				v.HeldUntil = ptr(until)
 			}
 		case v.Lease != "" && !strings.HasPrefix(v.Lease, s.cfg.Host+":"):
-			v.State = spool.SessionLeased
+			v.State = SessionLeased
 		}
-		if live != nil && v.State == spool.SessionIdle {
+		if live != nil && v.State == SessionIdle {
 			// What only the daemon knows: a lock held by another process
 			// here, a session signed out.
 			for _, ls := range live.Sessions {
-				if ls.Account == sp.Account && (ls.State == spool.SessionStandby || ls.State == spool.SessionLoggedOut) {
+				if ls.Account == sp.Account && (ls.State == SessionStandby || ls.State == SessionLoggedOut) {
 					v.State = ls.State
 				}
 			}
 		}
-		if v.State != spool.SessionDisabled && v.State != spool.SessionHeld && v.State != spool.SessionStandby {
+		if v.State != SessionDisabled && v.State != SessionHeld && v.State != SessionStandby {
 			runnable++
 		}
 		out = append(out, v)
@@ -99,7 +99,7 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *spool.LaneInfo, d
 // all of them (disabled, or held by a usage limit).
 func (s *Snapshotter) heldBy(model string, off func(account string) bool) (string, bool) {
 	m, ok := s.cfg.Model(model)
-	if !ok || m.Kind != spool.KindWeb {
+	if !ok || m.Kind != taskfile.KindWeb {
 		return "", false
 	}
 	accts := m.Pinned()

@@ -7,27 +7,29 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestSnapshot_Sessions(t *testing.T) {
 	cfg := newSpool(t)
-	withSites, err := spool.ParseConfig([]byte(testConfig + "accounts: {ops1: {site: chat}, ops2: {site: chat}}\n"))
+	withSites, err := config.ParseConfig([]byte(testConfig + "accounts: {ops1: {site: chat}, ops2: {site: chat}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	withSites.Spool, withSites.Web.Profiles = cfg.Spool, cfg.Web.Profiles
 	cfg = withSites
 	L := spool.NewLayout(cfg.Spool)
-	put(t, cfg, spool.KindWeb, "running", spool.Task{TaskID: "w1", Model: "thinker", Attempt: 1, Owner: "here:1", Account: "ops1",
+	put(t, cfg, taskfile.KindWeb, "running", taskfile.Task{TaskID: "w1", Model: "thinker", Attempt: 1, Owner: "here:1", Account: "ops1",
 		StartedAt: t0.Add(-time.Minute), HeartbeatAt: t0.Add(-4 * time.Second)})
-	put(t, cfg, spool.KindWeb, "done", spool.Task{TaskID: "w2", Model: "thinker", Attempt: 1, Account: "ops1",
+	put(t, cfg, taskfile.KindWeb, "done", taskfile.Task{TaskID: "w2", Model: "thinker", Attempt: 1, Account: "ops1",
 		StartedAt: t0.Add(-3 * time.Minute), FinishedAt: t0.Add(-2 * time.Minute)})
-	put(t, cfg, spool.KindWeb, "done", spool.Task{TaskID: "w3", Model: "other", Attempt: 1, Account: "ops2",
+	put(t, cfg, taskfile.KindWeb, "done", taskfile.Task{TaskID: "w3", Model: "other", Attempt: 1, Account: "ops2",
 		StartedAt: t0.Add(-3 * time.Minute), FinishedAt: t0.Add(-2 * time.Minute)})
-	put(t, cfg, spool.KindWeb, "failed", spool.Task{TaskID: "w4", Model: "other", Attempt: 3, Account: "ops2",
-		StartedAt: t0.Add(-3 * time.Minute), FinishedAt: t0.Add(-2 * time.Minute), ErrorClass: spool.ClassTransient, Error: "x"})
-	put(t, cfg, spool.KindWeb, "pending", spool.Task{TaskID: "w5", Model: "other"})
-	put(t, cfg, spool.KindWeb, "pending", spool.Task{TaskID: "w6", Model: "other"})
+	put(t, cfg, taskfile.KindWeb, "failed", taskfile.Task{TaskID: "w4", Model: "other", Attempt: 3, Account: "ops2",
+		StartedAt: t0.Add(-3 * time.Minute), FinishedAt: t0.Add(-2 * time.Minute), ErrorClass: taskfile.ClassTransient, Error: "x"})
+	put(t, cfg, taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w5", Model: "other"})
+	put(t, cfg, taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w6", Model: "other"})
 
 	// ops2's lease is another host's.
 	store := spool.NewStore(cfg, nil)
@@ -40,8 +42,8 @@ func TestSnapshot_Sessions(t *testing.T) {
 	}
 	web := st.Lanes[0]
 	want := []Session{
-		{Account: "ops1", Site: "chat", State: spool.SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
-		{Account: "ops2", Site: "chat", State: spool.SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
+		{Account: "ops1", Site: "chat", State: SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
+		{Account: "ops2", Site: "chat", State: SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
 	}
 	if len(web.Sessions) != 2 || web.Sessions[0] != want[0] || web.Sessions[1] != want[1] {
 		t.Fatalf("sessions:\n got %+v\nwant %+v", web.Sessions, want)
@@ -60,7 +62,7 @@ func TestSnapshot_Sessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	web = st.Lanes[0]
-	if web.Sessions[1].State != spool.SessionDisabled || *web.RunnableSessions != 1 {
+	if web.Sessions[1].State != SessionDisabled || *web.RunnableSessions != 1 {
 		t.Fatalf("after disable: %+v, runnable %d", web.Sessions[1], *web.RunnableSessions)
 	}
 	found := false

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Default per-task durations, used for a lane's ETA until it has a success
@@ -25,7 +27,7 @@ const (
 const medianWindow = 50
 
 // Snapshot reads cfg's spool once and returns its status at now.
-func Snapshot(cfg *spool.Config, now time.Time) (*Status, error) {
+func Snapshot(cfg *config.Config, now time.Time) (*Status, error) {
 	return NewSnapshotter(cfg, nil).Snapshot(now)
 }
 
@@ -33,9 +35,9 @@ func Snapshot(cfg *spool.Config, now time.Time) (*Status, error) {
 // task file by (path, size, mtime), so a long-lived caller (the daemon's
 // HTTP page) re-reads only the files that changed. Safe for concurrent use.
 type Snapshotter struct {
-	cfg   *spool.Config
+	cfg   *config.Config
 	store *spool.Store
-	live  func() []spool.LaneInfo
+	live  func() []LaneInfo
 	// Archive adds the tasks of each lane's archive/ to the counts
 	// (`status --archive`); set it before the first Snapshot.
 	Archive bool
@@ -54,13 +56,13 @@ type cached struct {
 // NewSnapshotter returns a Snapshotter of cfg's spool. live, if not nil,
 // is the running daemon's own view of its lanes; it adds what only the
 // daemon knows (that its web lane is in standby).
-func NewSnapshotter(cfg *spool.Config, live func() []spool.LaneInfo) *Snapshotter {
+func NewSnapshotter(cfg *config.Config, live func() []LaneInfo) *Snapshotter {
 	return &Snapshotter{cfg: cfg, store: spool.NewStore(cfg, nil), live: live, cache: map[string]cached{}}
 }
 
 // task is one task file seen in a snapshot.
 type task struct {
-	lane spool.Kind
+	lane taskfile.Kind
 	dir  string
 	name string // file name in dir
 	sum  summary
@@ -75,9 +77,9 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
-	var live map[spool.Kind]spool.LaneInfo
+	var live map[taskfile.Kind]LaneInfo
 	if s.live != nil {
-		live = map[spool.Kind]spool.LaneInfo{}
+		live = map[taskfile.Kind]LaneInfo{}
 		for _, li := range s.live() {
 			live[li.Kind] = li
 		}
@@ -85,10 +87,10 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 
 	s.mu.Lock()
 	seen := make(map[string]bool, len(s.cache))
-	perLane := map[spool.Kind][]task{}
-	rejected := map[spool.Kind][]string{}
-	for _, k := range spool.Kinds {
-		for _, dir := range spool.TaskDirs {
+	perLane := map[taskfile.Kind][]task{}
+	rejected := map[taskfile.Kind][]string{}
+	for _, k := range taskfile.Kinds {
+		for _, dir := range taskfile.TaskDirs {
 			ts, rej, err := s.readDir(k, dir, seen)
 			if err != nil {
 				s.mu.Unlock()
@@ -115,10 +117,10 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 
 	st.Incoming = countDrops(s.store.Layout.Incoming())
 	batches := map[string]*Batch{}
-	batchLanes := map[string]map[spool.Kind]*BatchLane{}
+	batchLanes := map[string]map[taskfile.Kind]*BatchLane{}
 	disabled := map[string]bool{}
 	holds := s.holds(st, now)
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		ln, shares := s.lane(k, perLane[k], len(rejected[k]), now, live, disabled, holds)
 		ln.RejectedDrops, ln.RejectedMore = s.rejectedDrops(k, rejected[k])
 		st.Lanes = append(st.Lanes, ln)
@@ -127,7 +129,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 			if b == nil {
 				b = &Batch{Batch: name, Lanes: []BatchLane{}}
 				batches[name] = b
-				batchLanes[name] = map[spool.Kind]*BatchLane{}
+				batchLanes[name] = map[taskfile.Kind]*BatchLane{}
 			}
 			batchLanes[name][k] = bl
 		}
@@ -141,7 +143,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 	for _, n := range names {
 		b := batches[n]
 		b.ETA = ETA{Seconds: ptr(0.0)}
-		for _, k := range spool.Kinds {
+		for _, k := range taskfile.Kinds {
 			bl := batchLanes[n][k]
 			if bl == nil {
 				continue
@@ -175,12 +177,12 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 // readDir lists one task folder, parsing the files that changed since the
 // last snapshot. In failed/ it returns the file names of rejected drops
 // instead of parsing them.
-func (s *Snapshotter) readDir(k spool.Kind, dir string, seen map[string]bool) ([]task, []string, error) {
+func (s *Snapshotter) readDir(k taskfile.Kind, dir string, seen map[string]bool) ([]task, []string, error) {
 	return s.readPath(k, dir, s.store.Layout.Lane(k, dir), seen)
 }
 
 // readPath is readDir of the folder at path, whose files are in dir's state.
-func (s *Snapshotter) readPath(k spool.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
+func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
 	ents, err := spool.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -189,17 +191,17 @@ func (s *Snapshotter) readPath(k spool.Kind, dir, path string, seen map[string]b
 		return nil, nil, fmt.Errorf("read spool: %w", err)
 	}
 	var rejectedBase map[string]bool
-	if dir == spool.DirFailed {
-		rejectedBase = spool.RejectedDrops(ents)
+	if dir == taskfile.DirFailed {
+		rejectedBase = taskfile.RejectedDrops(ents)
 	}
 	out := make([]task, 0, len(ents))
 	var rejected []string
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !spool.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || spool.IsOwnTemp(name) {
 			continue
 		}
-		base := spool.TrimTaskExt(name)
+		base := taskfile.TrimTaskExt(name)
 		if rejectedBase[base] {
 			rejected = append(rejected, name)
 			continue
@@ -223,7 +225,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.sum, c.ok
 	}
-	data, _, err := spool.ReadOwn(p, spool.MaxTaskSize)
+	data, _, err := spool.ReadOwn(p, taskfile.MaxTaskSize)
 	if err != nil {
 		return summary{}, false // moved away meanwhile, or not a task file
 	}
@@ -240,7 +242,7 @@ func countDrops(dir string) int {
 	}
 	n := 0
 	for _, e := range ents {
-		if e.Type().IsRegular() && spool.IsTaskFileName(e.Name()) && !spool.IsOwnTemp(e.Name()) {
+		if e.Type().IsRegular() && taskfile.IsTaskFileName(e.Name()) && !spool.IsOwnTemp(e.Name()) {
 			n++
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -23,9 +25,9 @@ sites:
   chat: {url: "http://127.0.0.1:1/", input: textarea, send: button, answer: .a}
 `
 
-func newSpool(t testing.TB) *spool.Config {
+func newSpool(t testing.TB) *config.Config {
 	t.Helper()
-	cfg, err := spool.ParseConfig([]byte(testConfig))
+	cfg, err := config.ParseConfig([]byte(testConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +40,10 @@ func newSpool(t testing.TB) *spool.Config {
 	return cfg
 }
 
-func put(t testing.TB, cfg *spool.Config, k spool.Kind, dir string, tk spool.Task) {
+func put(t testing.TB, cfg *config.Config, k taskfile.Kind, dir string, tk taskfile.Task) {
 	t.Helper()
 	tk.ModelKind = k
-	tk.State = spool.FolderState[dir]
+	tk.State = taskfile.FolderState[dir]
 	if tk.SubmittedAt.IsZero() {
 		tk.SubmittedAt = t0.Add(-time.Hour)
 	}
@@ -57,41 +59,41 @@ func put(t testing.TB, cfg *spool.Config, k spool.Kind, dir string, tk spool.Tas
 	}
 }
 
-func done(id, batch string, start time.Time, d time.Duration) spool.Task {
-	return spool.Task{TaskID: id, Model: "writer", Batch: batch, Attempt: 1, StartedAt: start, FinishedAt: start.Add(d), Result: "Answer: x"}
+func done(id, batch string, start time.Time, d time.Duration) taskfile.Task {
+	return taskfile.Task{TaskID: id, Model: "writer", Batch: batch, Attempt: 1, StartedAt: start, FinishedAt: start.Add(d), Result: "Answer: x"}
 }
 
 func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 	cfg := newSpool(t)
 	L := spool.NewLayout(cfg.Spool)
 	// api: 3 successes of 10s, 20s, 40s (median 20s), concurrency 2.
-	put(t, cfg, spool.KindAPI, "done", done("a1", "b1", t0.Add(-50*time.Minute), 10*time.Second))
-	put(t, cfg, spool.KindAPI, "done", done("a2", "b1", t0.Add(-40*time.Minute), 20*time.Second))
-	put(t, cfg, spool.KindAPI, "done", done("a3", "", t0.Add(-30*time.Minute), 40*time.Second))
+	put(t, cfg, taskfile.KindAPI, "done", done("a1", "b1", t0.Add(-50*time.Minute), 10*time.Second))
+	put(t, cfg, taskfile.KindAPI, "done", done("a2", "b1", t0.Add(-40*time.Minute), 20*time.Second))
+	put(t, cfg, taskfile.KindAPI, "done", done("a3", "", t0.Add(-30*time.Minute), 40*time.Second))
 	a4 := done("a4", "b1", t0.Add(-20*time.Minute), 5*time.Second)
-	a4.Error, a4.ErrorClass = "boom", spool.ClassPermanent
-	put(t, cfg, spool.KindAPI, "failed", a4)
-	put(t, cfg, spool.KindAPI, "running", spool.Task{TaskID: "a5", Model: "writer", Batch: "b1", Attempt: 2, Owner: "here:1",
+	a4.Error, a4.ErrorClass = "boom", taskfile.ClassPermanent
+	put(t, cfg, taskfile.KindAPI, "failed", a4)
+	put(t, cfg, taskfile.KindAPI, "running", taskfile.Task{TaskID: "a5", Model: "writer", Batch: "b1", Attempt: 2, Owner: "here:1",
 		StartedAt: t0.Add(-5 * time.Second), HeartbeatAt: t0.Add(-2 * time.Second)})
 	for i := range 3 {
-		put(t, cfg, spool.KindAPI, "pending", spool.Task{TaskID: fmt.Sprintf("p%d", i), Model: "writer", Batch: "b1",
+		put(t, cfg, taskfile.KindAPI, "pending", taskfile.Task{TaskID: fmt.Sprintf("p%d", i), Model: "writer", Batch: "b1",
 			SubmittedAt: t0.Add(time.Duration(i-10) * time.Minute)})
 	}
 	// A deferred retry.
-	put(t, cfg, spool.KindAPI, "pending", spool.Task{TaskID: "d1", Model: "writer", Attempt: 1, NotBefore: t0.Add(90 * time.Second)})
+	put(t, cfg, taskfile.KindAPI, "pending", taskfile.Task{TaskID: "d1", Model: "writer", Attempt: 1, NotBefore: t0.Add(90 * time.Second)})
 	// Two rejected drops, one unparseable.
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "bad.yaml"), []byte("::: not yaml"), 0o640)
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "bad.error"), []byte("yaml: line 1\n"), 0o640)
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "dup~2.yml"), []byte("model: writer\n"), 0o640)
-	os.WriteFile(filepath.Join(L.Lane(spool.KindAPI, "failed"), "dup~2.error"), []byte("dup\n"), 0o640)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "bad.yaml"), []byte("::: not yaml"), 0o640)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "bad.error"), []byte("yaml: line 1\n"), 0o640)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "dup~2.yml"), []byte("model: writer\n"), 0o640)
+	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "dup~2.error"), []byte("dup\n"), 0o640)
 
 	// web: paused, no successes, one account disabled by file, one stale running.
-	os.WriteFile(L.Paused(spool.KindWeb), nil, 0o640)
+	os.WriteFile(L.Paused(taskfile.KindWeb), nil, 0o640)
 	os.WriteFile(filepath.Join(L.Accounts(), "ops2.disabled"), nil, 0o640)
-	put(t, cfg, spool.KindWeb, "pending", spool.Task{TaskID: "w1", Model: "thinker", Batch: "b1"})
-	put(t, cfg, spool.KindWeb, "pending", spool.Task{TaskID: "w2", Model: "other", Batch: "b2"})
-	put(t, cfg, spool.KindWeb, "pending", spool.Task{TaskID: "w3", Model: "other"})
-	put(t, cfg, spool.KindWeb, "running", spool.Task{TaskID: "w4", Model: "thinker", Attempt: 1, Owner: "there:7",
+	put(t, cfg, taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w1", Model: "thinker", Batch: "b1"})
+	put(t, cfg, taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w2", Model: "other", Batch: "b2"})
+	put(t, cfg, taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w3", Model: "other"})
+	put(t, cfg, taskfile.KindWeb, "running", taskfile.Task{TaskID: "w4", Model: "thinker", Attempt: 1, Owner: "there:7",
 		StartedAt: t0.Add(-5 * time.Minute), HeartbeatAt: t0.Add(-100 * time.Second)})
 
 	st, err := Snapshot(cfg, t0)
@@ -155,12 +157,12 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 
 	// Resume web and enable ops2 by config disable of ops1 instead; the
 	// runner lock names a holder on another host.
-	os.Remove(L.Paused(spool.KindWeb))
+	os.Remove(L.Paused(taskfile.KindWeb))
 	os.Remove(filepath.Join(L.Accounts(), "ops2.disabled"))
-	os.Remove(L.TaskPath(spool.KindWeb, "running", "w4"))
-	cfg.Accounts = map[string]spool.AccountConf{"ops1": {Disabled: true}}
+	os.Remove(L.TaskPath(taskfile.KindWeb, "running", "w4"))
+	cfg.Accounts = map[string]config.AccountConf{"ops1": {Disabled: true}}
 	os.MkdirAll(cfg.Web.Profiles, 0o700)
-	os.WriteFile(spool.RunnerLockPath(cfg.Web.Profiles), []byte("4242 elsewhere\n"), 0o600)
+	os.WriteFile(config.RunnerLockPath(cfg.Web.Profiles), []byte("4242 elsewhere\n"), 0o600)
 	st, err = Snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +186,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 		t.Errorf("web ETA = %+v", web.ETA)
 	}
 	// The holder's process is gone on this host: no runner.
-	os.WriteFile(spool.RunnerLockPath(cfg.Web.Profiles), []byte("999999999 here\n"), 0o600)
+	os.WriteFile(config.RunnerLockPath(cfg.Web.Profiles), []byte("999999999 here\n"), 0o600)
 	st, _ = Snapshot(cfg, t0)
 	if st.Lanes[0].Runner != "" {
 		t.Errorf("dead holder reported: %q", st.Lanes[0].Runner)
@@ -193,8 +195,8 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 
 func TestSnapshot_Standby(t *testing.T) {
 	cfg := newSpool(t)
-	s := NewSnapshotter(cfg, func() []spool.LaneInfo {
-		return []spool.LaneInfo{{Kind: spool.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
+	s := NewSnapshotter(cfg, func() []LaneInfo {
+		return []LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
 	})
 	st, err := s.Snapshot(t0)
 	if err != nil {
@@ -213,7 +215,7 @@ func TestSnapshot_MedianOfLast50(t *testing.T) {
 		if i < 10 {
 			d = 1000 * time.Second
 		}
-		put(t, cfg, spool.KindAPI, "done", done(fmt.Sprintf("t%02d", i), "", t0.Add(time.Duration(i)*time.Hour-100*time.Hour), d))
+		put(t, cfg, taskfile.KindAPI, "done", done(fmt.Sprintf("t%02d", i), "", t0.Add(time.Duration(i)*time.Hour-100*time.Hour), d))
 	}
 	st, err := Snapshot(cfg, t0)
 	if err != nil {
@@ -228,15 +230,15 @@ func TestSnapshot_MedianOfLast50(t *testing.T) {
 func TestSnapshot_CacheSeesChanges(t *testing.T) {
 	cfg := newSpool(t)
 	s := NewSnapshotter(cfg, nil)
-	tk := spool.Task{TaskID: "r", Model: "writer", Batch: "x", Attempt: 1, StartedAt: t0.Add(-time.Minute), HeartbeatAt: t0.Add(-30 * time.Second)}
-	put(t, cfg, spool.KindAPI, "running", tk)
+	tk := taskfile.Task{TaskID: "r", Model: "writer", Batch: "x", Attempt: 1, StartedAt: t0.Add(-time.Minute), HeartbeatAt: t0.Add(-30 * time.Second)}
+	put(t, cfg, taskfile.KindAPI, "running", tk)
 	st, _ := s.Snapshot(t0)
 	if st.Lanes[1].Running[0].HeartbeatAgeSeconds != 30 {
 		t.Fatalf("age %v", st.Lanes[1].Running[0].HeartbeatAgeSeconds)
 	}
 	tk.HeartbeatAt = t0.Add(-1500 * time.Millisecond) // same size, new content
-	put(t, cfg, spool.KindAPI, "running", tk)
-	p := spool.NewLayout(cfg.Spool).TaskPath(spool.KindAPI, "running", "r")
+	put(t, cfg, taskfile.KindAPI, "running", tk)
+	p := spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindAPI, "running", "r")
 	os.Chtimes(p, t0, t0.Add(time.Second)) // make sure mtime moved
 	st, _ = s.Snapshot(t0)
 	if got := st.Lanes[1].Running[0].HeartbeatAgeSeconds; got != 1.5 {
@@ -282,7 +284,7 @@ func BenchmarkSnapshot_10kDone(b *testing.B) {
 	for i := range 10000 {
 		tk := done(fmt.Sprintf("t%05d", i), fmt.Sprintf("b%d", i%20), t0.Add(-time.Duration(i)*time.Minute), time.Duration(10+i%10)*time.Second)
 		tk.Result = "Answer: a few lines\nof generated text\n"
-		put(b, cfg, spool.KindAPI, "done", tk)
+		put(b, cfg, taskfile.KindAPI, "done", tk)
 	}
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
@@ -306,7 +308,7 @@ func BenchmarkSnapshot_10kDone(b *testing.B) {
 func TestSnapshot_PausedOnOneHost(t *testing.T) {
 	cfg := newSpool(t)
 	l := spool.NewLayout(cfg.Spool)
-	if err := os.WriteFile(l.Paused(spool.KindWeb)+".render-02", nil, 0o640); err != nil {
+	if err := os.WriteFile(l.Paused(taskfile.KindWeb)+".render-02", nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
 	st, err := Snapshot(cfg, t0)

@@ -22,6 +22,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // coreFigure is one spool-core measurement beside its baseline, measured
@@ -52,7 +54,7 @@ func (e *instant) Execute(_ context.Context, job *lanes.Job) (lanes.Result, erro
 }
 
 // coreDaemon starts a daemon with only an API lane on a fresh spool in dir.
-func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*spool.Task), tune ...func(*spool.Config)) (*lanes.Daemon, *spool.Store, error) {
+func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*taskfile.Task), tune ...func(*config.Config)) (*lanes.Daemon, *spool.Store, error) {
 	cfg, err := bench.Config(dir, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/", 5, 2, 10*time.Millisecond)
 	if err != nil {
 		return nil, nil, err
@@ -61,8 +63,8 @@ func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*s
 		f(cfg)
 	}
 	store := spool.NewStore(cfg, nil)
-	d := &lanes.Daemon{Store: store, Executors: map[spool.Kind]lanes.Executor{spool.KindAPI: ex},
-		Hooks: lanes.Hooks{OnAttemptEnd: func(_ spool.Kind, t *spool.Task, _ time.Duration) {
+	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: ex},
+		Hooks: lanes.Hooks{OnAttemptEnd: func(_ taskfile.Kind, t *taskfile.Task, _ time.Duration) {
 			if done != nil && t.State.Final() {
 				done(t)
 			}
@@ -80,7 +82,7 @@ func stopDaemon(d *lanes.Daemon) {
 }
 
 func taskData(id string) []byte {
-	data, _ := (&spool.Task{TaskID: id, Model: bench.APIModel, Content: "Write launch copy " + id + "."}).Encode()
+	data, _ := (&taskfile.Task{TaskID: id, Model: bench.APIModel, Content: "Write launch copy " + id + "."}).Encode()
 	return data
 }
 
@@ -161,7 +163,7 @@ func startupRSS(ctx context.Context, full, empty string, n int, stderr io.Writer
 		if err := l.Create(); err != nil {
 			return 0, 0, err
 		}
-		if err := os.WriteFile(l.Paused(spool.KindAPI), nil, 0o644); err != nil {
+		if err := os.WriteFile(l.Paused(taskfile.KindAPI), nil, 0o644); err != nil {
 			return 0, 0, err
 		}
 		cmd := exec.CommandContext(ctx, bin, "run", "--config", cfgPath)
@@ -231,7 +233,7 @@ func rawWrites(dir string, n int) (float64, error) {
 func throughput(ctx context.Context, dir string, n int, raw float64) (coreFigure, error) {
 	var finished atomic.Int64
 	all := make(chan struct{})
-	d, store, err := coreDaemon(ctx, dir, &instant{}, func(*spool.Task) {
+	d, store, err := coreDaemon(ctx, dir, &instant{}, func(*taskfile.Task) {
 		if finished.Add(1) == int64(n) {
 			close(all)
 		}
@@ -240,7 +242,7 @@ func throughput(ctx context.Context, dir string, n int, raw float64) (coreFigure
 		return coreFigure{}, err
 	}
 	defer stopDaemon(d)
-	in := store.Layout.Lane(spool.KindAPI, spool.DirIncoming)
+	in := store.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	start := time.Now()
 	for i := range n {
 		id := fmt.Sprintf("tp-%06d", i)
@@ -274,8 +276,8 @@ func handover(dir string, n int, raw float64) (coreFigure, error) {
 	if err := store.Layout.Create(); err != nil {
 		return coreFigure{}, err
 	}
-	k := spool.KindAPI
-	in := store.Layout.Lane(k, spool.DirIncoming)
+	k := taskfile.KindAPI
+	in := store.Layout.Lane(k, taskfile.DirIncoming)
 	for i := range n {
 		id := fmt.Sprintf("ho-%04d", i)
 		if _, err := store.Submit(in, id, taskData(id)); err != nil {
@@ -298,7 +300,7 @@ func handover(dir string, n int, raw float64) (coreFigure, error) {
 		}
 		mid := time.Now()
 		claim += mid.Sub(start)
-		if _, err := lease.Finish(spool.Outcome{State: spool.StateSuccess, Result: "ok"}, time.Now()); err != nil {
+		if _, err := lease.Finish(spool.Outcome{State: taskfile.StateSuccess, Result: "ok"}, time.Now()); err != nil {
 			return coreFigure{}, err
 		}
 		finish += time.Since(mid)
@@ -338,16 +340,16 @@ func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) 
 			ch <- time.Now()
 		}
 	}}
-	d, store, err := coreDaemon(ctx, dir, ex, nil, func(c *spool.Config) {
+	d, store, err := coreDaemon(ctx, dir, ex, nil, func(c *config.Config) {
 		if poll {
-			c.Poll, c.Rescan, c.Settle = true, spool.Duration(pollRescan), spool.Duration(pollSettle)
+			c.Poll, c.Rescan, c.Settle = true, config.Duration(pollRescan), config.Duration(pollSettle)
 		}
 	})
 	if err != nil {
 		return coreFigure{}, err
 	}
 	defer stopDaemon(d)
-	in := store.Layout.Lane(spool.KindAPI, spool.DirIncoming)
+	in := store.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	var lat []time.Duration
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range n {
@@ -441,15 +443,15 @@ func startup(ctx context.Context, dir string, n int) (coreFigure, error) {
 	if err := l.Create(); err != nil {
 		return coreFigure{}, err
 	}
-	if err := os.WriteFile(l.Paused(spool.KindAPI), nil, 0o644); err != nil {
+	if err := os.WriteFile(l.Paused(taskfile.KindAPI), nil, 0o644); err != nil {
 		return coreFigure{}, err
 	}
-	pend := l.Lane(spool.KindAPI, spool.DirPending)
+	pend := l.Lane(taskfile.KindAPI, taskfile.DirPending)
 	t0 := time.Now().Add(-time.Hour)
 	for i := range n {
 		id := fmt.Sprintf("st-%06d", i)
-		t := &spool.Task{TaskID: id, ModelKind: spool.KindAPI, Model: bench.APIModel, Content: "Write launch copy " + id + ".",
-			State: spool.StatePending, SubmittedAt: t0.Add(time.Duration(i) * time.Millisecond)}
+		t := &taskfile.Task{TaskID: id, ModelKind: taskfile.KindAPI, Model: bench.APIModel, Content: "Write launch copy " + id + ".",
+			State: taskfile.StatePending, SubmittedAt: t0.Add(time.Duration(i) * time.Millisecond)}
 		data, err := t.Encode()
 		if err != nil {
 			return coreFigure{}, err
@@ -472,13 +474,13 @@ func startup(ctx context.Context, dir string, n int) (coreFigure, error) {
 	raw := time.Since(start)
 
 	store := spool.NewStore(cfg, nil)
-	d := &lanes.Daemon{Store: store, Executors: map[spool.Kind]lanes.Executor{spool.KindAPI: &instant{}}}
+	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: &instant{}}}
 	start = time.Now()
 	if err := d.Start(ctx); err != nil {
 		return coreFigure{}, err
 	}
 	took := time.Since(start)
-	indexed := d.Lane(spool.KindAPI).Index().Len()
+	indexed := d.Lane(taskfile.KindAPI).Index().Len()
 	stopDaemon(d)
 	if indexed != n {
 		return coreFigure{}, fmt.Errorf("start-up: %d of %d pending tasks indexed", indexed, n)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/bench"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // jsonRun is one run of one strategy in one order; times in field seconds.
@@ -71,8 +71,8 @@ func writeJSON(w io.Writer, o options, cells []*cell, machine string, core []cor
 		Strategies []jsonCell   `json:"strategies"`
 		Core       []coreFigure `json:"core,omitempty"`
 	}{Scale: o.scale, Seed: o.seed, Repeat: o.repeat, Orders: o.orders,
-		Web: bench.Count(tasks, spool.KindWeb), API: bench.Count(tasks, spool.KindAPI),
-		SumWeb: bench.Sum(tasks, spool.KindWeb).Seconds(), SumAPI: bench.Sum(tasks, spool.KindAPI).Seconds(),
+		Web: bench.Count(tasks, taskfile.KindWeb), API: bench.Count(tasks, taskfile.KindAPI),
+		SumWeb: bench.Sum(tasks, taskfile.KindWeb).Seconds(), SumAPI: bench.Sum(tasks, taskfile.KindAPI).Seconds(),
 		APIConc: o.apiConc, Quota: o.quota, WebStandIn: "chat stand-in HTTP form (POST /api/generate), not a browser", Machine: machine,
 		TimesAre: "field-report seconds (measured ÷ scale), except measuredMakespanSeconds", Core: core}
 	for _, c := range cells {

@@ -10,6 +10,7 @@ import (
 	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // historyDays is how long the field report's team ran spoolgate's
@@ -38,14 +39,14 @@ func statusRetention(dir string, n int) (coreFigure, error) {
 	for i := range n {
 		id := fmt.Sprintf("t%06d", i)
 		f := fin(i)
-		t := &spool.Task{TaskID: id, ModelKind: spool.KindAPI, Model: bench.APIModel, Batch: fmt.Sprintf("batch-%04d", i/400),
-			Content: "Write launch copy " + id + ".", State: spool.StateSuccess, Attempt: 1,
+		t := &taskfile.Task{TaskID: id, ModelKind: taskfile.KindAPI, Model: bench.APIModel, Batch: fmt.Sprintf("batch-%04d", i/400),
+			Content: "Write launch copy " + id + ".", State: taskfile.StateSuccess, Attempt: 1,
 			SubmittedAt: f.Add(-time.Minute), StartedAt: f.Add(-15 * time.Second), FinishedAt: f, Result: "Answer: launch copy " + id}
 		data, err := t.Encode()
 		if err != nil {
 			return coreFigure{}, err
 		}
-		p := st.Layout.TaskPath(spool.KindAPI, spool.DirDone, id)
+		p := st.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, id)
 		if err := os.WriteFile(p, data, spool.FilePerm); err != nil {
 			return coreFigure{}, err
 		}
@@ -78,11 +79,11 @@ func statusRetention(dir string, n int) (coreFigure, error) {
 			continue
 		}
 		id := fmt.Sprintf("t%06d", i)
-		month := filepath.Join(st.Layout.Archive(spool.KindAPI), f.Format("2006-01"), spool.DirDone)
+		month := filepath.Join(st.Layout.Archive(taskfile.KindAPI), f.Format("2006-01"), taskfile.DirDone)
 		if err := os.MkdirAll(month, spool.DirPerm); err != nil {
 			return coreFigure{}, err
 		}
-		if err := os.Rename(st.Layout.TaskPath(spool.KindAPI, spool.DirDone, id), filepath.Join(month, id+".yaml")); err != nil {
+		if err := os.Rename(st.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, id), filepath.Join(month, id+".yaml")); err != nil {
 			return coreFigure{}, err
 		}
 	}

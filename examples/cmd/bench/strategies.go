@@ -12,7 +12,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // strategy is one row of the table.
@@ -40,7 +41,7 @@ func strategies(o options, log *slog.Logger) []strategy {
 	twoLanes := func(key, name string, pick func([]bench.Task) []bench.Task) strategy {
 		return strategy{key: key, tasks: pick, run: func(ctx context.Context, s *stands, tasks []bench.Task) (bench.Result, error) {
 			// Only the lanes of kinds in the batch run, as only they would.
-			ex := map[spool.Kind]lanes.Executor{}
+			ex := map[taskfile.Kind]lanes.Executor{}
 			for k, e := range s.exec {
 				if bench.Count(tasks, k) > 0 {
 					ex[k] = e
@@ -91,7 +92,7 @@ func all(tasks []bench.Task) []bench.Task { return tasks }
 func apiOnly(tasks []bench.Task) []bench.Task {
 	var out []bench.Task
 	for _, t := range tasks {
-		if t.Kind == spool.KindAPI {
+		if t.Kind == taskfile.KindAPI {
 			out = append(out, t)
 		}
 	}
@@ -102,13 +103,13 @@ func apiOnly(tasks []bench.Task) []bench.Task {
 type stands struct {
 	api  *apistand.Server
 	chat *chatstand.Server
-	cfg  *spool.Config
-	exec map[spool.Kind]lanes.Executor
+	cfg  *config.Config
+	exec map[taskfile.Kind]lanes.Executor
 	dir  string
 }
 
 func (s *stands) close() {
-	if c, ok := s.exec[spool.KindAPI].(interface{ Close() }); ok {
+	if c, ok := s.exec[taskfile.KindAPI].(interface{ Close() }); ok {
 		c.Close()
 	}
 	_ = s.api.Close()
@@ -117,7 +118,7 @@ func (s *stands) close() {
 }
 
 func newStands(o options) (*stands, error) {
-	s := &stands{exec: map[spool.Kind]lanes.Executor{}}
+	s := &stands{exec: map[taskfile.Kind]lanes.Executor{}}
 	var err error
 	if s.api, err = apistand.Start(apistand.Options{Quota: o.quota, Scale: o.scale}); err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func newStands(o options) (*stands, error) {
 		s.close()
 		return nil, err
 	}
-	s.exec[spool.KindAPI] = api
-	s.exec[spool.KindWeb] = &bench.ChatHTTP{URL: s.chat.URL()}
+	s.exec[taskfile.KindAPI] = api
+	s.exec[taskfile.KindWeb] = &bench.ChatHTTP{URL: s.chat.URL()}
 	return s, nil
 }

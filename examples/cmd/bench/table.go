@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/bench"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 const (
@@ -124,8 +124,8 @@ func orderTitle(order string, seed uint64) string {
 
 func writeTable(w io.Writer, o options, cells []*cell, machine string) {
 	tasks := bench.FieldReport(o.seed)
-	web, api := bench.Count(tasks, spool.KindWeb), bench.Count(tasks, spool.KindAPI)
-	longest := func(k spool.Kind) time.Duration {
+	web, api := bench.Count(tasks, taskfile.KindWeb), bench.Count(tasks, taskfile.KindAPI)
+	longest := func(k taskfile.Kind) time.Duration {
 		var m time.Duration
 		for _, t := range tasks {
 			if t.Kind == k {
@@ -135,7 +135,7 @@ func writeTable(w io.Writer, o options, cells []*cell, machine string) {
 		return m
 	}
 	fmt.Fprintf(w, "workload: %d web (Σweb %s, longest %s) + %d API (Σapi %s, longest %s), seed %d\n",
-		web, bench.Sum(tasks, spool.KindWeb), longest(spool.KindWeb), api, bench.Sum(tasks, spool.KindAPI), longest(spool.KindAPI), o.seed)
+		web, bench.Sum(tasks, taskfile.KindWeb), longest(taskfile.KindWeb), api, bench.Sum(tasks, taskfile.KindAPI), longest(taskfile.KindAPI), o.seed)
 	fmt.Fprintf(w, "every strategy ran %d times in each order, the runs interleaved; each figure is the median of its runs, with (min–max) for makespan and API wait\n", o.repeat)
 	fmt.Fprintf(w, "time scale %g: every time below is field-report time (measured ÷ %g); API quota %d at once; up to %d retries, backoff %s doubling\n",
 		o.scale, o.scale, o.quota, o.maxRetries, o.backoff)

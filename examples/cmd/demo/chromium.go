@@ -9,7 +9,7 @@ import (
 	"runtime"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // errNeedChromium means Chromium is missing and we may not install it; the
@@ -20,7 +20,7 @@ var errNeedChromium = errors.New("chromium is not installed")
 // none it installs Debian's chromium package through apt if we are root,
 // else it prints the one command to run.
 func ensureChromium(stdout, stderr io.Writer) (string, error) {
-	if p, err := browser.FindBrowser(&spool.Config{}); err == nil {
+	if p, err := browser.FindBrowser(&config.Config{}); err == nil {
 		return p, nil
 	}
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
@@ -40,7 +40,7 @@ func ensureChromium(stdout, stderr io.Writer) (string, error) {
 			return "", fmt.Errorf("apt-get %v: %w", args, err)
 		}
 	}
-	p, err := browser.FindBrowser(&spool.Config{})
+	p, err := browser.FindBrowser(&config.Config{})
 	if err != nil {
 		return "", fmt.Errorf("chromium installed but still not found: %w", err)
 	}

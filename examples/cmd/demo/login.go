@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // login signs one account in on its session's profile the way a person
@@ -20,7 +20,7 @@ import (
 // persistent session cookie that the daemon's browser finds on the same
 // profile. It runs before the daemon starts, so nothing else uses the
 // profile.
-func login(ctx context.Context, cfg *spool.Config, profile, chatURL, user string) error {
+func login(ctx context.Context, cfg *config.Config, profile, chatURL, user string) error {
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		return err
 	}

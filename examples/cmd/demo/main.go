@@ -34,7 +34,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // marker marks a folder the demo made, so a rerun may remove it.
@@ -146,7 +147,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo: submitted %d web + %d API tasks (batch %s); watch it from another terminal too:\n",
-		bench.Count(tasks, spool.KindWeb), bench.Count(tasks, spool.KindAPI), batchName)
+		bench.Count(tasks, taskfile.KindWeb), bench.Count(tasks, taskfile.KindAPI), batchName)
 	fmt.Fprintf(stdout, "      %s status --watch --config %s\n\n", o.bin, cfgPath)
 
 	watchErr := watch(ctx, o, bin, cfgPath, d, len(tasks), stdout)
@@ -223,7 +224,7 @@ func freshDir(dir string) (string, error) {
 
 // writeConfig fills the template's placeholders and writes
 // <dir>/spoolgate.yaml, then loads it as the daemon will.
-func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *spool.Config, error) {
+func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *config.Config, error) {
 	tmpl, err := os.ReadFile(template)
 	if err != nil {
 		return "", nil, fmt.Errorf("config template: %w", err)
@@ -248,7 +249,7 @@ func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		return "", nil, err
 	}
-	cfg, err := spool.LoadConfig(path)
+	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		return "", nil, err
 	}
@@ -386,10 +387,10 @@ func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task) (
 	args := []string{"submit", "--config", cfgPath}
 	for _, t := range tasks {
 		model := "writer"
-		if t.Kind == spool.KindWeb {
+		if t.Kind == taskfile.KindWeb {
 			model = "thinker-web"
 		}
-		st := &spool.Task{TaskID: t.ID, Model: model, Content: t.Content(), Batch: batchName,
+		st := &taskfile.Task{TaskID: t.ID, Model: model, Content: t.Content(), Batch: batchName,
 			Output: batchName + "/" + t.ID + ".txt"}
 		data, err := st.Encode()
 		if err != nil {

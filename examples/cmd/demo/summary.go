@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/bench"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // row is the part of a `spoolgate results` JSONL row the summary reads.
@@ -44,7 +44,7 @@ type summary struct {
 	apiConc    int
 	makespan   time.Duration
 	lowerBound time.Duration
-	lanes      map[spool.Kind]*laneSum
+	lanes      map[taskfile.Kind]*laneSum
 	lost       int
 	failed     int
 	failures   []string
@@ -71,9 +71,9 @@ func summarize(ctx context.Context, bin, cfgPath, spoolDir string, tasks []bench
 		}
 		rows[r.TaskID] = r
 	}
-	s := &summary{scale: scale, apiConc: apiConc, sessions: max(sessions, 1), lanes: map[spool.Kind]*laneSum{spool.KindWeb: {}, spool.KindAPI: {}}}
+	s := &summary{scale: scale, apiConc: apiConc, sessions: max(sessions, 1), lanes: map[taskfile.Kind]*laneSum{taskfile.KindWeb: {}, taskfile.KindAPI: {}}}
 	s.lowerBound = time.Duration(float64(bench.LowerBound(tasks, bench.Limits{Sessions: s.sessions, API: apiConc})) * scale)
-	kind := map[string]spool.Kind{}
+	kind := map[string]taskfile.Kind{}
 	for _, t := range tasks {
 		kind[t.ID] = t.Kind
 		s.lanes[t.Kind].work += time.Duration(float64(t.Dur) * scale)
@@ -128,13 +128,13 @@ func (s *summary) print(w io.Writer) {
 		s.sessions, strings.Join(per, ", "), s.total)
 	fmt.Fprintf(w, "  makespan     %s   lower bound max(Σweb/%d, longest task, Σapi/%d) = %s   ratio %.2f\n",
 		secs(s.makespan), s.sessions, s.apiConc, secs(s.lowerBound), float64(s.makespan)/float64(s.lowerBound))
-	for _, k := range spool.Kinds {
+	for _, k := range taskfile.Kinds {
 		ls := s.lanes[k]
 		fmt.Fprintf(w, "  %-3s lane     %2d tasks  success %2d  failed %d  retries %d  wait p50 %s  p95 %s  (Σ answer time %s)\n",
 			k, ls.n, ls.success, ls.failed, ls.retries,
 			secs(bench.Percentile(ls.waits, 50)), secs(bench.Percentile(ls.waits, 95)), secs(ls.work))
 	}
-	web := s.lanes[spool.KindWeb]
+	web := s.lanes[taskfile.KindWeb]
 	// Each session runs its share of the web tasks one after another.
 	share := web.work / time.Duration(s.sessions)
 	perSession := time.Duration((web.n + s.sessions - 1) / s.sessions)

@@ -1,4 +1,4 @@
-package spool
+package config
 
 import (
 	"errors"
@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 )
+
+// Duration is a time.Duration that reads as "15s", "2m", "30d" (see
+// ParseDuration) and writes as Go writes durations.
+type Duration time.Duration
 
 // ParseDuration is time.ParseDuration that also takes days, the unit of
 // retention periods: "30d", "1.5d", "1d12h". A day is 24 hours (retention

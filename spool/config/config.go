@@ -1,4 +1,7 @@
-package spool
+// Package config is spoolgate.yaml: parsed strictly, defaulted and
+// checked, with the timings derived from it and the web sessions it
+// declares. It imports the task format (taskfile) only.
+package config
 
 import (
 	"bytes"
@@ -13,12 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"gopkg.in/yaml.v3"
 )
-
-// Duration is a time.Duration that reads as "15s", "2m", "30d" (see
-// ParseDuration) and writes as Go writes durations.
-type Duration time.Duration
 
 // D returns d as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
@@ -91,7 +91,7 @@ func (w WebConfig) IsHeadless() bool { return w.Headless == nil || *w.Headless }
 // ModelConfig is one entry of `models:`.
 type ModelConfig struct {
 	Name            string            `yaml:"name"`
-	Kind            Kind              `yaml:"kind"`
+	Kind            taskfile.Kind     `yaml:"kind"`
 	NeedEmptyPrompt bool              `yaml:"needEmptyPrompt"`
 	Timeout         Duration          `yaml:"timeout"`
 	BaseURL         string            `yaml:"baseURL"`
@@ -318,7 +318,7 @@ func (c *Config) Check() error {
 	if c.Web.Instance == "" {
 		c.Web.Instance = "default"
 	}
-	if !ValidTaskID(c.Web.Instance) {
+	if !taskfile.ValidTaskID(c.Web.Instance) {
 		return &ConfigError{Key: "web.instance", Msg: fmt.Sprintf("%q must be letters, digits, '.', '_' or '-'", c.Web.Instance)}
 	}
 	if c.Web.Profiles == "" {
@@ -344,7 +344,7 @@ func (c *Config) Check() error {
 			m.Timeout = Duration(120 * time.Second)
 		}
 		switch m.Kind {
-		case KindAPI:
+		case taskfile.KindAPI:
 			if m.BaseURL == "" {
 				return &ConfigError{Key: key + ".baseURL", Msg: "missing (an OpenAI-compatible endpoint such as https://api.example.com/v1)"}
 			}
@@ -361,7 +361,7 @@ func (c *Config) Check() error {
 			default:
 				return &ConfigError{Key: key + ".maxTokensField", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens)}
 			}
-		case KindWeb:
+		case taskfile.KindWeb:
 			if m.Site == "" {
 				return &ConfigError{Key: key + ".site", Msg: "missing: a web model names one of `sites:`"}
 			}

@@ -1,4 +1,4 @@
-package spool
+package config
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -76,7 +77,7 @@ func (w *keyWalk) check(n *yaml.Node, t reflect.Type, path string) *ConfigError 
 		// A type that reads itself (Duration, Command): its own reading
 		// says what is wrong, here with the key's path.
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
-			return &ConfigError{Key: path, Msg: yamlError(err).Error()}
+			return &ConfigError{Key: path, Msg: taskfile.YAMLError(err).Error()}
 		}
 		return nil
 	}
@@ -195,7 +196,7 @@ var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // path stays readable and one line.
 func join(path, key string) string {
 	if !plainKey.MatchString(key) {
-		key = strconv.Quote(clip(key))
+		key = strconv.Quote(taskfile.Clip(key))
 	}
 	if path == "" {
 		return key
@@ -227,18 +228,18 @@ func describeNode(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	}
-	return strconv.Quote(clip(n.Value))
+	return strconv.Quote(taskfile.Clip(n.Value))
 }
 
 // yamlTypeNames match Go type names in yaml.v3's messages ("into int",
-// "into map[string]spool.SiteConfig", "in type spool.Config"), which mean
+// "into map[string]config.SiteConfig", "in type config.Config"), which mean
 // nothing to whoever writes the config.
 var yamlTypeNames = regexp.MustCompile(`\s*(into|in type) [\w.*\[\]]+`)
 
 // plainYAMLError rewrites a yaml.v3 error into one line without Go type
 // names; the walk catches the usual cases first, this is the safety net.
 func plainYAMLError(err error) string {
-	s := yamlError(err).Error()
+	s := taskfile.YAMLError(err).Error()
 	s = yamlTypeNames.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "cannot unmarshal", "a value of the wrong kind:")
 	return s

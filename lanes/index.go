@@ -1,9 +1,13 @@
-package spool
+package lanes
 
 import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Entry is one pending task as the index knows it.
@@ -35,9 +39,9 @@ func (e Entry) less(o Entry) bool {
 }
 
 // EntryOf builds the index entry of a pending task.
-func EntryOf(cfg *Config, t *Task) Entry {
+func EntryOf(cfg *config.Config, t *taskfile.Task) Entry {
 	e := Entry{ID: t.TaskID, NotBefore: t.NotBefore, SubmittedAt: t.SubmittedAt, Model: t.Model, Batch: t.Batch,
-		Output: OutputKey(t.Output), Priority: t.Priority.Level(), AgingAfter: cfg.AgingAfter.D()}
+		Output: spool.OutputKey(t.Output), Priority: t.Priority.Level(), AgingAfter: cfg.AgingAfter.D()}
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
 	}
@@ -57,8 +61,8 @@ func EntryOf(cfg *Config, t *Task) Entry {
 // notBefore), which are few and looked at in full when due.
 type Index struct {
 	mu    sync.Mutex
-	fresh [levels][]Entry
-	later [levels][]Entry
+	fresh [taskfile.Levels][]Entry
+	later [taskfile.Levels][]Entry
 	byID  map[string]place
 	byOut map[string]string // output key → ID, for entries with an output
 }
@@ -120,7 +124,7 @@ func NewIndex(entries []Entry) *Index {
 		l := ix.listOf(e)
 		*l = append(*l, e)
 	}
-	for i := range levels {
+	for i := range taskfile.Levels {
 		for _, l := range []*[]Entry{&ix.fresh[i], &ix.later[i]} {
 			sort.Slice(*l, func(i, j int) bool { return (*l)[i].less((*l)[j]) })
 		}
@@ -130,7 +134,7 @@ func NewIndex(entries []Entry) *Index {
 
 // listOf is the list e belongs in.
 func (ix *Index) listOf(e Entry) *[]Entry {
-	i := min(max(e.Priority, levelLow), levelHigh) + 1
+	i := min(max(e.Priority, taskfile.LevelLow), taskfile.LevelHigh) + 1
 	if e.NotBefore.IsZero() {
 		return &ix.fresh[i]
 	}
@@ -243,19 +247,19 @@ func (ix *Index) Next(now time.Time, n int, eligible func(Entry) bool) ([]Entry,
 // index's order. It notes in wake the earliest future notBefore it saw.
 func (ix *Index) pick(now time.Time, eligible func(Entry) bool, taken map[string]bool, wake *time.Time) (Entry, bool) {
 	var best Entry
-	bestLvl := levelLow - 1
+	bestLvl := taskfile.LevelLow - 1
 	consider := func(e Entry, lvl int) {
 		if lvl > bestLvl || lvl == bestLvl && e.less(best) {
 			best, bestLvl = e, lvl
 		}
 	}
 	ok := func(e Entry) bool { return !taken[e.ID] && (eligible == nil || eligible(e)) }
-	for lvl := levelHigh; lvl >= levelLow; lvl-- {
+	for lvl := taskfile.LevelHigh; lvl >= taskfile.LevelLow; lvl-- {
 		// Fresh: ordered by submittedAt, so the first one accepted is the
 		// most aged of its list.
 		for _, e := range ix.fresh[lvl+1] {
 			if ok(e) {
-				consider(e, aged(lvl, e.SubmittedAt, now, e.AgingAfter))
+				consider(e, taskfile.AgedLevel(lvl, e.SubmittedAt, now, e.AgingAfter))
 				break
 			}
 		}
@@ -270,10 +274,10 @@ func (ix *Index) pick(now time.Time, eligible func(Entry) bool, taken map[string
 				}
 				break
 			}
-			consider(e, aged(lvl, e.SubmittedAt, now, e.AgingAfter))
+			consider(e, taskfile.AgedLevel(lvl, e.SubmittedAt, now, e.AgingAfter))
 		}
 	}
-	return best, bestLvl >= levelLow
+	return best, bestLvl >= taskfile.LevelLow
 }
 
 // Snapshot returns the entries by priority (without aging), then in order.
@@ -281,7 +285,7 @@ func (ix *Index) Snapshot() []Entry {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var out []Entry
-	for lvl := levelHigh; lvl >= levelLow; lvl-- {
+	for lvl := taskfile.LevelHigh; lvl >= taskfile.LevelLow; lvl-- {
 		out = append(out, ix.fresh[lvl+1]...)
 		out = append(out, ix.later[lvl+1]...)
 	}

@@ -1,9 +1,11 @@
-package spool
+package config
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestConfig_Ops(t *testing.T) {
@@ -33,8 +35,8 @@ func TestConfig_Ops(t *testing.T) {
 			return ""
 		}},
 		{"retention in days", "retention: {done: 30d, failed: 90d}\n", "", func(c *Config) string {
-			if c.Retention.For(DirDone) != 30*24*time.Hour || c.Retention.For(DirFailed) != 90*24*time.Hour ||
-				c.Retention.For(DirCanceled) != 0 || c.Retention.Shortest() != 30*24*time.Hour {
+			if c.Retention.For(taskfile.DirDone) != 30*24*time.Hour || c.Retention.For(taskfile.DirFailed) != 90*24*time.Hour ||
+				c.Retention.For(taskfile.DirCanceled) != 0 || c.Retention.Shortest() != 30*24*time.Hour {
 				return "retention not read"
 			}
 			return ""

@@ -1,4 +1,4 @@
-package spool
+package config
 
 import (
 	"os"
@@ -86,7 +86,7 @@ func TestLoadConfig_RelativeSpool(t *testing.T) {
 }
 
 // goTypeNames match Go type names that yaml.v3 puts in its messages.
-var goTypeNames = regexp.MustCompile(`spool\.[A-Z]\w+|map\[string\]|\[\]spool|\*spool|into (int|bool|string|float64|uint)|time\.Duration`)
+var goTypeNames = regexp.MustCompile(`\b(spool|taskfile|config|status)\.[A-Z]\w+|map\[string\]|\[\](spool|taskfile|config)|\*(spool|taskfile|config)|into (int|bool|string|float64|uint)|time\.Duration`)
 
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{

@@ -1,4 +1,4 @@
-package spool
+package config
 
 import (
 	"path/filepath"
@@ -107,22 +107,26 @@ models: [{name: x, kind: api, baseURL: "http://127.0.0.1:1/v1", account: a}]`, "
 
 func TestWebSession_May(t *testing.T) {
 	s := WebSession{Account: "a1", Site: "chat"}
+	type entry struct {
+		Site   string
+		Pinned []string
+	}
 	tests := []struct {
-		e    Entry
+		e    entry
 		want bool
 	}{
-		{Entry{Site: "chat"}, true},
-		{Entry{Site: "other"}, false},
-		{Entry{Site: "chat", Pinned: []string{"a2"}}, false},
-		{Entry{Site: "chat", Pinned: []string{"a2", "a1"}}, true},
-		{Entry{Site: "other", Pinned: []string{"a1"}}, true},
+		{entry{Site: "chat"}, true},
+		{entry{Site: "other"}, false},
+		{entry{Site: "chat", Pinned: []string{"a2"}}, false},
+		{entry{Site: "chat", Pinned: []string{"a2", "a1"}}, true},
+		{entry{Site: "other", Pinned: []string{"a1"}}, true},
 	}
 	legacy := WebSession{Account: "ops1", Site: "chat", Legacy: true}
-	if !legacy.May(Entry{Site: "other", Pinned: []string{"ops2"}}) {
+	if !legacy.May("other", []string{"ops2"}) {
 		t.Error("the legacy session runs every web task")
 	}
 	for _, tt := range tests {
-		if got := s.May(tt.e); got != tt.want {
+		if got := s.May(tt.e.Site, tt.e.Pinned); got != tt.want {
 			t.Errorf("May(%+v) = %v, want %v", tt.e, got, tt.want)
 		}
 	}

@@ -1,18 +1,18 @@
-// Package spool is spoolgate's on-disk protocol: the task file codec, the
-// folder layout, the config, and every move of a task file between folders.
-//
-// The folder a task file sits in is the truth about its state; the `state`
-// field inside is a convenience for people and scripts, and start-up
-// recovery repairs it when a crash left the two out of step.
-package spool
+// Package taskfile is the task file format: kinds, states, error classes,
+// the Task codec, task ids, priorities and the folder names of a lane. It
+// does no I/O and imports nothing of this module, so every layer may
+// import it (as river's rivertype is to river).
+package taskfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -127,26 +127,32 @@ func DecodeTask(data []byte) (*Task, error) {
 	dec.KnownFields(true)
 	var t Task
 	if err := dec.Decode(&t); err != nil {
-		return nil, yamlError(err)
+		return nil, YAMLError(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		if err != nil {
-			return nil, yamlError(err)
+			return nil, YAMLError(err)
 		}
 		return nil, fmt.Errorf("yaml: line %d: a second document: one task per file", extra.Line)
 	}
 	return &t, nil
 }
 
-// yamlError folds a yaml.v3 error (which may list several lines) into one
-// line.
-func yamlError(err error) error {
+// taskTypeName is how yaml.v3 names Task in its messages ("field x not
+// found in type taskfile.Task"); taken from the type itself, so a move or
+// rename of the package cannot make the rewrite below silently stop
+// matching.
+var taskTypeName = "in type " + reflect.TypeFor[Task]().String()
+
+// YAMLError folds a yaml.v3 error (which may list several lines) into one
+// line, without the Go type name of Task.
+func YAMLError(err error) error {
 	s := strings.TrimSpace(err.Error())
 	s = strings.ReplaceAll(s, "\n ", ";")
 	s = strings.ReplaceAll(s, "\n", "; ")
 	s = strings.ReplaceAll(s, "unmarshal errors:;", "")
-	s = strings.ReplaceAll(s, "in type spool.Task", "(unknown field)")
+	s = strings.ReplaceAll(s, taskTypeName, "(unknown field)")
 	return errors.New(OneLine(s))
 }
 
@@ -175,4 +181,16 @@ func (t *Task) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
 	}
 	return restoreStandIns(buf.Bytes(), back), nil
+}
+
+// clip shortens user text quoted in a reason so a reason stays one line.
+func Clip(s string) string {
+	if len(s) > 80 {
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never split a character
+		}
+		s = s[:cut] + "…"
+	}
+	return OneLine(s)
 }

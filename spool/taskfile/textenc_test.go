@@ -1,4 +1,4 @@
-package spool
+package taskfile
 
 import (
 	"bytes"
@@ -102,50 +102,5 @@ func TestTask_EncodeNonBMP(t *testing.T) {
 		if back.Content != tk.Content || back.Batch != tk.Batch || back.Result != tk.Result || back.Prompt != tk.Prompt || back.Error != tk.Error {
 			t.Errorf("%s: round trip changed the text:\n%s", tk.TaskID, data)
 		}
-	}
-}
-
-func TestValidate_ControlCharacters(t *testing.T) {
-	cfg, err := ParseConfig([]byte("models: [{name: fast, kind: api, baseURL: 'http://127.0.0.1:9/v1'}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok := func(tk *Task) *Task { tk.TaskID, tk.Model = "t", "fast"; return tk }
-	tests := []struct {
-		name   string
-		task   *Task
-		reason string
-	}{
-		{"tab and newline in content", ok(&Task{Content: "a\tb\nc"}), ""},
-		{"emoji and CJK", ok(&Task{Content: "🌷 春", Batch: "春季 🌷"}), ""},
-		{"ESC in content", ok(&Task{Content: "a\x1b[2J"}), "content: contains the control character U+001B (ESC) at character 2"},
-		{"CR alone in content", ok(&Task{Content: "a\rb"}), "U+000D (carriage return)"},
-		{"DEL in prompt", ok(&Task{Content: "x", Prompt: "a\x7f"}), "prompt: contains the control character U+007F (DEL)"},
-		{"C1 in content", ok(&Task{Content: "a\u009bb"}), "U+009B"},
-		{"newline in batch", ok(&Task{Content: "x", Batch: "a\nb"}), "batch: contains the control character U+000A (newline)"},
-		{"tab in batch", ok(&Task{Content: "x", Batch: "a\tb"}), "batch: contains"},
-		{"NUL in output", ok(&Task{Content: "x", Output: "a\x00b"}), "output: contains the control character U+0000 (NUL)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rej := Validate(cfg, tt.task, KindAPI)
-			switch {
-			case tt.reason == "" && rej != nil:
-				t.Errorf("refused: %s", rej.Msg)
-			case tt.reason != "" && (rej == nil || !strings.Contains(rej.Msg, tt.reason)):
-				t.Errorf("got %v, want %q", rej, tt.reason)
-			case rej != nil && strings.ContainsFunc(rej.Msg, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-				t.Errorf("the reason carries a control character: %q", rej.Msg)
-			}
-		})
-	}
-	// CRLF from a quoted escape is the same text with LF.
-	tk, err := DecodeTask([]byte("taskId: t\nmodel: fast\ncontent: \"a\\r\\nb\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk.ResetForIntake()
-	if rej := Validate(cfg, tk, KindAPI); rej != nil || tk.Content != "a\nb" {
-		t.Errorf("CRLF: %v %q", rej, tk.Content)
 	}
 }

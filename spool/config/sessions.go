@@ -1,10 +1,12 @@
-package spool
+package config
 
 import (
 	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // DefaultAccount is the account of a web model whose site has no account
@@ -96,7 +98,7 @@ func (c *Config) checkSessions() error {
 		// As before sessions: a web model without an account is the
 		// default account's.
 		for i := range c.Models {
-			if m := &c.Models[i]; m.Kind == KindWeb && len(m.Pinned()) == 0 {
+			if m := &c.Models[i]; m.Kind == taskfile.KindWeb && len(m.Pinned()) == 0 {
 				m.Account = DefaultAccount
 			}
 		}
@@ -104,7 +106,7 @@ func (c *Config) checkSessions() error {
 	site := map[string]string{} // account -> site
 	var order []string
 	add := func(acct, s, key string) error {
-		if !ValidTaskID(acct) {
+		if !taskfile.ValidTaskID(acct) {
 			return &ConfigError{Key: key, Msg: fmt.Sprintf("%q must be letters, digits, '.', '_' or '-' (it names files in <spool>/accounts/ and the session's profile)", acct)}
 		}
 		if a, ok := c.Accounts[acct]; ok && a.Site != "" && a.Site != s {
@@ -122,7 +124,7 @@ func (c *Config) checkSessions() error {
 	names := slices.Sorted(maps.Keys(c.Accounts))
 	for _, n := range names {
 		a := c.Accounts[n]
-		if !ValidTaskID(n) {
+		if !taskfile.ValidTaskID(n) {
 			return &ConfigError{Key: "accounts." + n, Msg: "an account's name must be letters, digits, '.', '_' or '-'"}
 		}
 		if a.Site != "" {
@@ -137,7 +139,7 @@ func (c *Config) checkSessions() error {
 	// Pinned models first: they give accounts without a site their site.
 	for i := range c.Models {
 		m := &c.Models[i]
-		if m.Kind != KindWeb {
+		if m.Kind != taskfile.KindWeb {
 			if m.Account != "" || len(m.Accounts) > 0 {
 				return &ConfigError{Key: "models[" + m.Name + "].account", Msg: "only web models run on accounts"}
 			}
@@ -174,7 +176,7 @@ func (c *Config) checkSessions() error {
 	// any account has the one default session, as before accounts.
 	for i := range c.Models {
 		m := &c.Models[i]
-		if m.Kind != KindWeb || len(m.Pinned()) > 0 {
+		if m.Kind != taskfile.KindWeb || len(m.Pinned()) > 0 {
 			continue
 		}
 		if !slices.ContainsFunc(order, func(a string) bool { return site[a] == m.Site }) {
@@ -203,41 +205,15 @@ func (c *Config) checkSessions() error {
 	return nil
 }
 
-// May reports whether the session may run the pending task e: a task
-// pinned to accounts runs only on theirs, an unpinned one on any session
-// of its site.
-func (s WebSession) May(e Entry) bool {
+// May reports whether the session may run a pending task of a model of
+// site pinned to the accounts pinned: a task pinned to accounts runs only
+// on theirs, an unpinned one on any session of its site.
+func (s WebSession) May(site string, pinned []string) bool {
 	if s.Legacy {
 		return true
 	}
-	if len(e.Pinned) > 0 {
-		return slices.Contains(e.Pinned, s.Account)
+	if len(pinned) > 0 {
+		return slices.Contains(pinned, s.Account)
 	}
-	return e.Site == s.Site
-}
-
-// The states of a web session, as status shows them.
-const (
-	SessionRunning   = "running"
-	SessionIdle      = "idle"
-	SessionDisabled  = "disabled"
-	SessionHeld      = "held"
-	SessionLoggedOut = "logged out"
-	SessionLeased    = "leased by another host"
-	SessionStandby   = "standby"
-)
-
-// SessionInfo is a running daemon's live view of one web session.
-type SessionInfo struct {
-	Account string `json:"account"`
-	Site    string `json:"site"`
-	Profile string `json:"profile"`
-	Lock    string `json:"lock"`
-	State   string `json:"state"`
-	Task    string `json:"task,omitempty"`
-	// Holder is who holds the account's lease (host:pid), or, in standby,
-	// the session's lock.
-	Holder   string `json:"holder,omitempty"`
-	Finished int    `json:"finished"`
-	Failed   int    `json:"failed"`
+	return site == s.Site
 }

@@ -1,4 +1,4 @@
-package spool
+package config
 
 import "time"
 
@@ -54,26 +54,4 @@ func (c *Config) Timing() Timing {
 		ReclaimEvery:      min(c.Heartbeat.D(), time.Second),
 		ReclaimRetryDelay: min(c.RetryBackoff.D(), stale),
 	}
-}
-
-// LastSign is when a running task last showed life: its heartbeat, else
-// its start.
-func (s Summary) LastSign() time.Time {
-	if s.HeartbeatAt.IsZero() {
-		return s.StartedAt
-	}
-	return s.HeartbeatAt
-}
-
-// Stale is the one staleness rule: a running task is stale when its last
-// sign of life (heartbeatAt, else startedAt) is older than staleAfter. It
-// also returns that age (zero when the task has no sign at all, which is
-// not stale: an unmarked claim is judged by ClaimGrace instead).
-func Stale(s Summary, now time.Time, staleAfter time.Duration) (age time.Duration, stale bool) {
-	last := s.LastSign()
-	if last.IsZero() {
-		return 0, false
-	}
-	age = now.Sub(last)
-	return age, age > staleAfter
 }

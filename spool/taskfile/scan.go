@@ -1,10 +1,23 @@
-package spool
+package taskfile
 
 import (
 	"bytes"
 	"strconv"
 	"time"
 )
+
+// Stale is the one staleness rule: a running task is stale when its last
+// sign of life (heartbeatAt, else startedAt) is older than staleAfter. It
+// also returns that age (zero when the task has no sign at all, which is
+// not stale: an unmarked claim is judged by ClaimGrace instead).
+func Stale(s Summary, now time.Time, staleAfter time.Duration) (age time.Duration, stale bool) {
+	last := s.LastSign()
+	if last.IsZero() {
+		return 0, false
+	}
+	age = now.Sub(last)
+	return age, age > staleAfter
+}
 
 // Summary is what the index and the status view need of a task file.
 type Summary struct {
@@ -121,17 +134,6 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 	return s, haveID && haveModel
 }
 
-// scanPending is ScanSummary for the index: a pending task in spoolgate's
-// own, normalized form.
-func scanPending(data []byte) (Task, bool) {
-	s, ok := ScanSummary(data)
-	if !ok || s.State != StatePending || s.SubmittedAt.IsZero() {
-		return Task{}, false
-	}
-	return Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output, Priority: s.Priority,
-		State: s.State, SubmittedAt: s.SubmittedAt, NotBefore: s.NotBefore}, true
-}
-
 // plain reports whether v is a YAML plain scalar that means itself: no
 // quotes, no flow or block indicators, no comment, no trailing space.
 func plain(v []byte) bool {
@@ -148,4 +150,13 @@ func plain(v []byte) bool {
 		}
 	}
 	return bytes.IndexByte(v, '#') < 0 && !bytes.Contains(v, []byte(": "))
+}
+
+// LastSign is when a running task last showed life: its heartbeat, else
+// its start.
+func (s Summary) LastSign() time.Time {
+	if s.HeartbeatAt.IsZero() {
+		return s.StartedAt
+	}
+	return s.HeartbeatAt
 }

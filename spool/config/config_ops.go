@@ -1,4 +1,4 @@
-package spool
+package config
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -113,11 +114,11 @@ type RetentionConfig struct {
 // For returns the retention of the final folder dir; 0 keeps for ever.
 func (r RetentionConfig) For(dir string) time.Duration {
 	switch dir {
-	case DirDone:
+	case taskfile.DirDone:
 		return r.Done.D()
-	case DirFailed:
+	case taskfile.DirFailed:
 		return r.Failed.D()
-	case DirCanceled:
+	case taskfile.DirCanceled:
 		return r.Canceled.D()
 	}
 	return 0
@@ -146,7 +147,7 @@ func (c *Config) checkOps() error {
 			return &ConfigError{Key: key + ".concurrency", Msg: fmt.Sprintf("%d is negative", m.Concurrency)}
 		case m.RPM < 0 || m.RPM > 1e6:
 			return &ConfigError{Key: key + ".rpm", Msg: fmt.Sprintf("%g is out of range 0 to 1000000", m.RPM)}
-		case m.Kind != KindAPI && (m.Concurrency != 0 || m.RPM != 0):
+		case m.Kind != taskfile.KindAPI && (m.Concurrency != 0 || m.RPM != 0):
 			return &ConfigError{Key: key, Msg: "concurrency and rpm are quotas of api models (a web session runs one task at a time)"}
 		case m.Concurrency > c.API.Concurrency:
 			return &ConfigError{Key: key + ".concurrency", Msg: fmt.Sprintf("%d is over api.concurrency (%d): a model cannot run more than the lane", m.Concurrency, c.API.Concurrency)}

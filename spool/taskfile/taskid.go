@@ -1,4 +1,4 @@
-package spool
+package taskfile
 
 import (
 	"fmt"
@@ -7,6 +7,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// ValidAccount reports whether name may name a file of <spool>/accounts/:
+// the taskId alphabet, so it can never leave the folder.
+func ValidAccount(name string) bool { return ValidTaskID(name) }
 
 // MaxTaskIDBytes bounds a taskId in bytes of UTF-8. A taskId names files:
 // ID.yaml, ID.log, ID.error, cancel/ID, and later issues' ID.N.png; file

@@ -1,0 +1,45 @@
+package taskfile
+
+import (
+	"testing"
+	"time"
+)
+
+func FuzzScanSummary(f *testing.F) {
+	f.Add([]byte("taskId: a\nmodelKind: api\nmodel: m\ncontent: x\nstate: pending\nattempt: 0\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: a\nmodel: 'm'\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: r\nmodel: m\ncontent: |-\n  x\n  y\nstate: running\nattempt: 2\nowner: h:1\nstartedAt: 2026-01-01T00:00:00.5Z\nheartbeatAt: 2026-01-01T00:00:01Z\nfinishedAt: 2026-01-01T00:00:02Z\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nattempt: 010\n"))
+	f.Add([]byte("taskId: 春季广告\nmodel: m\nbatch: 🌷 spring\noutput: 春/a.txt\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: か\u3099\nmodel: m\noutput: \"a b\"\n"))
+	f.Add([]byte("taskId: a\nmodel: m\npriority: high\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nowner: h:1\naccount: a1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := ScanSummary(data)
+		if !ok {
+			return
+		}
+		full, err := DecodeTask(data)
+		if err != nil {
+			return // not a file spoolgate wrote: the callers decode in full only when the scan declines
+		}
+		if want := SummaryOf(full); !sameSummary(got, want) {
+			t.Fatalf("scan %+v != decode %+v", got, want)
+		}
+	})
+}
+
+// sameSummary compares times as instants: two parses of one offset give
+// equal instants in distinct *time.Location values.
+func sameSummary(a, b Summary) bool {
+	at := []time.Time{a.SubmittedAt, a.NotBefore, a.StartedAt, a.HeartbeatAt, a.FinishedAt}
+	bt := []time.Time{b.SubmittedAt, b.NotBefore, b.StartedAt, b.HeartbeatAt, b.FinishedAt}
+	for i := range at {
+		if !at[i].Equal(bt[i]) {
+			return false
+		}
+	}
+	a.SubmittedAt, a.NotBefore, a.StartedAt, a.HeartbeatAt, a.FinishedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	b.SubmittedAt, b.NotBefore, b.StartedAt, b.HeartbeatAt, b.FinishedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	return a == b
+}
