@@ -59,7 +59,7 @@ fuzz:
 	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzScanSummary$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/safetext -run '^$$' -fuzz '^FuzzLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/config -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeHold$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzDecodeHold$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./browser -run '^$$' -fuzz '^FuzzParseReset$$' -fuzztime $(FUZZTIME)
 
 reliability:

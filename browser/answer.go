@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -71,10 +71,10 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState) (string, err
 			return "", d.limitErr(msg)
 		}
 		if st.Error != "" {
-			return "", lanes.Errorf(taskfile.ClassTransient, "site %s shows an error: %s", d.siteName, st.Error)
+			return "", attempt.Errorf(taskfile.ClassTransient, "site %s shows an error: %s", d.siteName, st.Error)
 		}
 		if st.LoggedOut {
-			return "", lanes.Errorf(taskfile.ClassAccount, "site %s signed out during the answer: run `spoolgate login %s`", d.siteName, d.siteName)
+			return "", attempt.Errorf(taskfile.ClassAccount, "site %s signed out during the answer: run `spoolgate login %s`", d.siteName, d.siteName)
 		}
 		sawBusy = sawBusy || st.Busy
 		if !started && (st.Busy || fresh) {
@@ -94,7 +94,7 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState) (string, err
 		if !started && now.Sub(sent) > d.t.Start {
 			ex := d.excerpt(ctx)
 			d.log.Warn("driver: no answer started", "startTimeout", d.t.Start, "pageText", ex)
-			return "", lanes.Errorf(taskfile.ClassTransient, "site %s: no answer started within %s of sending (neither busy nor a new answer showed); the page reads: %q", d.siteName, d.t.Start, ex)
+			return "", attempt.Errorf(taskfile.ClassTransient, "site %s: no answer started within %s of sending (neither busy nor a new answer showed); the page reads: %q", d.siteName, d.t.Start, ex)
 		}
 		if contAt != (time.Time{}) && (st.Busy || st.Last != contText || st.Count > contFrom) {
 			contAt = time.Time{} // the continuation began: busy, or more text
@@ -130,12 +130,12 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState) (string, err
 			}
 			ans := w.result()
 			if ans == "" {
-				return "", lanes.Errorf(taskfile.ClassTransient, "site %s answered with empty text", d.siteName)
+				return "", attempt.Errorf(taskfile.ClassTransient, "site %s answered with empty text", d.siteName)
 			}
 			d.step("answer finished", "chars", utf8.RuneCountInString(ans), "continues", continues, "after", now.Sub(sent).Round(time.Millisecond))
 			return ans, nil
 		case !st.Busy && sawBusy && !fresh && now.Sub(busyGone) > d.t.Quiet:
-			return "", lanes.Errorf(taskfile.ClassTransient, "site %s: the generation ended without an answer", d.siteName)
+			return "", attempt.Errorf(taskfile.ClassTransient, "site %s: the generation ended without an answer", d.siteName)
 		}
 		select {
 		case <-ctx.Done():

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -62,7 +62,7 @@ func (t Timings) withDefaults() Timings {
 // maxContinues bounds the "Continue generating" clicks of one answer.
 const maxContinues = 20
 
-// driver drives one chat on a page described only by a spool.SiteConfig.
+// driver drives one chat on a page described only by a config.SiteConfig.
 type driver struct {
 	site     config.SiteConfig
 	siteName string
@@ -186,7 +186,7 @@ func (d *driver) open(ctx context.Context) (pageState, error) {
 			d.step("page loaded", "url", d.site.URL)
 			if st.LoggedOut {
 				d.step("logged-in check", "signedIn", false)
-				return st, lanes.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+				return st, attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
 			}
 			d.step("logged-in check", "signedIn", true)
 			return st, nil
@@ -201,7 +201,7 @@ func (d *driver) open(ctx context.Context) (pageState, error) {
 			if err != nil {
 				return st, d.fail(ctx, "waiting for the page: %w", err)
 			}
-			return st, lanes.Errorf(taskfile.ClassTransient, "site %s: the page did not finish loading within %s", d.siteName, d.t.PageLoad)
+			return st, attempt.Errorf(taskfile.ClassTransient, "site %s: the page did not finish loading within %s", d.siteName, d.t.PageLoad)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,6 @@
 // Package browser runs web models: it owns the Chromium lifecycle on this
 // instance's own profile (self-check, single-instance check, launch, sure
-// close) and drives a chat page described only by a spool.SiteConfig.
+// close) and drives a chat page described only by a config.SiteConfig.
 package browser
 
 import (
@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -21,7 +21,7 @@ import (
 // defaultProbeTimeout bounds the heartbeat's CDP round-trip.
 const defaultProbeTimeout = 5 * time.Second
 
-// Executor is the web lane's lanes.Executor: one attempt is self-check →
+// Executor is the web lane's attempt.Executor: one attempt is self-check →
 // single-instance check → launch → drive the chat page → close, with the
 // close on every path.
 type Executor struct {
@@ -62,15 +62,15 @@ func (e *Executor) ForSession(s config.WebSession) *Executor {
 // errOverlap is returned when Execute is entered while an attempt runs.
 var errOverlap = errors.New("web executor is already running a task (the web lane runs one at a time)")
 
-// Execute runs one attempt of job. Failures are *lanes.TaskError: account
+// Execute runs one attempt of job. Failures are *attempt.TaskError: account
 // (signed out), environment (profile in use, no browser), transient (page
 // error, browser died, web.taskTimeout passed: that one wraps
-// lanes.ErrTimeout), permanent (site config that matches nothing). When
+// attempt.ErrTimeout), permanent (site config that matches nothing). When
 // ctx ends it closes the browser and returns an error wrapping
 // context.Cause(ctx).
-func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, error) {
 	if !e.mu.TryLock() {
-		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: errOverlap}
+		return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassTransient, Err: errOverlap}
 	}
 	defer e.mu.Unlock()
 	started := time.Now()
@@ -78,32 +78,32 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	model := job.Model
 	site, ok := e.cfg.Sites[model.Site]
 	if !ok {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "model %s: site %q is not in the config", model.Name, model.Site)
 	}
 	profile := e.profile
 	if err := ensureProfile(profile); err != nil {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassEnvironment, "%w", err)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassEnvironment, "%w", err)
 	}
 
 	job.SetStage("self-check")
 	if err := SelfCheck(profile, log); err != nil {
-		return lanes.Result{}, err
+		return attempt.Result{}, err
 	}
 	if ctx.Err() != nil {
-		return lanes.Result{}, stopped(ctx, "self-check")
+		return attempt.Result{}, stopped(ctx, "self-check")
 	}
 	job.SetStage("single-instance check")
 	if err := checkSingleInstance(profile, log); err != nil {
-		return lanes.Result{}, err
+		return attempt.Result{}, err
 	}
 
 	job.SetStage("launching browser")
 	b, err := Launch(ctx, e.cfg, profile, e.cfg.Web.IsHeadless(), log)
 	if err != nil {
 		if ctx.Err() != nil {
-			return lanes.Result{}, stopped(ctx, "launching browser")
+			return attempt.Result{}, stopped(ctx, "launching browser")
 		}
-		return lanes.Result{}, err
+		return attempt.Result{}, err
 	}
 	b.grace = e.closeGrace
 	job.SetBrowserPID(b.PID())
@@ -121,7 +121,7 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	// The page work runs under the tab's context (it ends if the browser
 	// dies), the total limit web.taskTimeout counted from the start of the
 	// attempt, and the task's own context.
-	errTaskTimeout := fmt.Errorf("%w: web.taskTimeout %s passed", lanes.ErrTimeout, e.cfg.Web.TaskTimeout.D())
+	errTaskTimeout := fmt.Errorf("%w: web.taskTimeout %s passed", attempt.ErrTimeout, e.cfg.Web.TaskTimeout.D())
 	dctx, dcancel := context.WithDeadlineCause(b.Context(), started.Add(e.cfg.Web.TaskTimeout.D()), errTaskTimeout)
 	defer dcancel()
 	stop := context.AfterFunc(ctx, func() { dcancel() })
@@ -137,27 +137,27 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	switch {
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(text), "took", time.Since(started).Round(time.Millisecond))
-		return lanes.Result{Text: text}, nil
+		return attempt.Result{Text: text}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
-		return lanes.Result{}, stopped(ctx, stage)
+		return attempt.Result{}, stopped(ctx, stage)
 	case b.Context().Err() != nil || b.exited():
-		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
+		return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w (pid %d) while %s: %v", errBrowserGone, b.PID(), stage, err)}
 	}
 	// Something to look at: what the page showed when the attempt failed.
 	job.SetStage("saving the page of the failed attempt")
 	saved := saveArtefacts(b.Context(), spool.NewStore(e.cfg, nil), job.Task.TaskID, max(job.Task.Attempt, 1), log)
-	if errors.Is(context.Cause(dctx), lanes.ErrTimeout) {
-		err = &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
+	if errors.Is(context.Cause(dctx), attempt.ErrTimeout) {
+		err = &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	if !errors.As(err, &te) {
-		te = &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
+		te = &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("while %s: %w", stage, err)}
 	}
 	if s := saved.String(); s != "" {
 		te.Err = fmt.Errorf("%w (%s)", te.Err, s)
 	}
-	return lanes.Result{}, te
+	return attempt.Result{}, te
 }
 
 // stopped is the error for an attempt whose context ended: it wraps the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
@@ -80,8 +80,8 @@ func TestExecutor_Execute_LoggedOut(t *testing.T) {
 	e.stand.LogoutAll()
 	job, log := e.job(t, "chat-web", "", "hello")
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != taskfile.ClassAccount || !strings.Contains(err.Error(), "spoolgate login standin") {
-		t.Fatalf("err %v (class %s), want account error naming `spoolgate login standin`\nlog:\n%s", err, lanes.Classify(err), log)
+	if attempt.Classify(err) != taskfile.ClassAccount || !strings.Contains(err.Error(), "spoolgate login standin") {
+		t.Fatalf("err %v (class %s), want account error naming `spoolgate login standin`\nlog:\n%s", err, attempt.Classify(err), log)
 	}
 	if e.stand.Generations() != 0 {
 		t.Fatal("a generation started on a signed-out page")
@@ -104,7 +104,7 @@ func TestExecutor_Execute_PageCollision(t *testing.T) {
 	waitUntil(t, "the other generation", 5*time.Second, func() bool { return e.stand.Active() == 1 })
 	job, log := e.job(t, "chat-web", "", "mine")
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), chatstand.ErrOneAtATime) {
+	if attempt.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), chatstand.ErrOneAtATime) {
 		t.Fatalf("err %v, want transient with the page's error\nlog:\n%s", err, log)
 	}
 	_ = e.stand.Close() // ends the other generation
@@ -117,7 +117,7 @@ func TestExecutor_Execute_Hang(t *testing.T) {
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
 	took := time.Since(start)
-	if lanes.Classify(err) != taskfile.ClassTransient || !errors.Is(err, lanes.ErrTimeout) {
+	if attempt.Classify(err) != taskfile.ClassTransient || !errors.Is(err, attempt.ErrTimeout) {
 		t.Fatalf("err %v, want transient wrapping lanes.ErrTimeout\nlog:\n%s", err, log)
 	}
 	if took < 2*time.Second || took > 6*time.Second {
@@ -131,7 +131,7 @@ type outcome struct {
 	took time.Duration
 }
 
-func runAsync(ctx context.Context, e *env, job *lanes.Job) <-chan outcome {
+func runAsync(ctx context.Context, e *env, job *attempt.Job) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
 		start := time.Now()
@@ -150,7 +150,7 @@ func TestExecutor_Execute_BrowserKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := <-done
-	if lanes.Classify(o.err) != taskfile.ClassTransient || !errors.Is(o.err, errBrowserGone) {
+	if attempt.Classify(o.err) != taskfile.ClassTransient || !errors.Is(o.err, errBrowserGone) {
 		t.Fatalf("err %v, want transient: browser exited\nlog:\n%s", o.err, log)
 	}
 }
@@ -170,9 +170,9 @@ func TestExecutor_Execute_Cancel(t *testing.T) {
 	}
 
 	start := time.Now()
-	cancel(lanes.ErrCanceled)
+	cancel(attempt.ErrCanceled)
 	o := <-done
-	if !errors.Is(o.err, lanes.ErrCanceled) {
+	if !errors.Is(o.err, attempt.ErrCanceled) {
 		t.Fatalf("err %v, want the cancel cause\nlog:\n%s", o.err, log)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -208,9 +208,9 @@ func TestExecutor_Execute_StoppedBrowser(t *testing.T) {
 		t.Fatalf("probe of a stopped browser: %v after %s, want an error within its timeout", err, time.Since(start))
 	}
 	// The lane's stale rule reclaims the task: its context ends.
-	cancel(lanes.ErrStale)
+	cancel(attempt.ErrStale)
 	o := <-done
-	if !errors.Is(o.err, lanes.ErrStale) {
+	if !errors.Is(o.err, attempt.ErrStale) {
 		t.Fatalf("err %v, want the stale cause\nlog:\n%s", o.err, log)
 	}
 	if !strings.Contains(log.String(), "killing its tree") {

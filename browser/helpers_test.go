@@ -19,7 +19,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -123,7 +123,7 @@ func (e *env) login(t *testing.T) {
 }
 
 // job builds an attempt of a task on model.
-func (e *env) job(t *testing.T, model, prompt, content string) (*lanes.Job, *syncBuf) {
+func (e *env) job(t *testing.T, model, prompt, content string) (*attempt.Job, *syncBuf) {
 	t.Helper()
 	m, ok := e.cfg.Model(model)
 	if !ok {
@@ -131,7 +131,7 @@ func (e *env) job(t *testing.T, model, prompt, content string) (*lanes.Job, *syn
 	}
 	buf := &syncBuf{}
 	task := &taskfile.Task{TaskID: "t-" + strings.ReplaceAll(t.Name(), "/", "-"), Model: model, Prompt: prompt, Content: content}
-	return lanes.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil))), buf
+	return attempt.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil))), buf
 }
 
 // pgrep lists the pids whose command line contains s (pgrep -f), which is

@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/shirou/gopsutil/v4/process"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -42,7 +42,7 @@ func FindBrowser(cfg *config.Config) (string, error) {
 	if b := cfg.Web.Browser; b != "" {
 		p, err := exec.LookPath(b)
 		if err != nil {
-			return "", lanes.Errorf(taskfile.ClassEnvironment, "web.browser %q: %w", b, err)
+			return "", attempt.Errorf(taskfile.ClassEnvironment, "web.browser %q: %w", b, err)
 		}
 		return p, nil
 	}
@@ -51,7 +51,7 @@ func FindBrowser(cfg *config.Config) (string, error) {
 			return p, nil
 		}
 	}
-	return "", lanes.Errorf(taskfile.ClassEnvironment, "no browser found on PATH (tried %v); install Chromium or set web.browser", browserNames)
+	return "", attempt.Errorf(taskfile.ClassEnvironment, "no browser found on PATH (tried %v); install Chromium or set web.browser", browserNames)
 }
 
 // closedNetworkFlags keep Chromium from calling home: no first-run UI, no
@@ -147,7 +147,7 @@ func Launch(ctx context.Context, cfg *config.Config, profile string, headless bo
 	}
 	if err != nil {
 		b.abort(gotDo, errc)
-		return nil, lanes.Errorf(taskfile.ClassEnvironment, "launch %s: %w", path, err)
+		return nil, attempt.Errorf(taskfile.ClassEnvironment, "launch %s: %w", path, err)
 	}
 	if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		b.pid = c.Browser.Process().Pid

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -54,7 +53,7 @@ func (d *driver) limitErr(msg string) error {
 	} else {
 		wait = d.site.Hold()
 	}
-	hold := &spool.Hold{Site: d.siteName, Reason: oneLine(msg), Since: now,
+	hold := &taskfile.Hold{Site: d.siteName, Reason: oneLine(msg), Since: now,
 		Until: now.Add(time.Duration(float64(wait+holdJitter(wait)) * d.holdScale))}
 	if parsed {
 		hold.Wait = wait.Round(time.Second).String()
@@ -64,8 +63,8 @@ func (d *driver) limitErr(msg string) error {
 	if parsed {
 		how = "held until the reset it names (" + hold.Wait + ") plus a little"
 	}
-	return &lanes.TaskError{Class: taskfile.ClassAccount, Hold: hold,
-		Err: lanes.Errorf(taskfile.ClassAccount, "site %s shows a usage limit: %q; %s, until %s", d.siteName, hold.Reason, how, hold.Until.Format(time.RFC3339))}
+	return &attempt.TaskError{Class: taskfile.ClassAccount, Hold: hold,
+		Err: attempt.Errorf(taskfile.ClassAccount, "site %s shows a usage limit: %q; %s, until %s", d.siteName, hold.Reason, how, hold.Until.Format(time.RFC3339))}
 }
 
 // holdJitter is the small random delay added to a hold, so that several

@@ -19,7 +19,7 @@ func Login(ctx context.Context, cfg *config.Config, site string, log *slog.Logge
 	return LoginProfile(ctx, cfg, site, ProfileDir(cfg), log)
 }
 
-// LoginProfile is Login on one session's profile (spool.WebSession.Profile).
+// LoginProfile is Login on one session's profile (config.WebSession.Profile).
 func LoginProfile(ctx context.Context, cfg *config.Config, site, profile string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

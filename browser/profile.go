@@ -13,14 +13,14 @@ import (
 
 	"github.com/shirou/gopsutil/v4/process"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ProfileDir is the first web session's browser profile: by default
 // <web.profiles>/<web.instance>, the one profile of every install before
-// accounts (see spool.Config.WebSessions). It is never a temporary folder:
+// accounts (see config.Config.WebSessions). It is never a temporary folder:
 // the login lives there.
 func ProfileDir(cfg *config.Config) string {
 	if ss := cfg.WebSessions(); len(ss) > 0 {
@@ -90,7 +90,7 @@ func checkSingleInstance(dir string, log *slog.Logger) error {
 	}
 	host, pid, ok, err := readSingletonLock(dir)
 	if err != nil {
-		return lanes.Errorf(taskfile.ClassEnvironment, "profile %s: %w", dir, err)
+		return attempt.Errorf(taskfile.ClassEnvironment, "profile %s: %w", dir, err)
 	}
 	if !ok {
 		return nil
@@ -147,5 +147,5 @@ func checkWindowsLockfile(dir string, log *slog.Logger) error {
 func inUse(dir, who string, log *slog.Logger) error {
 	msg := fmt.Sprintf("profile %s is in use by %s; another tool or spoolgate instance uses it: close it or give this instance its own web.instance", dir, who)
 	log.Error("single-instance check: " + msg)
-	return lanes.Errorf(taskfile.ClassEnvironment, "%s", msg)
+	return attempt.Errorf(taskfile.ClassEnvironment, "%s", msg)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/shirou/gopsutil/v4/net"
 	"github.com/shirou/gopsutil/v4/process"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -52,7 +52,7 @@ func SelfCheck(profile string, log *slog.Logger) error {
 	start := time.Now()
 	procs, err := profileProcs(profile)
 	if err != nil {
-		return lanes.Errorf(taskfile.ClassEnvironment, "self-check: %w", err)
+		return attempt.Errorf(taskfile.ClassEnvironment, "self-check: %w", err)
 	}
 	roots := treeRoots(procs)
 	found := 0
@@ -70,7 +70,7 @@ func SelfCheck(profile string, log *slog.Logger) error {
 	}
 	if len(killed) > 0 {
 		if left := waitGone(killed, killWait); len(left) > 0 {
-			return lanes.Errorf(taskfile.ClassEnvironment, "self-check: processes %v on profile %s survived the kill", left, profile)
+			return attempt.Errorf(taskfile.ClassEnvironment, "self-check: processes %v on profile %s survived the kill", left, profile)
 		}
 		log.Info("self-check: leftovers gone", "pids", killed)
 	}

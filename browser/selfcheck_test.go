@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -74,8 +74,8 @@ func TestExecutor_Execute_ForeignLockHolder(t *testing.T) {
 	job, log := e.job(t, "chat-web", "", "blocked")
 	_, err := e.exec.Execute(context.Background(), job)
 	want := fmt.Sprintf("is in use by pid %d (sleep, sleep 60); another tool or spoolgate instance uses it: close it or give this instance its own web.instance", sleep.Process.Pid)
-	if lanes.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err %v (class %s), want environment error with %q", err, lanes.Classify(err), want)
+	if attempt.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v (class %s), want environment error with %q", err, attempt.Classify(err), want)
 	}
 	if !strings.Contains(log.String(), want) {
 		t.Errorf("job log lacks the hint:\n%s", log)

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -209,9 +209,9 @@ func (d *driver) setText(ctx context.Context, key, sel, text string) (typed, err
 	out := typed{Kind: info.Kind, Method: methodLines, Chars: utf8.RuneCountInString(text)}
 	switch {
 	case info.Kind == "none":
-		return out, lanes.Errorf(taskfile.ClassEnvironment, "site %s: %s %q matches an element that is not a text field or contenteditable, nor holds one", d.siteName, key, sel)
+		return out, attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s %q matches an element that is not a text field or contenteditable, nor holds one", d.siteName, key, sel)
 	case info.Kind == "input" && strings.Contains(text, "\n"):
-		return out, lanes.Errorf(taskfile.ClassEnvironment, "site %s: %s %q is a single-line <input>, and the text has %d line breaks it cannot hold; point %s at the page's multi-line field", d.siteName, key, sel, strings.Count(text, "\n"), key)
+		return out, attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s %q is a single-line <input>, and the text has %d line breaks it cannot hold; point %s at the page's multi-line field", d.siteName, key, sel, strings.Count(text, "\n"), key)
 	}
 	if normField(info.Text) != "" {
 		if err := d.clearField(ctx); err != nil {
@@ -259,7 +259,7 @@ func (d *driver) setText(ctx context.Context, key, sel, text string) (typed, err
 // was meant; the task's log gets both texts whole.
 func (d *driver) mismatch(key string, t typed, got, want string) error {
 	d.log.Error("driver: the field does not hold the text meant; nothing was sent", "key", key, "kind", t.Kind, "method", t.Method, "meant", want, "fieldHolds", got)
-	return lanes.Errorf(taskfile.ClassEnvironment, "site %s: %s (%s) does not hold the text meant after typing (%s); nothing was sent; both texts are in the task's log", d.siteName, key, t.Kind, firstDiff(got, want))
+	return attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s (%s) does not hold the text meant after typing (%s); nothing was sent; both texts are in the task's log", d.siteName, key, t.Kind, firstDiff(got, want))
 }
 
 // missing is the failure of a site key whose selector matches nothing on
@@ -267,9 +267,9 @@ func (d *driver) mismatch(key string, t typed, got, want string) error {
 // retrying will not mend, so it fails at once as environment.
 func (d *driver) missing(key, sel string, shadow int, bad string) error {
 	if bad != "" {
-		return lanes.Errorf(taskfile.ClassEnvironment, "site %s: %s %q is not a valid selector: %s", d.siteName, key, sel, bad)
+		return attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s %q is not a valid selector: %s", d.siteName, key, sel, bad)
 	}
-	return lanes.Errorf(taskfile.ClassEnvironment, "site %s: %s %q matches nothing (%s); run `spoolgate check %s`", d.siteName, key, sel, shadowNote(shadow), d.siteName)
+	return attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s %q matches nothing (%s); run `spoolgate check %s`", d.siteName, key, sel, shadowNote(shadow), d.siteName)
 }
 
 // shadowNote says where a selector was looked for.

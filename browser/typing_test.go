@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -75,7 +75,7 @@ func testMangled(t *testing.T, ctx context.Context) {
 	}
 	text := "keep the rocket 🚀\nplease"
 	_, err := d.setText(ctx, "input", ".input", text)
-	if lanes.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), "does not hold the text meant") {
+	if attempt.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), "does not hold the text meant") {
 		t.Fatalf("err %v, want environment: does not hold the text meant", err)
 	}
 	for _, want := range []string{`meant="keep the rocket 🚀\npleas`, `fieldHolds="keep the rocket \nplease"`, "method=lines", "method=value"} {

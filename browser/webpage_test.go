@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -30,7 +30,7 @@ func TestExecutor_Execute_NoStart(t *testing.T) {
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
 	took := time.Since(start)
-	if lanes.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), "no answer started within 1s") {
+	if attempt.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), "no answer started within 1s") {
 		t.Fatalf("err %v, want transient: no answer started\nlog:\n%s", err, log)
 	}
 	if took > 1*time.Second+5*time.Second {
@@ -69,7 +69,7 @@ func TestExecutor_Execute_Limited(t *testing.T) {
 		job, log := e.job(t, "chat-web", "", "hello")
 		before := time.Now()
 		_, err := e.exec.Execute(context.Background(), job)
-		var te *lanes.TaskError
+		var te *attempt.TaskError
 		if !errors.As(err, &te) || te.Class != taskfile.ClassAccount || te.Hold == nil {
 			t.Fatalf("%q: err %v, want account with a hold\nlog:\n%s", c.msg, err, log)
 		}
@@ -92,7 +92,7 @@ func TestExecutor_Execute_Limited(t *testing.T) {
 	e.stand.SetLimit("", 0)
 	job, log := e.job(t, "chat-web", "", "[[limit]] one more")
 	_, err := e.exec.Execute(context.Background(), job)
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	if !errors.As(err, &te) || te.Hold == nil || te.Hold.Reason != chatstand.LimitMessage || te.Hold.Wait != "20s" {
 		t.Fatalf("err %v, want account with a 20 s hold\nlog:\n%s", err, log)
 	}
@@ -129,8 +129,8 @@ func TestExecutor_Execute_MissingSelector(t *testing.T) {
 	job, log := e.job(t, "chat-web", "", "hello")
 	start := time.Now()
 	_, err := e.exec.Execute(context.Background(), job)
-	if lanes.Classify(err) != taskfile.ClassEnvironment {
-		t.Fatalf("err %v (class %s), want environment\nlog:\n%s", err, lanes.Classify(err), log)
+	if attempt.Classify(err) != taskfile.ClassEnvironment {
+		t.Fatalf("err %v (class %s), want environment\nlog:\n%s", err, attempt.Classify(err), log)
 	}
 	for _, want := range []string{`input "textarea.renamed" matches nothing`, "searched the page and its 1 open shadow roots", "spoolgate check standin"} {
 		if !strings.Contains(err.Error(), want) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"golang.org/x/time/rate"
@@ -117,7 +118,7 @@ func (g *ModelGate) Acquire(e Entry, now time.Time) (func(error), bool) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			q.running--
-			var te *TaskError
+			var te *attempt.TaskError
 			if errors.As(err, &te) && te.RetryAfter > 0 {
 				// The vendor said how long this model must rest: the
 				// quota is the model's, not the lane's.

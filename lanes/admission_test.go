@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -99,7 +100,7 @@ func TestModelGate_429PausesOnlyItsModel(t *testing.T) {
 	now := time.Now()
 	a, b := lanes.Entry{ID: "x", Model: "a"}, lanes.Entry{ID: "y", Model: "b"}
 	rel, _ := g.Acquire(a, now)
-	rel(&lanes.TaskError{Class: taskfile.ClassTransient, Err: errors.New("HTTP 429"), RetryAfter: time.Hour})
+	rel(&attempt.TaskError{Class: taskfile.ClassTransient, Err: errors.New("HTTP 429"), RetryAfter: time.Hour})
 	if g.Admit(a, time.Now()) {
 		t.Error("a admitted during its Retry-After")
 	}
@@ -155,9 +156,9 @@ func TestModelGate_Ready(t *testing.T) {
 		t.Error(err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(lanes.ErrShutdown)
+	cancel(attempt.ErrShutdown)
 	// The next turn is 100 ms away: the canceled wait ends at once.
-	if err := g.Ready(ctx, "r"); !errors.Is(err, lanes.ErrShutdown) {
+	if err := g.Ready(ctx, "r"); !errors.Is(err, attempt.ErrShutdown) {
 		t.Errorf("canceled wait: %v, want the cause", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -23,7 +24,7 @@ import (
 // closed once recovery is done and the lanes and the watcher have started.
 type Daemon struct {
 	Store     *spool.Store
-	Executors map[taskfile.Kind]Executor // a lane without an executor does not run
+	Executors map[taskfile.Kind]attempt.Executor // a lane without an executor does not run
 	// SessionExecutor builds each web session's executor (its browser on
 	// its profile); without it every session uses Executors[web].
 	SessionExecutor SessionExecutor
@@ -304,6 +305,6 @@ func (l *Lane) cancelRunner(id string) bool {
 	if r == nil {
 		return false
 	}
-	r.cancel(ErrCanceled)
+	r.cancel(attempt.ErrCanceled)
 	return true
 }

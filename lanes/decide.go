@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -38,7 +39,7 @@ type attemptEnd struct {
 // transient and stale failures go back to
 // pending after the back-off while attempts remain; everything else fails.
 func decide(e attemptEnd) (o spool.Outcome, write bool) {
-	if errors.Is(e.Cause, ErrFenced) {
+	if errors.Is(e.Cause, attempt.ErrFenced) {
 		return spool.Outcome{}, false
 	}
 	o.BrowserPID = e.BrowserPID
@@ -55,33 +56,33 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
 		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true
-	case errors.Is(e.Cause, ErrShutdown):
+	case errors.Is(e.Cause, attempt.ErrShutdown):
 		o.State, o.Unspent = taskfile.StatePending, true
 		o.Error = taskfile.OneLine("interrupted by shutdown: " + err.Error())
 		return o, true
-	case errors.Is(e.Cause, ErrCanceled):
+	case errors.Is(e.Cause, attempt.ErrCanceled):
 		stage := e.Stage
 		if stage == "" {
 			stage = "running"
 		}
 		o.State, o.Class, o.Error = taskfile.StateCanceled, taskfile.ClassCanceled, "canceled by request while "+stage
 		return o, true
-	case errors.Is(e.Cause, ErrStale):
+	case errors.Is(e.Cause, attempt.ErrStale):
 		class = taskfile.ClassStale
-		err = fmt.Errorf("no liveness for %s: %w", e.StaleAfter, ErrStale)
-	case errors.Is(e.Cause, ErrTimeout):
+		err = fmt.Errorf("no liveness for %s: %w", e.StaleAfter, attempt.ErrStale)
+	case errors.Is(e.Cause, attempt.ErrTimeout):
 		class = taskfile.ClassTransient
-		err = fmt.Errorf("%w after %s: %s", ErrTimeout, e.Took.Round(time.Millisecond), err)
-	case HoldOf(err) != nil:
+		err = fmt.Errorf("%w after %s: %s", attempt.ErrTimeout, e.Took.Round(time.Millisecond), err)
+	case attempt.HoldOf(err) != nil:
 		// A usage limit holds the account, not the task: back to pending
 		// unspent; the account's hold gates when it runs again.
-		h := HoldOf(err)
+		h := attempt.HoldOf(err)
 		o.State, o.Unspent = taskfile.StatePending, true
 		o.Error = taskfile.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
 		return o, true
 	default:
-		class = Classify(err)
-		var te *TaskError
+		class = attempt.Classify(err)
+		var te *attempt.TaskError
 		if errors.As(err, &te) {
 			retryAfter = te.RetryAfter
 		}

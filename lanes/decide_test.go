@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -23,37 +24,40 @@ func TestRunner_Decide(t *testing.T) {
 	}{
 		{"success", with(func(e *attemptEnd) { e.Text = "answer"; e.BrowserPID = 42 }), true,
 			spool.Outcome{State: taskfile.StateSuccess, Result: "answer", BrowserPID: 42}},
-		{"success despite a late cancel", with(func(e *attemptEnd) { e.Text = "a"; e.Cause = ErrCanceled }), true,
+		{"success despite a late cancel", with(func(e *attemptEnd) { e.Text = "a"; e.Cause = attempt.ErrCanceled }), true,
 			spool.Outcome{State: taskfile.StateSuccess, Result: "a"}},
-		{"fenced writes nothing", with(func(e *attemptEnd) { e.Cause = ErrFenced; e.Text = "a" }), false, spool.Outcome{}},
-		{"output failure fails the task and keeps the answer", with(func(e *attemptEnd) { e.Text = "paid"; e.OutputErr = Errorf(taskfile.ClassTransient, "output: no") }), true,
+		{"fenced writes nothing", with(func(e *attemptEnd) { e.Cause = attempt.ErrFenced; e.Text = "a" }), false, spool.Outcome{}},
+		{"output failure fails the task and keeps the answer", with(func(e *attemptEnd) {
+			e.Text = "paid"
+			e.OutputErr = attempt.Errorf(taskfile.ClassTransient, "output: no")
+		}), true,
 			spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassPermanent, Result: "paid", Error: "output: no (the answer is kept in this file's result)"}},
-		{"shutdown gives the attempt back", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrShutdown }), true,
+		{"shutdown gives the attempt back", with(func(e *attemptEnd) { e.Err = boom; e.Cause = attempt.ErrShutdown }), true,
 			spool.Outcome{State: taskfile.StatePending, Unspent: true, Error: "interrupted by shutdown: boom second line"}},
-		{"cancel records its stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrCanceled; e.Stage = "waiting for answer" }), true,
+		{"cancel records its stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = attempt.ErrCanceled; e.Stage = "waiting for answer" }), true,
 			spool.Outcome{State: taskfile.StateCanceled, Class: taskfile.ClassCanceled, Error: "canceled by request while waiting for answer"}},
-		{"cancel before a stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrCanceled }), true,
+		{"cancel before a stage", with(func(e *attemptEnd) { e.Err = boom; e.Cause = attempt.ErrCanceled }), true,
 			spool.Outcome{State: taskfile.StateCanceled, Class: taskfile.ClassCanceled, Error: "canceled by request while running"}},
-		{"stale retries", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrStale }), true,
+		{"stale retries", with(func(e *attemptEnd) { e.Err = boom; e.Cause = attempt.ErrStale }), true,
 			spool.Outcome{State: taskfile.StatePending, Class: taskfile.ClassStale, Error: "no liveness for 1m30s: heartbeat stale", NotBefore: now.Add(30 * time.Second)}},
-		{"timeout is transient", with(func(e *attemptEnd) { e.Err = boom; e.Cause = ErrTimeout; e.Attempt = 2 }), true,
+		{"timeout is transient", with(func(e *attemptEnd) { e.Err = boom; e.Cause = attempt.ErrTimeout; e.Attempt = 2 }), true,
 			spool.Outcome{State: taskfile.StatePending, Class: taskfile.ClassTransient, Error: "attempt timed out after 2s: boom second line", NotBefore: now.Add(60 * time.Second)}},
 		{"transient on the last attempt fails", with(func(e *attemptEnd) { e.Err = boom; e.Attempt = 3 }), true,
 			spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassTransient, Error: "boom second line"}},
 		{"Retry-After wins", with(func(e *attemptEnd) {
-			e.Err = &TaskError{Class: taskfile.ClassTransient, Err: errors.New("429"), RetryAfter: 5 * time.Second}
+			e.Err = &attempt.TaskError{Class: taskfile.ClassTransient, Err: errors.New("429"), RetryAfter: 5 * time.Second}
 		}), true, spool.Outcome{State: taskfile.StatePending, Class: taskfile.ClassTransient, Error: "429", NotBefore: now.Add(5 * time.Second)}},
-		{"permanent fails at once", with(func(e *attemptEnd) { e.Err = Errorf(taskfile.ClassPermanent, "HTTP 400") }), true,
+		{"permanent fails at once", with(func(e *attemptEnd) { e.Err = attempt.Errorf(taskfile.ClassPermanent, "HTTP 400") }), true,
 			spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassPermanent, Error: "HTTP 400"}},
-		{"account fails at once", with(func(e *attemptEnd) { e.Err = Errorf(taskfile.ClassAccount, "signed out") }), true,
+		{"account fails at once", with(func(e *attemptEnd) { e.Err = attempt.Errorf(taskfile.ClassAccount, "signed out") }), true,
 			spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassAccount, Error: "signed out"}},
 		{"a usage limit holds the account and gives the attempt back", with(func(e *attemptEnd) {
-			e.Err = &TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit: try again in 2 minutes"), Hold: &spool.Hold{Until: now.Add(2 * time.Minute)}}
+			e.Err = &attempt.TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit: try again in 2 minutes"), Hold: &taskfile.Hold{Until: now.Add(2 * time.Minute)}}
 			e.Attempt = 3
 		}), true, spool.Outcome{State: taskfile.StatePending, Unspent: true, Error: "account held by a usage limit until 2026-03-01T12:02:00Z: limit: try again in 2 minutes"}},
 		{"a cancel wins over a usage limit", with(func(e *attemptEnd) {
-			e.Err = &TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit"), Hold: &spool.Hold{Until: now}}
-			e.Cause = ErrCanceled
+			e.Err = &attempt.TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit"), Hold: &taskfile.Hold{Until: now}}
+			e.Cause = attempt.ErrCanceled
 		}), true, spool.Outcome{State: taskfile.StateCanceled, Class: taskfile.ClassCanceled, Error: "canceled by request while running"}},
 	}
 	for _, tt := range tests {

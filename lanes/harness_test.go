@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -84,7 +85,7 @@ func start(t *testing.T, cfg *config.Config, sig ...*signals) *rig {
 func (r *rig) startDaemon() {
 	log := slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.d = &lanes.Daemon{Store: r.store, Log: log, Hooks: r.sig.hooks(),
-		Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api}}
+		Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api}}
 	if err := r.d.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,3 +1,6 @@
+// Package lanes schedules tasks: one lane per kind of model, each with its
+// own scheduler loop and worker pool, so that a six-minute web task never
+// delays a ten-second API task.
 package lanes
 
 import (
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/startstop"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -21,7 +25,7 @@ import (
 type Lane struct {
 	kind        taskfile.Kind
 	concurrency int
-	exec        Executor
+	exec        attempt.Executor
 	store       *spool.Store
 	cfg         *config.Config
 	timing      config.Timing
@@ -50,7 +54,7 @@ type Lane struct {
 // LaneOptions configures a Lane.
 type LaneOptions struct {
 	Kind     taskfile.Kind
-	Executor Executor
+	Executor attempt.Executor
 	Store    *spool.Store
 	Owner    string // host:pid
 	Log      *slog.Logger
@@ -148,7 +152,7 @@ func (l *Lane) WaitRunning(ctx context.Context) bool {
 // no attempt spent) and waits for every goroutine. Safe to call twice.
 func (l *Lane) Stop() {
 	l.Drain()
-	l.CancelRunning(ErrShutdown)
+	l.CancelRunning(attempt.ErrShutdown)
 	l.wg.Wait()
 	l.Base.Stop()
 	l.releaseSessions()

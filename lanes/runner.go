@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -26,7 +27,7 @@ type runner struct {
 	cancelF context.CancelCauseFunc
 	mu      sync.Mutex
 	pending error // cause requested before the context existed
-	job     *Job
+	job     *attempt.Job
 	stageAt string // the job's stage when a cancel was requested
 	execErr error  // the executor's error, for the lane's Admission
 }
@@ -36,7 +37,7 @@ type runner struct {
 func (r *runner) canceled() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Is(r.pending, ErrCanceled)
+	return errors.Is(r.pending, attempt.ErrCanceled)
 }
 
 // init gives a runner its claimed task; until then a cancel is only
@@ -88,10 +89,10 @@ func (r *runner) run(parent context.Context) {
 	if l.kind == taskfile.KindWeb {
 		limit = l.cfg.Web.TaskTimeout.D() + 10*time.Second
 	}
-	ctx, cancelT := context.WithTimeoutCause(ctx, limit, ErrTimeout)
+	ctx, cancelT := context.WithTimeoutCause(ctx, limit, attempt.ErrTimeout)
 	defer cancelT()
 
-	job := NewJob(r.task.Clone(), r.model, r.log)
+	job := attempt.NewJob(r.task.Clone(), r.model, r.log)
 	exec := l.exec
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
@@ -104,7 +105,7 @@ func (r *runner) run(parent context.Context) {
 		// spool.RunnerLock).
 		release, err := r.sess.lock.Run()
 		if err != nil {
-			r.finish(ctx, job, Result{}, Errorf(taskfile.ClassTransient, "%w", err), 0)
+			r.finish(ctx, job, attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "%w", err), 0)
 			return
 		}
 		defer release()
@@ -121,7 +122,7 @@ func (r *runner) run(parent context.Context) {
 		defer close(hbDone)
 		r.heartbeat(ctx, cancel, job, hbStop)
 	}()
-	var res Result
+	var res attempt.Result
 	var err error
 	if l.admission != nil {
 		// A rate counts requests when they are sent: wait for this one's
@@ -140,7 +141,7 @@ func (r *runner) run(parent context.Context) {
 // heartbeat rewrites heartbeatAt every period while the executor shows
 // liveness; the lease checks first that the file is still ours. An attempt
 // whose liveness lapses past the liveness deadline is stopped as stale.
-func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, job *Job, stop <-chan struct{}) {
+func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, job *attempt.Job, stop <-chan struct{}) {
 	tm := r.l.timing
 	t := time.NewTicker(tm.Heartbeat)
 	defer t.Stop()
@@ -171,7 +172,7 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 		now := time.Now()
 		if !alive {
 			if now.Sub(lastAlive) >= tm.LivenessDeadline {
-				cancel(ErrStale)
+				cancel(attempt.ErrStale)
 				return
 			}
 			continue
@@ -183,7 +184,7 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 		if err := r.lease.Beat(now, job.BrowserPID()); err != nil {
 			if errors.Is(err, spool.ErrFenced) {
 				r.log.Warn("task taken over by another daemon: stopping, writing nothing", "err", err)
-				cancel(ErrFenced)
+				cancel(attempt.ErrFenced)
 				return
 			}
 			r.log.Error("heartbeat write failed", "err", err)
@@ -193,7 +194,7 @@ func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 
 // finish decides the attempt's outcome (decide: no disk) and records it
 // with one call of the lease.
-func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, took time.Duration) {
+func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Result, err error, took time.Duration) {
 	l := r.l
 	r.mu.Lock()
 	stage := r.stageAt
@@ -203,7 +204,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		MaxAttempts: l.cfg.MaxAttempts(), StaleAfter: l.timing.StaleAfter, RetryBackoff: l.cfg.RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}
-	if err == nil && !errors.Is(end.Cause, ErrFenced) {
+	if err == nil && !errors.Is(end.Cause, attempt.ErrFenced) {
 		end.OutputErr = r.writeOutput(res.Text)
 	}
 	o, write := decide(end)
@@ -225,7 +226,7 @@ func (r *runner) finish(ctx context.Context, job *Job, res Result, err error, to
 		switch {
 		case t.ErrorClass != "":
 			r.log.Warn("attempt failed: retry scheduled", "errorClass", t.ErrorClass, "error", t.Error, "notBefore", t.NotBefore.Format(time.RFC3339))
-		case HoldOf(err) != nil:
+		case attempt.HoldOf(err) != nil:
 			r.log.Info("attempt met a usage limit: back to pending, no attempt spent")
 		default:
 			r.log.Info("attempt interrupted by shutdown: back to pending")
@@ -258,7 +259,7 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 		return
 	}
 	st := r.l.store
-	if h := HoldOf(err); h != nil && o.State == taskfile.StatePending {
+	if h := attempt.HoldOf(err); h != nil && o.State == taskfile.StatePending {
 		hold := *h
 		hold.Account, hold.By, hold.Task = acct, r.task.Owner, r.task.TaskID
 		if werr := st.HoldAccount(hold); werr != nil {
@@ -285,7 +286,7 @@ func (r *runner) writeOutput(text string) error {
 		return nil
 	}
 	if err := r.l.store.WriteOutput(r.task.Output, []byte(text)); err != nil {
-		return Errorf(taskfile.ClassPermanent, "output: %v", err)
+		return attempt.Errorf(taskfile.ClassPermanent, "output: %v", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -14,13 +15,13 @@ import (
 
 // A session is one account on one site in one browser profile: it runs
 // exactly one task at a time. The web lane has one per configured account
-// (spool.Config.WebSessions), each with its own executor, its own lock
+// (config.Config.WebSessions), each with its own executor, its own lock
 // (spool.RunnerLock: an OS file lock and a process-wide mutex) and, on a
 // shared spool, the account's lease (spool.AccountLease). The web lane's
 // parallelism comes only from having several sessions.
 type session struct {
 	spec  config.WebSession
-	exec  Executor
+	exec  attempt.Executor
 	lock  *spool.RunnerLock
 	lease *spool.AccountLease // held while the session has work; nil otherwise
 
@@ -37,12 +38,12 @@ type session struct {
 
 // SessionExecutor builds the executor of one web session (its browser on
 // its profile). A lane without one gives every session Options.Executor.
-type SessionExecutor func(config.WebSession) Executor
+type SessionExecutor func(config.WebSession) attempt.Executor
 
 // newSessions builds the web lane's sessions; a config without web models
 // still gets one, on the first session's paths, so the lane holds its lock
 // as before.
-func newSessions(cfg *config.Config, shared Executor, per SessionExecutor) []*session {
+func newSessions(cfg *config.Config, shared attempt.Executor, per SessionExecutor) []*session {
 	specs := cfg.WebSessions()
 	if len(specs) == 0 {
 		specs = []config.WebSession{{Account: config.DefaultAccount, Profile: filepath.Join(cfg.Web.Profiles, cfg.Web.Instance),
@@ -119,7 +120,7 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 // run (its site, its account or unpinned): one pending order, a predicate
 // per session over it. A session takes its account's lease before it
 // claims, and lets it go when it has nothing to do. The legacy session
-// (see spool.WebSession.Legacy) takes what the lane's eligible accepts:
+// (see config.WebSession.Legacy) takes what the lane's eligible accepts:
 // tasks whose account is not switched off or held.
 func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) time.Time {
 	var wake time.Time
@@ -244,7 +245,7 @@ func (l *Lane) sessionEnded(s *session, t *taskfile.Task, err error) {
 	}
 	// Signed out: an account failure that is not a usage limit (a limit
 	// holds the account instead, and the session shows held).
-	s.loggedOut = err != nil && Classify(err) == taskfile.ClassAccount && HoldOf(err) == nil && t.State != taskfile.StateSuccess
+	s.loggedOut = err != nil && attempt.Classify(err) == taskfile.ClassAccount && attempt.HoldOf(err) == nil && t.State != taskfile.StateSuccess
 }
 
 // sessionInfos is the live view of each session, for status.
@@ -300,7 +301,7 @@ func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) boo
 	err := lease.Renew(now)
 	if errors.Is(err, spool.ErrLeaseLost) {
 		r.log.Warn("account lease taken by another host: stopping", "account", r.sess.spec.Account, "err", err)
-		cancel(ErrStale)
+		cancel(attempt.ErrStale)
 		return false
 	}
 	if err != nil {
@@ -308,7 +309,7 @@ func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) boo
 		// Past half of staleAfter without a renewal, another host may
 		// soon take the account: stop before it can, not after.
 		if now.Sub(r.leaseOK) > r.l.timing.StaleAfter/2 {
-			cancel(ErrStale)
+			cancel(attempt.ErrStale)
 			return false
 		}
 		return true

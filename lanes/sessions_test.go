@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -213,8 +214,8 @@ func TestLane_SessionExecutors(t *testing.T) {
 func (r *rig) startDaemonWith(per func(config.WebSession) *lanestest.Fake) {
 	log := slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.d = &lanes.Daemon{Store: r.store, Log: log, Hooks: r.sig.hooks(),
-		Executors:       map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api},
-		SessionExecutor: func(s config.WebSession) lanes.Executor { return per(s) }}
+		Executors:       map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: r.web, taskfile.KindAPI: r.api},
+		SessionExecutor: func(s config.WebSession) attempt.Executor { return per(s) }}
 	if err := r.d.Start(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}

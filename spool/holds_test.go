@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestStore_AccountHold(t *testing.T) {
@@ -23,7 +24,7 @@ func TestStore_AccountHold(t *testing.T) {
 	if _, ok := s.AccountHold("ops1"); ok || s.AccountHeld("ops1", now) {
 		t.Fatal("a hold before any was written")
 	}
-	h := Hold{Account: "ops1", Until: now.Add(2 * time.Minute), Reason: "Try again in 2 minutes", Site: "chat", Wait: "2m0s", Since: now, By: "h:1", Task: "t1"}
+	h := taskfile.Hold{Account: "ops1", Until: now.Add(2 * time.Minute), Reason: "Try again in 2 minutes", Site: "chat", Wait: "2m0s", Since: now, By: "h:1", Task: "t1"}
 	if err := s.HoldAccount(h); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestStore_AccountHold(t *testing.T) {
 		t.Fatalf("Holds: %+v", hs)
 	}
 	// A hold file nobody can read holds until resumed by hand.
-	if err := os.WriteFile(filepath.Join(s.Layout.Accounts(), "ops2"+HeldExt), []byte("until: soon\n"), FilePerm); err != nil {
+	if err := os.WriteFile(filepath.Join(s.Layout.Accounts(), "ops2"+taskfile.HeldExt), []byte("until: soon\n"), FilePerm); err != nil {
 		t.Fatal(err)
 	}
 	if h2, ok := s.AccountHold("ops2"); !ok || h2.Err == "" || !h2.Active(now.Add(24*time.Hour)) || !strings.Contains(h2.Reason, "unreadable") {
@@ -52,32 +53,7 @@ func TestStore_AccountHold(t *testing.T) {
 	if was, err := s.ReleaseAccount("ops1"); was || err != nil {
 		t.Fatalf("second release: %v %v", was, err)
 	}
-	if err := s.HoldAccount(Hold{Account: "../x", Until: now}); err == nil {
+	if err := s.HoldAccount(taskfile.Hold{Account: "../x", Until: now}); err == nil {
 		t.Fatal("a hold outside accounts/ was written")
 	}
-}
-
-// FuzzDecodeHold: hold files are spoolgate's own, but any file may stand
-// in accounts/: decoding must never panic, and what it accepts re-encodes
-// to a file it accepts again.
-func FuzzDecodeHold(f *testing.F) {
-	h := Hold{Until: time.Date(2026, 3, 5, 14, 0, 0, 0, time.UTC), Reason: "Try again in 2 minutes", Site: "s", Wait: "2m0s", Since: time.Date(2026, 3, 5, 13, 58, 0, 0, time.UTC)}
-	seed, _ := h.Encode()
-	f.Add(seed)
-	f.Add([]byte("until: 2026-03-05T14:00:00Z\n"))
-	f.Add([]byte("until: x\n"))
-	f.Add([]byte("reason: &a [*a]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		h, err := DecodeHold(data)
-		if err != nil {
-			return
-		}
-		out, err := h.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := DecodeHold(out); err != nil {
-			t.Fatalf("re-encoded hold does not decode: %v\n%s", err, out)
-		}
-	})
 }

@@ -339,9 +339,9 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
 	r.start()
 	store := spool.NewStore(r.cfg, nil)
-	hold := func(after time.Time) spool.Hold {
+	hold := func(after time.Time) taskfile.Hold {
 		t.Helper()
-		var h spool.Hold
+		var h taskfile.Hold
 		testkit.WaitFS(t, "a hold of acctA written after "+after.Format(time.RFC3339Nano), 30*time.Second, []string{r.L.Accounts()}, func() bool {
 			var ok bool
 			h, ok = store.AccountHold("acctA")

@@ -7,11 +7,12 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-func newAPIExecutor(cfg *config.Config, env *Env) (lanes.Executor, error) {
+func newAPIExecutor(cfg *config.Config, env *Env) (attempt.Executor, error) {
 	return apimodel.New(cfg, env.Getenv)
 }
 
@@ -20,7 +21,7 @@ func newAPIExecutor(cfg *config.Config, env *Env) (lanes.Executor, error) {
 // not a positive number: 1.
 const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
 
-func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (lanes.Executor, error) {
+func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (attempt.Executor, error) {
 	e := browser.NewExecutor(cfg, log.With("component", "browser"))
 	if v, err := strconv.ParseFloat(env.Getenv(holdScaleEnv), 64); err == nil && v > 0 {
 		e.HoldScale = v
@@ -33,10 +34,10 @@ func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (lanes.Execu
 // own profile, when the web lane runs the browser (tests' fakes are shared
 // by all sessions and tell them apart by the job's session).
 // Each has the settings of the configured one (SPOOLGATE_HOLD_SCALE...).
-func sessionExecutors(execs map[taskfile.Kind]lanes.Executor) lanes.SessionExecutor {
+func sessionExecutors(execs map[taskfile.Kind]attempt.Executor) lanes.SessionExecutor {
 	web, ok := execs[taskfile.KindWeb].(*browser.Executor)
 	if !ok {
 		return nil
 	}
-	return func(s config.WebSession) lanes.Executor { return web.ForSession(s) }
+	return func(s config.WebSession) attempt.Executor { return web.ForSession(s) }
 }

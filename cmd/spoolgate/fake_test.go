@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -23,7 +23,7 @@ func init() {
 	if os.Getenv("SPOOLGATE_FAKE") == "" {
 		return
 	}
-	newExecutors = func(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]lanes.Executor, error) {
+	newExecutors = func(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]attempt.Executor, error) {
 		scale, _ := strconv.ParseFloat(os.Getenv("SPOOLGATE_FAKE_SCALE"), 64)
 		trace := os.Getenv("SPOOLGATE_FAKE_TRACE")
 		web := &lanestest.Fake{Exclusive: true, Scale: scale}
@@ -31,6 +31,6 @@ func init() {
 		if trace != "" {
 			web.Trace, api.Trace = filepath.Join(trace, "web.trace"), filepath.Join(trace, "api.trace")
 		}
-		return map[taskfile.Kind]lanes.Executor{taskfile.KindWeb: web, taskfile.KindAPI: api}, nil
+		return map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: web, taskfile.KindAPI: api}, nil
 	}
 }

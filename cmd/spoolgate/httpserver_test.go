@@ -363,7 +363,7 @@ func TestHTTPServer_AccountHeld(t *testing.T) {
 	cfg := httpSpool(t)
 	until := time.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
 	st := spool.NewStore(cfg, nil)
-	if err := st.HoldAccount(spool.Hold{Account: "ops1", Until: until, Reason: "Try again in 2 minutes.", Site: "chat", Wait: "2m0s", Since: time.Now()}); err != nil {
+	if err := st.HoldAccount(taskfile.Hold{Account: "ops1", Until: until, Reason: "Try again in 2 minutes.", Site: "chat", Wait: "2m0s", Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	h := startTestHTTP(t, cfg, webInfo(false))

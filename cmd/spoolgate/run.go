@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -118,8 +119,8 @@ const shutdownSlack = 5 * time.Second
 
 var errShutdownBlocked = errors.New("shutdown blocked past shutdownGrace + 5s")
 
-func defaultExecutors(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]lanes.Executor, error) {
-	out := map[taskfile.Kind]lanes.Executor{}
+func defaultExecutors(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]attempt.Executor, error) {
+	out := map[taskfile.Kind]attempt.Executor{}
 	for _, m := range cfg.Models {
 		if _, done := out[m.Kind]; done {
 			continue
@@ -145,7 +146,7 @@ func defaultExecutors(cfg *config.Config, env *Env, log *slog.Logger) (map[taskf
 }
 
 // closeExecutors releases what executors hold (idle connections).
-func closeExecutors(execs map[taskfile.Kind]lanes.Executor) {
+func closeExecutors(execs map[taskfile.Kind]attempt.Executor) {
 	for _, ex := range execs {
 		if c, ok := ex.(interface{ Close() }); ok {
 			c.Close()

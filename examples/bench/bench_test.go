@@ -12,8 +12,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -145,7 +145,7 @@ func TestPercentile(t *testing.T) {
 // rig is a small workload's stand-ins and executors.
 type rig struct {
 	cfg  *config.Config
-	exec map[taskfile.Kind]lanes.Executor
+	exec map[taskfile.Kind]attempt.Executor
 	chat *chatstand.Server
 	api  *apistand.Server
 }
@@ -173,7 +173,7 @@ func newRig(t *testing.T, apiConc int) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(ax.Close)
-	return &rig{cfg: cfg, chat: chat, api: api, exec: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: ax, taskfile.KindWeb: &ChatHTTP{URL: chat.URL()}}}
+	return &rig{cfg: cfg, chat: chat, api: api, exec: map[taskfile.Kind]attempt.Executor{taskfile.KindAPI: ax, taskfile.KindWeb: &ChatHTTP{URL: chat.URL()}}}
 }
 
 func TestPool_Run(t *testing.T) {

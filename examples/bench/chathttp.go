@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -35,8 +35,8 @@ type ChatHTTP struct {
 }
 
 // Execute sends the task's content and returns the answer. A collision is a
-// transient *lanes.TaskError wrapping ErrCollision.
-func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+// transient *attempt.TaskError wrapping ErrCollision.
+func (c *ChatHTTP) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, error) {
 	sess := job.Session.Account
 	if sess == "" {
 		sess = c.Session
@@ -51,7 +51,7 @@ func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	body, _ := json.Marshal(req)
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.URL, "/")+"/api/generate", bytes.NewReader(body))
 	if err != nil {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "chat: %w", err)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "chat: %w", err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	cl := c.Client
@@ -60,7 +60,7 @@ func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	}
 	resp, err := cl.Do(hr)
 	if err != nil {
-		return lanes.Result{}, fmt.Errorf("chat: %w", err)
+		return attempt.Result{}, fmt.Errorf("chat: %w", err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -69,15 +69,15 @@ func (c *ChatHTTP) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return lanes.Result{}, fmt.Errorf("chat: read answer: %w", err)
+		return attempt.Result{}, fmt.Errorf("chat: read answer: %w", err)
 	}
 	_ = json.Unmarshal(data, &out)
 	switch {
 	case resp.StatusCode == http.StatusConflict:
-		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w: %s", ErrCollision, out.Error)}
+		return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w: %s", ErrCollision, out.Error)}
 	case resp.StatusCode != http.StatusOK:
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "chat: HTTP %d: %s", resp.StatusCode, out.Error)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "chat: HTTP %d: %s", resp.StatusCode, out.Error)
 	}
 	job.Beat()
-	return lanes.Result{Text: out.Answer}, nil
+	return attempt.Result{Text: out.Answer}, nil
 }

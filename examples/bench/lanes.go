@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -90,7 +91,7 @@ type Lanes struct {
 	// Cfg is the daemon's config (see Config); its spool must be empty.
 	Cfg *config.Config
 	// Exec is the executor of each lane; a lane without one does not run.
-	Exec map[taskfile.Kind]lanes.Executor
+	Exec map[taskfile.Kind]attempt.Executor
 	// Scale is the stand-ins' time scale.
 	Scale float64
 	// Quota is the API vendor's quota, for the lower bound.
@@ -117,7 +118,7 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 	tl := newTally(tasks)
 	done := make(chan struct{})
 	var once sync.Once
-	execs := map[taskfile.Kind]lanes.Executor{}
+	execs := map[taskfile.Kind]attempt.Executor{}
 	for k, ex := range l.Exec {
 		execs[k] = recording{ex: ex, tl: tl}
 	}
@@ -167,11 +168,11 @@ func (l *Lanes) Run(ctx context.Context, tasks []Task) (Result, error) {
 
 // recording counts each attempt and its outcome.
 type recording struct {
-	ex lanes.Executor
+	ex attempt.Executor
 	tl *tally
 }
 
-func (r recording) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+func (r recording) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, error) {
 	r.tl.attempt(job.Task.TaskID, time.Now())
 	res, err := r.ex.Execute(ctx, job)
 	r.tl.outcome(job.Task.TaskID, err)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -32,7 +32,7 @@ type Pool struct {
 	// client library retries a 429 itself).
 	Scale float64
 	// Exec and Models are the executor and model of each kind.
-	Exec   map[taskfile.Kind]lanes.Executor
+	Exec   map[taskfile.Kind]attempt.Executor
 	Models map[taskfile.Kind]*config.ModelConfig
 	// Quota is the API vendor's quota, for the lower bound.
 	Quota int
@@ -190,8 +190,8 @@ func (p *Pool) attempt(ctx context.Context, tl *tally, sem chan struct{}, it *it
 	tl.attempt(it.task.ID, time.Now())
 	var err error
 	for {
-		_, err = p.Exec[k].Execute(ctx, lanes.NewJob(task, p.Models[k], nil))
-		var te *lanes.TaskError
+		_, err = p.Exec[k].Execute(ctx, attempt.NewJob(task, p.Models[k], nil))
+		var te *attempt.TaskError
 		if errors.As(err, &te) && te.RetryAfter > 0 && ctx.Err() == nil {
 			tl.throttle()
 			t := time.NewTimer(time.Duration(float64(te.RetryAfter) * p.Scale))
@@ -209,7 +209,7 @@ func (p *Pool) attempt(ctx context.Context, tl *tally, sem chan struct{}, it *it
 	switch {
 	case err == nil:
 		tl.final(it.task.ID, taskfile.StateSuccess, now)
-	case lanes.Classify(err) == taskfile.ClassTransient && it.attempt <= p.MaxRetries && ctx.Err() == nil:
+	case attempt.Classify(err) == taskfile.ClassTransient && it.attempt <= p.MaxRetries && ctx.Err() == nil:
 		d := p.Backoff
 		for i := 1; i < it.attempt; i++ {
 			d *= 2

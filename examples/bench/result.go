@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -225,6 +225,6 @@ func (t *tally) result(name, note string, tasks []Task, t0 time.Time, scale floa
 
 // throttled reports a 429: a transient error carrying the server's wait.
 func throttled(err error) bool {
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	return errors.As(err, &te) && te.RetryAfter > 0
 }

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -29,7 +29,7 @@ const maxAnswer = 16 << 20
 // what its Content-Type says: server-sent events, one JSON completion (a
 // server that ignores `stream: true`), an error object, or something else,
 // which is transient and quoted.
-func (m *model) readAnswer(resp *http.Response, job *lanes.Job) (answer, error) {
+func (m *model) readAnswer(resp *http.Response, job *attempt.Job) (answer, error) {
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	first, err := skipSpace(br)
 	if errors.Is(err, io.EOF) {
@@ -72,7 +72,7 @@ func skipSpace(br *bufio.Reader) (byte, error) {
 // neither fails an attempt whose 200 answer is neither a stream nor a
 // completion: transient (a gateway's hiccup), with the body's first
 // characters so a person can tell what answered.
-func (m *model) neither(resp *http.Response, body []byte, what string) *lanes.TaskError {
+func (m *model) neither(resp *http.Response, body []byte, what string) *attempt.TaskError {
 	if what == "" {
 		what = m.red.keep(string(body), keepBody)
 	}
@@ -80,7 +80,7 @@ func (m *model) neither(resp *http.Response, body []byte, what string) *lanes.Ta
 	if ct == "" {
 		ct = "none"
 	}
-	return lanes.Errorf(taskfile.ClassTransient, "%s: HTTP %d answer is neither an event stream nor a chat completion (Content-Type %s): %s",
+	return attempt.Errorf(taskfile.ClassTransient, "%s: HTTP %d answer is neither an event stream nor a chat completion (Content-Type %s): %s",
 		m.cfg.Name, resp.StatusCode, m.red.keep(ct, 80), what)
 }
 
@@ -138,14 +138,14 @@ func contentText(v any) string {
 
 // readJSON reads a body that is one JSON document: a completion, or an
 // error object sent with status 200.
-func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *lanes.Job) (answer, error) {
+func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *attempt.Job) (answer, error) {
 	data, err := io.ReadAll(io.LimitReader(br, maxAnswer+1))
 	if err != nil {
 		return answer{}, err
 	}
 	job.Beat()
 	if len(data) > maxAnswer {
-		return answer{}, lanes.Errorf(taskfile.ClassPermanent, "%s: answer larger than %d MiB", m.cfg.Name, maxAnswer>>20)
+		return answer{}, attempt.Errorf(taskfile.ClassPermanent, "%s: answer larger than %d MiB", m.cfg.Name, maxAnswer>>20)
 	}
 	var c completion
 	jerr := json.Unmarshal(data, &c)
@@ -171,7 +171,7 @@ func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *lanes.Job) 
 // the body after a finish_reason), one beat per event. An error event
 // fails the attempt with its own class; a stream that ends before the
 // answer finished is transient, never a truncated success.
-func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *lanes.Job) (answer, error) {
+func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *attempt.Job) (answer, error) {
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 64<<10), maxAnswer)
 	var (
@@ -241,7 +241,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *lanes.Job
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return answer{}, lanes.Errorf(taskfile.ClassPermanent, "%s: a line of the answer stream is over %d MiB", m.cfg.Name, maxAnswer>>20)
+			return answer{}, attempt.Errorf(taskfile.ClassPermanent, "%s: a line of the answer stream is over %d MiB", m.cfg.Name, maxAnswer>>20)
 		}
 		return answer{}, err
 	}
@@ -255,7 +255,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *lanes.Job
 	case b.Len() == 0 && junk != nil:
 		return answer{}, m.neither(resp, junk, "")
 	default:
-		return answer{}, lanes.Errorf(taskfile.ClassTransient, "%s: the answer stream ended before the answer finished (%d events, %d characters, no finish_reason or [DONE])",
+		return answer{}, attempt.Errorf(taskfile.ClassTransient, "%s: the answer stream ended before the answer finished (%d events, %d characters, no finish_reason or [DONE])",
 			m.cfg.Name, a.events, b.Len())
 	}
 }

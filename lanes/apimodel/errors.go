@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -34,9 +34,9 @@ func (m *model) classify(ctx, callCtx context.Context, timeout time.Duration, er
 		return fmt.Errorf("%s: %w", m.cfg.Name, context.Cause(ctx))
 	}
 	if errors.Is(context.Cause(callCtx), errCallTimeout) {
-		return lanes.Errorf(taskfile.ClassTransient, "%s: no answer within the model timeout %s", m.cfg.Name, timeout)
+		return attempt.Errorf(taskfile.ClassTransient, "%s: no answer within the model timeout %s", m.cfg.Name, timeout)
 	}
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	if errors.As(err, &te) {
 		return err // already classed and redacted
 	}
@@ -51,7 +51,7 @@ func (m *model) classify(ctx, callCtx context.Context, timeout time.Duration, er
 	}
 	// Whatever else went wrong on the way (DNS, TLS, a broken stream) may
 	// well work next time: transient, which is also the lane's default.
-	return lanes.Errorf(taskfile.ClassTransient, "%s: %s: %s", m.cfg.Name, what, m.red.keep(err.Error(), keepMessage))
+	return attempt.Errorf(taskfile.ClassTransient, "%s: %s: %s", m.cfg.Name, what, m.red.keep(err.Error(), keepMessage))
 }
 
 func isTimeout(err error) bool {
@@ -62,7 +62,7 @@ func isTimeout(err error) bool {
 // failure builds the attempt's error from what a server said. where says
 // where it said it ("HTTP 413", "error event in the answer stream"); h is
 // the response's header, for a wait the server asks for.
-func (m *model) failure(e serverError, where string, h http.Header) *lanes.TaskError {
+func (m *model) failure(e serverError, where string, h http.Header) *attempt.TaskError {
 	msg := m.red.keep(e.Message, keepMessage)
 	if msg == "" && e.Status != 0 {
 		msg = http.StatusText(e.Status)
@@ -83,7 +83,7 @@ func (m *model) failure(e serverError, where string, h http.Header) *lanes.TaskE
 			text += "; redirected to " + m.red.keep(loc, 200) + ": set baseURL to it"
 		}
 	}
-	err := &lanes.TaskError{Class: e.class(), Err: errors.New(text)}
+	err := &attempt.TaskError{Class: e.class(), Err: errors.New(text)}
 	if err.Class == taskfile.ClassTransient {
 		err.RetryAfter = RetryAfter(h, time.Now())
 		if err.RetryAfter == 0 {

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -29,7 +29,7 @@ import (
 // variable that is unset or empty.
 var ErrNoKey = errors.New("api key variable is unset or empty")
 
-// Executor calls API models. It implements lanes.Executor and is safe for
+// Executor calls API models. It implements attempt.Executor and is safe for
 // concurrent use: the API lane runs up to five attempts at once.
 type Executor struct {
 	transport *http.Transport
@@ -98,14 +98,14 @@ var errCallTimeout = errors.New("model timeout")
 // Execute sends one chat-completions request, streaming, and returns the
 // answer's text. Each event that arrives is a heartbeat (job.Beat). A
 // server that answers with one JSON completion instead is read as well.
-func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, error) {
 	name := job.Task.Model
 	if job.Model != nil {
 		name = job.Model.Name
 	}
 	m, ok := e.models[name]
 	if !ok {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "model %q is not an api model in the config", name)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "model %q is not an api model in the config", name)
 	}
 	timeout := m.cfg.Timeout.D()
 	if timeout <= 0 {
@@ -124,8 +124,8 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 	if err != nil {
 		err = m.classify(ctx, callCtx, timeout, err)
 		job.Log.Warn("api call failed", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
-			"class", lanes.Classify(err), "error", err.Error())
-		return lanes.Result{}, err
+			"class", attempt.Classify(err), "error", err.Error())
+		return attempt.Result{}, err
 	}
 	text := m.red.redact(ans.text)
 	if text != ans.text {
@@ -136,11 +136,11 @@ func (e *Executor) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, e
 		if ans.finish != "" {
 			why = " (finish_reason " + m.red.keep(ans.finish, 40) + ")"
 		}
-		err := lanes.Errorf(taskfile.ClassPermanent, "%s: empty answer from model %s%s", m.cfg.Name, m.cfg.Model, why)
+		err := attempt.Errorf(taskfile.ClassPermanent, "%s: empty answer from model %s%s", m.cfg.Name, m.cfg.Model, why)
 		job.Log.Warn("api call failed", "model", m.cfg.Name, "class", taskfile.ClassPermanent, "error", err.Error())
-		return lanes.Result{}, err
+		return attempt.Result{}, err
 	}
 	job.Log.Info("api answer", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
 		"form", ans.form, "events", ans.events, "chars", len(text), "finish", m.red.keep(ans.finish, 40))
-	return lanes.Result{Text: text}, nil
+	return attempt.Result{Text: text}, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -76,13 +76,13 @@ func executor(t testing.TB, c *config.Config) *Executor {
 // logBuf is testkit's goroutine-safe buffer.
 type logBuf = testkit.Buffer
 
-func job(c *config.Config, model, prompt, content string, log *logBuf) *lanes.Job {
+func job(c *config.Config, model, prompt, content string, log *logBuf) *attempt.Job {
 	m, _ := c.Model(model)
 	var lg *slog.Logger
 	if log != nil {
 		lg = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return lanes.NewJob(&taskfile.Task{TaskID: "t1", Model: model, ModelKind: taskfile.KindAPI, Prompt: prompt, Content: content}, m, lg)
+	return attempt.NewJob(&taskfile.Task{TaskID: "t1", Model: model, ModelKind: taskfile.KindAPI, Prompt: prompt, Content: content}, m, lg)
 }
 
 func TestExecutor_Messages(t *testing.T) {
@@ -210,9 +210,9 @@ func TestExecutor_Errors(t *testing.T) {
 			log := &logBuf{}
 			t0 := time.Now()
 			_, err := e.Execute(t.Context(), job(c, tt.model, "p", tt.content, log))
-			var te *lanes.TaskError
+			var te *attempt.TaskError
 			if !errors.As(err, &te) {
-				t.Fatalf("error %v (%T); want a *lanes.TaskError", err, err)
+				t.Fatalf("error %v (%T); want a *attempt.TaskError", err, err)
 			}
 			if te.Class != tt.class || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("got %s %q; want %s containing %q", te.Class, err, tt.class, tt.msg)
@@ -247,7 +247,7 @@ func TestExecutor_RateLimited(t *testing.T) {
 	_, err := e.Execute(t.Context(), job(c, "m", "", "x", nil))
 	cancel()
 	<-done
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	if !errors.As(err, &te) || te.Class != taskfile.ClassTransient || te.RetryAfter != 7*time.Second || !strings.Contains(err.Error(), "HTTP 429") {
 		t.Fatalf("got %v (%+v); want transient HTTP 429 with RetryAfter 7s", err, te)
 	}
@@ -294,11 +294,11 @@ func TestExecutor_Canceled(t *testing.T) {
 		}()
 		waitFor(t, func() bool { return s.InFlight() == 1 })
 		t0 := time.Now()
-		cancel(lanes.ErrCanceled)
+		cancel(attempt.ErrCanceled)
 		select {
 		case err := <-errc:
-			if !errors.Is(err, lanes.ErrCanceled) {
-				t.Errorf("%s: error %v; want the cause %v", content, err, lanes.ErrCanceled)
+			if !errors.Is(err, attempt.ErrCanceled) {
+				t.Errorf("%s: error %v; want the cause %v", content, err, attempt.ErrCanceled)
 			}
 			if el := time.Since(t0); el > time.Second {
 				t.Errorf("%s: returned %v after cancel", content, el)
@@ -332,13 +332,13 @@ func TestExecutor_Quota(t *testing.T) {
 	// Cancel only once the two refused calls have returned their 429: a
 	// cancel before the client has read the answer would end them too.
 	waitFor(t, func() bool { return s.Total() == 5 && s.InFlight() == 3 && returned.Load() == 2 })
-	cancel(lanes.ErrCanceled)
+	cancel(attempt.ErrCanceled)
 	wg.Wait()
 	admitted, limited := 0, 0
 	for _, err := range errs {
-		var te *lanes.TaskError
+		var te *attempt.TaskError
 		switch {
-		case errors.Is(err, lanes.ErrCanceled):
+		case errors.Is(err, attempt.ErrCanceled):
 			admitted++
 		case errors.As(err, &te) && te.Class == taskfile.ClassTransient && te.RetryAfter > 0 && strings.Contains(err.Error(), "HTTP 429"):
 			limited++
@@ -387,8 +387,8 @@ func TestExecutor_KeyNeverLeaks(t *testing.T) {
 func TestExecutor_UnknownModel(t *testing.T) {
 	c := testConfig(t, "http://127.0.0.1:1/v1", config.ModelConfig{Name: "m"})
 	e := executor(t, c)
-	j := lanes.NewJob(&taskfile.Task{TaskID: "t", Model: "nope", Content: "x"}, nil, nil)
-	if _, err := e.Execute(t.Context(), j); lanes.Classify(err) != taskfile.ClassPermanent {
+	j := attempt.NewJob(&taskfile.Task{TaskID: "t", Model: "nope", Content: "x"}, nil, nil)
+	if _, err := e.Execute(t.Context(), j); attempt.Classify(err) != taskfile.ClassPermanent {
 		t.Errorf("unknown model: %v", err)
 	}
 }
@@ -415,7 +415,7 @@ func BenchmarkExecutor_Execute(b *testing.B) {
 	task := &taskfile.Task{TaskID: "t", Model: "m", Prompt: "be brief", Content: "a short task of a few words"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.Execute(b.Context(), lanes.NewJob(task, m, nil)); err != nil {
+		if _, err := e.Execute(b.Context(), attempt.NewJob(task, m, nil)); err != nil {
 			b.Fatal(err)
 		}
 	}

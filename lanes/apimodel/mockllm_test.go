@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -240,7 +240,7 @@ func TestMockLLM(t *testing.T) {
 	}
 }
 
-func errText(err *lanes.TaskError) string {
+func errText(err *attempt.TaskError) string {
 	if err == nil {
 		return ""
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -53,9 +53,9 @@ func (m *model) request(t *taskfile.Task) *chatRequest {
 }
 
 // call sends the request and reads the answer. An HTTP error status comes
-// back as a classed *lanes.TaskError with the server's message; a failure
+// back as a classed *attempt.TaskError with the server's message; a failure
 // on the way (connection, timeout) as the transport's error, for classify.
-func (m *model) call(ctx context.Context, hc *http.Client, body *chatRequest, job *lanes.Job) (answer, error) {
+func (m *model) call(ctx context.Context, hc *http.Client, body *chatRequest, job *attempt.Job) (answer, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return answer{}, fmt.Errorf("encode request: %w", err)

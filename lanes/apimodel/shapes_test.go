@@ -12,23 +12,23 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
-	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // run executes one task and returns its result, its error as a
-// *lanes.TaskError (nil on success) and its log.
-func run(t *testing.T, e *Executor, c *config.Config, model, content string) (lanes.Result, *lanes.TaskError, string) {
+// *attempt.TaskError (nil on success) and its log.
+func run(t *testing.T, e *Executor, c *config.Config, model, content string) (attempt.Result, *attempt.TaskError, string) {
 	t.Helper()
 	log := &logBuf{}
 	res, err := e.Execute(t.Context(), job(c, model, "", content, log))
 	if err == nil {
 		return res, nil, log.String()
 	}
-	var te *lanes.TaskError
+	var te *attempt.TaskError
 	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T); want a *lanes.TaskError", err, err)
+		t.Fatalf("error %v (%T); want a *attempt.TaskError", err, err)
 	}
 	return res, te, log.String()
 }

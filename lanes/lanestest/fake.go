@@ -27,12 +27,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// Fake is a lanes.Executor for tests.
+// Fake is an attempt.Executor for tests.
 type Fake struct {
 	// Exclusive makes overlapping calls of one account fail, as one chat
 	// session does (the account is the job's web session's; calls without
@@ -125,8 +124,8 @@ func (f *Fake) trace(what, id, acct string) {
 	fh.Close()
 }
 
-// Execute implements lanes.Executor.
-func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error) {
+// Execute implements attempt.Executor.
+func (f *Fake) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, error) {
 	id, acct := job.Task.TaskID, job.Session.Account
 	f.trace("start", id, acct)
 	defer f.trace("end", id, acct)
@@ -134,9 +133,9 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 	defer f.leave(acct)
 	if collided {
 		if f.Exclusive {
-			return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "fake session: a second generation started while one runs")
+			return attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "fake session: a second generation started while one runs")
 		}
-		return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("fake quota: 429 too many requests"), RetryAfter: time.Millisecond}
+		return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("fake quota: 429 too many requests"), RetryAfter: time.Millisecond}
 	}
 	d := Directives(job.Task.Content)
 	scale := f.Scale
@@ -147,26 +146,26 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 	if _, ok := d["stall"]; ok {
 		job.SetProbe(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 		<-ctx.Done()
-		return lanes.Result{}, context.Cause(ctx)
+		return attempt.Result{}, context.Cause(ctx)
 	}
 	if _, ok := d["stuck"]; ok && job.Task.Attempt <= 1 {
 		<-make(chan struct{})
 	}
 	if _, ok := d["hang"]; ok {
 		<-ctx.Done()
-		return lanes.Result{}, context.Cause(ctx)
+		return attempt.Result{}, context.Cause(ctx)
 	}
 	if v, ok := d["duration"]; ok {
 		dur, err := time.ParseDuration(v)
 		if err != nil {
-			return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: bad duration %q", v)
+			return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: bad duration %q", v)
 		}
 		t := time.NewTimer(time.Duration(float64(dur) * scale))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return lanes.Result{}, context.Cause(ctx)
+			return attempt.Result{}, context.Cause(ctx)
 		}
 	}
 	if v, ok := d["fail"]; ok {
@@ -176,13 +175,13 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		k := f.fails[job.Task.Content]
 		f.mu.Unlock()
 		if k <= n {
-			return lanes.Result{}, lanes.Errorf(taskfile.ClassTransient, "fake: failure %d of %d", k, n)
+			return attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "fake: failure %d of %d", k, n)
 		}
 	}
 	if v, ok := d["limit"]; ok {
 		hold, err := time.ParseDuration(v)
 		if err != nil {
-			return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: bad limit %q", v)
+			return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: bad limit %q", v)
 		}
 		f.mu.Lock()
 		f.fails["limit "+job.Task.Content]++
@@ -190,18 +189,18 @@ func (f *Fake) Execute(ctx context.Context, job *lanes.Job) (lanes.Result, error
 		f.mu.Unlock()
 		if k == 1 {
 			now := time.Now()
-			return lanes.Result{}, &lanes.TaskError{Class: taskfile.ClassAccount, Err: fmt.Errorf("fake: usage limit, try again in %s", hold),
-				Hold: &spool.Hold{Until: now.Add(hold), Since: now, Reason: "fake: usage limit", Site: "fake"}}
+			return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassAccount, Err: fmt.Errorf("fake: usage limit, try again in %s", hold),
+				Hold: &taskfile.Hold{Until: now.Add(hold), Since: now, Reason: "fake: usage limit", Site: "fake"}}
 		}
 	}
 	if v, ok := d["status"]; ok {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: status %s", v)
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: status %s", v)
 	}
 	if _, ok := d["empty"]; ok {
-		return lanes.Result{}, lanes.Errorf(taskfile.ClassPermanent, "fake: empty answer")
+		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: empty answer")
 	}
 	job.Beat()
-	return lanes.Result{Text: Answer(job.Task.Content)}, nil
+	return attempt.Result{Text: Answer(job.Task.Content)}, nil
 }
 
 // Max is the largest number of calls seen at once.

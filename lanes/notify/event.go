@@ -25,7 +25,7 @@ const SchemaVersion = 1
 // the event: see README.md, "Notifications".
 type Event struct {
 	Version int       `json:"version"`
-	Event   string    `json:"event"` // one of spool.Events
+	Event   string    `json:"event"` // one of config.Events
 	ID      string    `json:"id"`    // unique per event; a resend carries the same id
 	At      time.Time `json:"at"`
 	Host    string    `json:"host"` // the daemon's host (config `host`)

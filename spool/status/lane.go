@@ -13,7 +13,7 @@ import (
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]LaneInfo, disabled map[string]bool, holds map[string]spool.Hold) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = config.Concurrency(cfg, k)
@@ -224,9 +224,9 @@ func (s *Snapshotter) account(model string) string {
 
 // holds reads the accounts' hold files once per snapshot: the running
 // ones go into st.Accounts and the returned map.
-func (s *Snapshotter) holds(st *Status, now time.Time) map[string]spool.Hold {
+func (s *Snapshotter) holds(st *Status, now time.Time) map[string]taskfile.Hold {
 	st.Accounts = []Account{}
-	m := map[string]spool.Hold{}
+	m := map[string]taskfile.Hold{}
 	for _, h := range s.store.Holds() {
 		if !h.Active(now) {
 			continue

@@ -30,7 +30,7 @@ func fromSpool(s taskfile.Summary) summary {
 // top-level key per line, so a line scan finds them about ten times faster
 // than a full YAML decode, which matters for spools of many thousands of
 // files. Anything the scan does not understand (block or flow values,
-// continuation lines, escapes) falls back to spool.DecodeTask.
+// continuation lines, escapes) falls back to taskfile.DecodeTask.
 func parseSummary(data []byte) (summary, bool) {
 	if s, ok := scanSummary(data); ok {
 		return s, true

@@ -14,7 +14,7 @@ type Session struct {
 	Account string `json:"account"`
 	Site    string `json:"site"`
 	// State is running, idle, disabled, held, logged out, leased by
-	// another host, or standby (see spool.Session*).
+	// another host, or standby (see status.Session*).
 	State string `json:"state"`
 	// Task is the task it runs (state running), with its heartbeat's age.
 	Task                string  `json:"task,omitempty"`

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -45,16 +46,16 @@ type instant struct {
 	onRun func(id string)
 }
 
-func (e *instant) Execute(_ context.Context, job *lanes.Job) (lanes.Result, error) {
+func (e *instant) Execute(_ context.Context, job *attempt.Job) (attempt.Result, error) {
 	e.calls.Add(1)
 	if e.onRun != nil {
 		e.onRun(job.Task.TaskID)
 	}
-	return lanes.Result{Text: "ok"}, nil
+	return attempt.Result{Text: "ok"}, nil
 }
 
 // coreDaemon starts a daemon with only an API lane on a fresh spool in dir.
-func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*taskfile.Task), tune ...func(*config.Config)) (*lanes.Daemon, *spool.Store, error) {
+func coreDaemon(ctx context.Context, dir string, ex attempt.Executor, done func(*taskfile.Task), tune ...func(*config.Config)) (*lanes.Daemon, *spool.Store, error) {
 	cfg, err := bench.Config(dir, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/", 5, 2, 10*time.Millisecond)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +64,7 @@ func coreDaemon(ctx context.Context, dir string, ex lanes.Executor, done func(*t
 		f(cfg)
 	}
 	store := spool.NewStore(cfg, nil)
-	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: ex},
+	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindAPI: ex},
 		Hooks: lanes.Hooks{OnAttemptEnd: func(_ taskfile.Kind, t *taskfile.Task, _ time.Duration) {
 			if done != nil && t.State.Final() {
 				done(t)
@@ -474,7 +475,7 @@ func startup(ctx context.Context, dir string, n int) (coreFigure, error) {
 	raw := time.Since(start)
 
 	store := spool.NewStore(cfg, nil)
-	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]lanes.Executor{taskfile.KindAPI: &instant{}}}
+	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindAPI: &instant{}}}
 	start = time.Now()
 	if err := d.Start(ctx); err != nil {
 		return coreFigure{}, err

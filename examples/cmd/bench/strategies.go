@@ -10,8 +10,8 @@ import (
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
-	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/apimodel"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -41,7 +41,7 @@ func strategies(o options, log *slog.Logger) []strategy {
 	twoLanes := func(key, name string, pick func([]bench.Task) []bench.Task) strategy {
 		return strategy{key: key, tasks: pick, run: func(ctx context.Context, s *stands, tasks []bench.Task) (bench.Result, error) {
 			// Only the lanes of kinds in the batch run, as only they would.
-			ex := map[taskfile.Kind]lanes.Executor{}
+			ex := map[taskfile.Kind]attempt.Executor{}
 			for k, e := range s.exec {
 				if bench.Count(tasks, k) > 0 {
 					ex[k] = e
@@ -104,7 +104,7 @@ type stands struct {
 	api  *apistand.Server
 	chat *chatstand.Server
 	cfg  *config.Config
-	exec map[taskfile.Kind]lanes.Executor
+	exec map[taskfile.Kind]attempt.Executor
 	dir  string
 }
 
@@ -118,7 +118,7 @@ func (s *stands) close() {
 }
 
 func newStands(o options) (*stands, error) {
-	s := &stands{exec: map[taskfile.Kind]lanes.Executor{}}
+	s := &stands{exec: map[taskfile.Kind]attempt.Executor{}}
 	var err error
 	if s.api, err = apistand.Start(apistand.Options{Quota: o.quota, Scale: o.scale}); err != nil {
 		return nil, err

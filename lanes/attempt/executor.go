@@ -1,7 +1,9 @@
-// Package lanes schedules tasks: one lane per kind of model, each with its
-// own scheduler loop and worker pool, so that a six-minute web task never
-// delays a ten-second API task.
-package lanes
+// Package attempt is the contract between a lane and the executor that runs
+// one attempt of a task on a model: Executor, Job, Result, and the classed
+// TaskError a failed attempt returns. It imports the task format and the
+// config only, so an executor (lanes/apimodel, browser) need not import the
+// Store.
+package attempt
 
 import (
 	"context"
@@ -12,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -118,7 +119,7 @@ type TaskError struct {
 	// Hold, with class account, is a usage limit the site showed: the
 	// lane holds the account (spool.Store.HoldAccount) and puts the task
 	// back in pending without spending its attempt.
-	Hold *spool.Hold
+	Hold *taskfile.Hold
 }
 
 func (e *TaskError) Error() string {
@@ -132,7 +133,7 @@ func (e *TaskError) Unwrap() error { return e.Err }
 
 // HoldOf returns the account hold an attempt's error carries (class
 // account, from a usage limit), or nil.
-func HoldOf(err error) *spool.Hold {
+func HoldOf(err error) *taskfile.Hold {
 	var te *TaskError
 	for e := err; errors.As(e, &te); e = te.Err {
 		if te.Hold != nil && te.Class == taskfile.ClassAccount {
