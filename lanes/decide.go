@@ -77,7 +77,7 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 		// A usage limit holds the account, not the task: back to pending
 		// unspent; the account's hold gates when it runs again.
 		h := attempt.HoldOf(err)
-		o.State, o.Unspent = taskfile.StatePending, true
+		o.State, o.Unspent, o.HeldUntil = taskfile.StatePending, true, h.Until
 		o.Error = taskfile.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
 		return o, true
 	default:

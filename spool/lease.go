@@ -42,6 +42,9 @@ type Outcome struct {
 	// BrowserPID, if not zero, is the web attempt's browser, for whoever
 	// debugs the task.
 	BrowserPID int
+	// HeldUntil (pending, unspent) is the end of the hold a usage limit
+	// put on the attempt's account: the attempt's record says "held".
+	HeldUntil time.Time
 }
 
 // Lease is one process's hold on a task it claimed: the task's file in
@@ -57,6 +60,7 @@ type Lease struct {
 	account string         // the web session's account, written by Mark
 	task    *taskfile.Task // as last read or written
 	marked  bool           // Mark succeeded: owner and attempt now fence every write
+	claimed time.Time      // when Claim moved it: the attempt's record starts there
 }
 
 // Claim takes pending/ID of lane k for owner: the move into running/ is
@@ -70,7 +74,7 @@ func (s *Store) Claim(k taskfile.Kind, id, owner string) (*Lease, error) {
 	if err := renameNoSync(s.Layout.TaskPath(k, taskfile.DirPending, id), s.Layout.TaskPath(k, taskfile.DirRunning, id)); err != nil {
 		return nil, err
 	}
-	return &Lease{s: s, kind: k, id: id, owner: owner}, nil
+	return &Lease{s: s, kind: k, id: id, owner: owner, claimed: time.Now()}, nil
 }
 
 // ID is the leased task's id.
@@ -107,6 +111,7 @@ func (l *Lease) Mark(now time.Time) (*taskfile.Task, error) {
 	m.StartedAt, m.HeartbeatAt = now, now
 	m.NotBefore, m.FinishedAt = time.Time{}, time.Time{}
 	m.Owner, m.BrowserPID, m.Account = l.owner, 0, l.account
+	m.OpenAttempt(l.claimed, now, l.owner, l.account)
 	if err := l.s.rewrite(l.kind, taskfile.DirRunning, m); err != nil {
 		return nil, err
 	}
@@ -205,6 +210,9 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 		t.BrowserPID = o.BrowserPID
 	}
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
+	if marked {
+		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
+	}
 	if o.State != taskfile.StatePending {
 		t.FinishedAt = now
 		return t

@@ -140,6 +140,12 @@ func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now
 	}
 	t.Error, t.ErrorClass = "stale: "+reason, taskfile.ClassStale
 	t.Owner, t.BrowserPID = "", 0
+	outcome := taskfile.AttemptFailed
+	if to == taskfile.DirPending {
+		outcome = taskfile.AttemptRetried
+	}
+	// The attempt ended at its last sign of life, not at the reclaim.
+	t.CloseAttempt(taskfile.SummaryOf(t).LastSign(), outcome, taskfile.ClassStale, time.Time{})
 	if to == taskfile.DirPending {
 		t.State = taskfile.StatePending
 		t.NotBefore = now.Add(s.Cfg.Timing().ReclaimRetryDelay)

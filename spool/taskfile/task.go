@@ -89,7 +89,9 @@ type Task struct {
 	BrowserPID  int        `yaml:"browserPid,omitempty"`
 	Error       string     `yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`
-	Result      string     `yaml:"result,omitempty"`
+	// Attempts is the history of the task's attempts (attempts.go).
+	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
+	Result   string          `yaml:"result,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.
@@ -170,6 +172,7 @@ func (t *Task) Encode() ([]byte, error) {
 			*p = p.UTC().Truncate(time.Millisecond)
 		}
 	}
+	c.Attempts = roundAttempts(c.Attempts)
 	back := standIns(c.textFields()) // emoji written as themselves
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)

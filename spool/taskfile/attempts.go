@@ -1,0 +1,189 @@
+package taskfile
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// AttemptRecord is one attempt as the task file keeps it (`attempts:`):
+// written by the lane when it marks the claim running and completed when
+// the attempt ends, so the file itself says which slot or session ran
+// what, and when, and any host reading the share draws the same timeline.
+type AttemptRecord struct {
+	N         int       `yaml:"attempt"`             // its number: the task's `attempt` while it ran
+	ClaimedAt time.Time `yaml:"claimedAt"`           // the claim's move into running/
+	StartedAt time.Time `yaml:"startedAt,omitempty"` // marked running: the work starts
+	EndedAt   time.Time `yaml:"endedAt,omitempty"`   // zero while it runs
+	// Outcome is how it ended: success, retried, failed, canceled, held
+	// (a usage limit held the account; not spent), returned (handed back
+	// unspent: shutdown), "" while it runs.
+	Outcome    string     `yaml:"outcome,omitempty"`
+	ErrorClass ErrorClass `yaml:"errorClass,omitempty"`
+	Owner      string     `yaml:"owner,omitempty"`     // host:pid that ran it
+	Account    string     `yaml:"account,omitempty"`   // web: the session's account
+	Method     string     `yaml:"method,omitempty"`    // how the answer was read, when the executor says
+	HeldUntil  time.Time  `yaml:"heldUntil,omitempty"` // held: the account's hold ends then
+}
+
+// The outcomes an AttemptRecord names.
+const (
+	AttemptSuccess  = "success"
+	AttemptRetried  = "retried"
+	AttemptFailed   = "failed"
+	AttemptCanceled = "canceled"
+	AttemptHeld     = "held"
+	AttemptReturned = "returned"
+)
+
+// maxAttemptRecords bounds the history a task file keeps: a task handed
+// back at many shutdowns must not grow without end. The oldest go first.
+const maxAttemptRecords = 32
+
+// OpenAttempt appends the record of attempt n, claimed at claimed and
+// marked running at now. A record still open from an attempt that never
+// recorded its end (a crash) is closed first at its last sign of life.
+func (t *Task) OpenAttempt(claimed, now time.Time, owner, account string) {
+	if last := t.lastOpenAttempt(); last != nil {
+		end := t.HeartbeatAt
+		if end.Before(last.StartedAt) {
+			end = last.StartedAt
+		}
+		last.EndedAt, last.Outcome = end, AttemptReturned
+	}
+	if claimed.IsZero() || claimed.After(now) {
+		claimed = now
+	}
+	t.Attempts = append(t.Attempts, AttemptRecord{N: t.Attempt, ClaimedAt: claimed, StartedAt: now, Owner: owner, Account: account})
+	if n := len(t.Attempts); n > maxAttemptRecords {
+		t.Attempts = append([]AttemptRecord(nil), t.Attempts[n-maxAttemptRecords:]...)
+	}
+}
+
+// CloseAttempt records the end of the running attempt, if it has an open
+// record.
+func (t *Task) CloseAttempt(end time.Time, outcome string, class ErrorClass, heldUntil time.Time) {
+	last := t.lastOpenAttempt()
+	if last == nil {
+		return
+	}
+	if end.Before(last.ClaimedAt) {
+		end = last.ClaimedAt
+	}
+	last.EndedAt, last.Outcome, last.ErrorClass, last.HeldUntil = end, outcome, class, heldUntil
+}
+
+func (t *Task) lastOpenAttempt() *AttemptRecord {
+	if n := len(t.Attempts); n > 0 && t.Attempts[n-1].EndedAt.IsZero() {
+		t.Attempts = append([]AttemptRecord(nil), t.Attempts...) // never write into a clone's shared array
+		return &t.Attempts[len(t.Attempts)-1]
+	}
+	return nil
+}
+
+// roundAttempts rounds the records' times as Encode rounds the task's.
+func roundAttempts(as []AttemptRecord) []AttemptRecord {
+	if len(as) == 0 {
+		return as
+	}
+	out := make([]AttemptRecord, len(as))
+	for i, a := range as {
+		for _, p := range []*time.Time{&a.ClaimedAt, &a.StartedAt, &a.EndedAt, &a.HeldUntil} {
+			if !p.IsZero() {
+				*p = p.UTC().Truncate(time.Millisecond)
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// ScanAttempts reads the `attempts:` list of a task file that spoolgate
+// itself wrote, without a YAML parser (the status page reads it from
+// every task file in the span it draws, like ScanSummary). ok is false
+// whenever it is not sure, and the caller then decodes the file in full;
+// a file without the list gives nil, true. FuzzScanAttempts holds it to
+// the decoder.
+func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
+	if bytes.IndexByte(data, '\r') >= 0 || bytes.Contains(data, []byte("\u0085")) ||
+		bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
+		return nil, false
+	}
+	i := bytes.Index(data, []byte("\nattempts:\n"))
+	if i < 0 {
+		if bytes.HasPrefix(data, []byte("attempts:")) || bytes.Contains(data, []byte("\nattempts:")) {
+			return nil, false // a form the encoder does not write
+		}
+		return nil, true
+	}
+	if bytes.Contains(data[i+1:], []byte("\nattempts:")) {
+		return nil, false // twice: the decoder refuses it
+	}
+	data = data[i+len("\nattempts:\n"):]
+	var cur *AttemptRecord
+	for len(data) > 0 {
+		line := data
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			line, data = data[:j], data[j+1:]
+		} else {
+			data = nil
+		}
+		var kv []byte
+		switch {
+		case bytes.HasPrefix(line, []byte("  - ")):
+			as = append(as, AttemptRecord{})
+			cur = &as[len(as)-1]
+			kv = line[4:]
+		case bytes.HasPrefix(line, []byte("    ")) && cur != nil:
+			kv = line[4:]
+		case len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#':
+			return as, len(as) > 0 // the next top-level key
+		default:
+			return nil, false
+		}
+		colon := bytes.Index(kv, []byte(": "))
+		if colon <= 0 || !plain(kv[colon+2:]) {
+			return nil, false
+		}
+		key, v := string(kv[:colon]), string(kv[colon+2:])
+		if v == "null" || v == "Null" || v == "NULL" {
+			return nil, false // the decoder reads it as nothing
+		}
+		switch key {
+		case "attempt":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || len(v) > 1 && v[0] == '0' || v[0] == '+' {
+				return nil, false
+			}
+			cur.N = n
+		case "claimedAt", "startedAt", "endedAt", "heldUntil":
+			ts, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return nil, false
+			}
+			switch key {
+			case "claimedAt":
+				cur.ClaimedAt = ts
+			case "startedAt":
+				cur.StartedAt = ts
+			case "endedAt":
+				cur.EndedAt = ts
+			default:
+				cur.HeldUntil = ts
+			}
+		case "outcome":
+			cur.Outcome = v
+		case "errorClass":
+			cur.ErrorClass = ErrorClass(v)
+		case "owner":
+			cur.Owner = v
+		case "account":
+			cur.Account = v
+		case "method":
+			cur.Method = v
+		default:
+			return nil, false // a field the decoder refuses
+		}
+	}
+	return as, len(as) > 0
+}
