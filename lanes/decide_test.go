@@ -54,7 +54,7 @@ func TestRunner_Decide(t *testing.T) {
 		{"a usage limit holds the account and gives the attempt back", with(func(e *attemptEnd) {
 			e.Err = &attempt.TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit: try again in 2 minutes"), Hold: &taskfile.Hold{Until: now.Add(2 * time.Minute)}}
 			e.Attempt = 3
-		}), true, spool.Outcome{State: taskfile.StatePending, Unspent: true, Error: "account held by a usage limit until 2026-03-01T12:02:00Z: limit: try again in 2 minutes"}},
+		}), true, spool.Outcome{State: taskfile.StatePending, Unspent: true, HeldUntil: now.Add(2 * time.Minute), Error: "account held by a usage limit until 2026-03-01T12:02:00Z: limit: try again in 2 minutes"}},
 		{"a cancel wins over a usage limit", with(func(e *attemptEnd) {
 			e.Err = &attempt.TaskError{Class: taskfile.ClassAccount, Err: errors.New("limit"), Hold: &taskfile.Hold{Until: now}}
 			e.Cause = attempt.ErrCanceled
