@@ -72,6 +72,10 @@ func cmdResume(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The timeline shades the pause from the lane's pauses.log once the file is gone.
+	if err := spool.RecordResume(file, time.Now()); err != nil {
+		fmt.Fprintf(env.Stderr, "resume: the pause is not recorded in %s: %v\n", spool.PausesLog, err)
+	}
 	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

@@ -13,9 +13,14 @@ type summary struct {
 	priority                                                   taskfile.Priority
 	attempt                                                    int
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
+	attempts                                                   []taskfile.AttemptRecord // the timeline's bars
 }
 
-func summaryOf(t *taskfile.Task) summary { return fromSpool(taskfile.SummaryOf(t)) }
+func summaryOf(t *taskfile.Task) summary {
+	s := fromSpool(taskfile.SummaryOf(t))
+	s.attempts = t.Attempts
+	return s
+}
 
 func fromSpool(s taskfile.Summary) summary {
 	return summary{
@@ -33,7 +38,9 @@ func fromSpool(s taskfile.Summary) summary {
 // continuation lines, escapes) falls back to taskfile.DecodeTask.
 func parseSummary(data []byte) (summary, bool) {
 	if s, ok := scanSummary(data); ok {
-		return s, true
+		if s.attempts, ok = taskfile.ScanAttempts(data); ok {
+			return s, true
+		}
 	}
 	t, err := taskfile.DecodeTask(data)
 	if err != nil {

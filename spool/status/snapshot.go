@@ -70,12 +70,18 @@ type task struct {
 
 // Snapshot reads the spool and returns its status at now.
 func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
+	st, _, err := s.snapshot(now)
+	return st, err
+}
+
+// snapshot is Snapshot, and the tasks it read, by lane.
+func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task, error) {
 	now = now.UTC()
 	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}, Failed: []Failed{}}
 	if fi, err := os.Stat(s.store.Layout.Root); err != nil {
-		return nil, fmt.Errorf("read spool: %w", err)
+		return nil, nil, fmt.Errorf("read spool: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
+		return nil, nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
 	var live map[taskfile.Kind]LaneInfo
 	if s.live != nil {
@@ -94,7 +100,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 			ts, rej, err := s.readDir(k, dir, seen)
 			if err != nil {
 				s.mu.Unlock()
-				return nil, err
+				return nil, nil, err
 			}
 			perLane[k] = append(perLane[k], ts...)
 			rejected[k] = append(rejected[k], rej...)
@@ -103,13 +109,14 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 			ts, err := s.readArchive(k, seen)
 			if err != nil {
 				s.mu.Unlock()
-				return nil, err
+				return nil, nil, err
 			}
 			perLane[k] = append(perLane[k], ts...)
 		}
 	}
 	for p := range s.cache {
-		if !seen[p] {
+		// The timeline's archive files are its to prune (timeline.go).
+		if !seen[p] && (s.Archive || !s.inArchive(p)) {
 			delete(s.cache, p)
 		}
 	}
@@ -171,7 +178,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 		b.Progress = progressOf(b.Counts)
 		st.Batches = append(st.Batches, *b)
 	}
-	return st, nil
+	return st, perLane, nil
 }
 
 // readDir lists one task folder, parsing the files that changed since the

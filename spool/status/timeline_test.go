@@ -1,0 +1,124 @@
+package status
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/status/timeline"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+func rec(n int, start time.Time, d time.Duration, outcome, account string) taskfile.AttemptRecord {
+	r := taskfile.AttemptRecord{N: n, ClaimedAt: start, StartedAt: start, Outcome: outcome, Account: account, Owner: "here:1"}
+	if outcome != "" {
+		r.EndedAt = start.Add(d)
+	}
+	return r
+}
+
+// Every attempt recorded in a task file in the span is one bar, in the
+// row of its session (web) or of the lowest free slot (API), in the
+// colour of its outcome; holds and pauses are spans; the archive counts
+// where the span reaches it; a batch's timeline shows that batch alone.
+func TestSnapshotter_Timeline(t *testing.T) {
+	cfg := newSpool(t)
+	now := t0
+	ago := func(m int) time.Time { return now.Add(-time.Duration(m) * time.Minute) }
+	put(t, cfg, taskfile.KindAPI, taskfile.DirDone, taskfile.Task{TaskID: "a1", Model: "writer", Batch: "b", Attempt: 2, StartedAt: ago(50), FinishedAt: ago(40),
+		Attempts: []taskfile.AttemptRecord{rec(1, ago(60), 5*time.Minute, "retried", ""), rec(2, ago(50), 10*time.Minute, "success", "")}})
+	put(t, cfg, taskfile.KindAPI, taskfile.DirFailed, taskfile.Task{TaskID: "a2", Model: "writer", Batch: "b", Attempt: 1, StartedAt: ago(58), FinishedAt: ago(45),
+		Attempts: []taskfile.AttemptRecord{rec(1, ago(58), 13*time.Minute, "failed", "")}})
+	put(t, cfg, taskfile.KindAPI, taskfile.DirRunning, taskfile.Task{TaskID: "a3", Model: "writer", Batch: "other", Attempt: 1, StartedAt: ago(5), HeartbeatAt: ago(1), Owner: "here:1",
+		Attempts: []taskfile.AttemptRecord{rec(1, ago(5), 0, "", "")}})
+	held := rec(1, ago(30), time.Minute, "held", "ops1")
+	held.HeldUntil = ago(10)
+	put(t, cfg, taskfile.KindWeb, taskfile.DirDone, taskfile.Task{TaskID: "w1", Model: "thinker", Batch: "b", Attempt: 1, StartedAt: ago(8), FinishedAt: ago(3), Account: "ops1",
+		Attempts: []taskfile.AttemptRecord{held, rec(1, ago(8), 5*time.Minute, "success", "ops1")}})
+	// A file from before attempts were recorded: one bar from startedAt.
+	put(t, cfg, taskfile.KindWeb, taskfile.DirDone, taskfile.Task{TaskID: "w-old", Model: "other", Attempt: 1, StartedAt: ago(20), FinishedAt: ago(15), Account: "ops2"})
+	// Out of the span: no bar.
+	put(t, cfg, taskfile.KindWeb, taskfile.DirDone, taskfile.Task{TaskID: "w-gone", Model: "other", Attempt: 1, StartedAt: ago(300), FinishedAt: ago(290), Account: "ops2",
+		Attempts: []taskfile.AttemptRecord{rec(1, ago(300), 10*time.Minute, "success", "ops2")}})
+	// In the archive, within the span.
+	arch := filepath.Join(spool.NewLayout(cfg.Spool).Archive(taskfile.KindAPI), now.Format("2006-01"), taskfile.DirDone)
+	if err := os.MkdirAll(arch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := taskfile.Task{TaskID: "a0", ModelKind: taskfile.KindAPI, Model: "writer", Content: "x", State: taskfile.StateSuccess, Attempt: 1, StartedAt: ago(100), FinishedAt: ago(99),
+		Attempts: []taskfile.AttemptRecord{rec(1, ago(100), time.Minute, "success", "")}}
+	data, _ := old.Encode()
+	if err := os.WriteFile(filepath.Join(arch, "a0.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A pause on now and one that ended.
+	paused := spool.NewLayout(cfg.Spool).Paused(taskfile.KindAPI)
+	if err := os.WriteFile(paused, []byte("paused by ops at "+ago(35).Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := spool.RecordResume(paused, ago(25)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paused, []byte("paused by ops at "+ago(2).Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s := NewSnapshotter(cfg, nil)
+	_, c, err := s.SnapshotTimeline(now, TimelineQuery{Since: 2 * time.Hour, Links: true, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ task, row, outcome string }
+	got := map[key]int{}
+	for _, b := range c.Bars {
+		got[key{b.Task, b.Row, string(b.Outcome)}]++
+	}
+	want := map[key]int{
+		{"a0", "api/1", "success"}: 1,
+		{"a1", "api/1", "retried"}: 1, {"a2", "api/2", "failed"}: 1, {"a1", "api/1", "success"}: 1,
+		{"a3", "api/1", "running"}: 1,
+		{"w1", "web/ops1", "held"}: 1, {"w1", "web/ops1", "success"}: 1,
+		{"w-old", "web/ops2", "success"}: 1,
+	}
+	if len(got) != len(want) || len(c.Bars) != 8 {
+		t.Errorf("bars %v\nwant %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("bar %v: %d, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+	var rows []string
+	for _, r := range c.Rows {
+		rows = append(rows, r.Key)
+	}
+	if strings.Join(rows, " ") != "api/1 api/2 web/ops1 web/ops2" {
+		t.Errorf("rows %v", rows)
+	}
+	var spans []string
+	for _, sp := range c.Spans {
+		spans = append(spans, string(sp.Kind)+":"+sp.Lane+":"+sp.Row)
+	}
+	if strings.Join(spans, " ") != "held:web:web/ops1 paused:api: paused:api:" {
+		t.Errorf("spans %v", spans)
+	}
+	var svg bytes.Buffer
+	if err := timeline.Render(&svg, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(svg.String(), `class="bar"`); n != 8 || !strings.Contains(svg.String(), `href="/task/api/a1"`) {
+		t.Errorf("%d bars drawn, want 8, each linking to its task", n)
+	}
+
+	_, c, err = s.SnapshotTimeline(now, TimelineQuery{Batch: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Bars) != 5 || !c.From.Equal(ago(61)) {
+		t.Errorf("batch b: %d bars from %s, want 5 from %s", len(c.Bars), c.From, ago(61))
+	}
+}
