@@ -1,0 +1,125 @@
+// Package markdown renders a task's result, Markdown that a model wrote,
+// as HTML that is safe to show in spoolgate's own pages: GitHub-flavoured
+// Markdown (tables, strikethrough, task lists, autolinks) by goldmark, raw
+// HTML never passed through, and links kept only to http, https and
+// mailto (any other link shows as its text; an image as a link to it, so
+// the page loads nothing from elsewhere).
+package markdown
+
+import (
+	"bytes"
+	"html/template"
+	"net/url"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// md is goldmark with GFM and the link filter. Its HTML renderer is left
+// at its default, which omits raw HTML (html.WithUnsafe is never set).
+var md = goldmark.New(
+	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(linkFilter{}, 1000))),
+)
+
+// Render returns src rendered as HTML.
+func Render(src string) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := md.Convert([]byte(src), &b); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil //nolint:gosec // raw HTML off, links filtered
+}
+
+// Allowed reports whether a link's destination may stay a link: an
+// absolute http, https or mailto URL.
+func Allowed(dest string) bool {
+	u, err := url.Parse(strings.TrimSpace(dest))
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		return u.Host != ""
+	case "mailto":
+		return u.Opaque != ""
+	}
+	return false
+}
+
+// linkFilter unwraps every link whose destination is not Allowed into its
+// text, turns images into links to them (or their alt text), and marks the
+// links that stay rel="nofollow noopener noreferrer".
+type linkFilter struct{}
+
+func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	src := reader.Source()
+	var unwrap, images []ast.Node
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch v := n.(type) {
+		case *ast.Link:
+			if !Allowed(string(v.Destination)) {
+				unwrap = append(unwrap, n)
+			} else {
+				v.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+			}
+		case *ast.AutoLink:
+			dest := string(v.URL(src))
+			if v.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(dest), "mailto:") {
+				dest = "mailto:" + dest
+			}
+			if !Allowed(dest) {
+				unwrap = append(unwrap, n)
+			} else {
+				v.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+			}
+		case *ast.Image:
+			images = append(images, n)
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, n := range images {
+		img := n.(*ast.Image)
+		parent := n.Parent()
+		if Allowed(string(img.Destination)) {
+			l := ast.NewLink()
+			l.Destination = img.Destination
+			l.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+			for c := img.FirstChild(); c != nil; {
+				next := c.NextSibling()
+				l.AppendChild(l, c)
+				c = next
+			}
+			if l.ChildCount() == 0 {
+				l.AppendChild(l, ast.NewString(img.Destination))
+			}
+			parent.ReplaceChild(parent, n, l)
+		} else {
+			unwrap = append(unwrap, n)
+		}
+	}
+	for _, n := range unwrap {
+		parent := n.Parent()
+		if parent == nil {
+			continue
+		}
+		if al, ok := n.(*ast.AutoLink); ok {
+			parent.ReplaceChild(parent, n, ast.NewString(al.Label(src)))
+			continue
+		}
+		for c := n.FirstChild(); c != nil; {
+			next := c.NextSibling()
+			parent.InsertBefore(parent, n, c)
+			c = next
+		}
+		parent.RemoveChild(parent, n)
+	}
+}
