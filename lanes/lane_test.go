@@ -188,7 +188,7 @@ func TestDaemon_Cancel(t *testing.T) {
 		k  taskfile.Kind
 		id string
 	}{{taskfile.KindWeb, "queued"}, {taskfile.KindWeb, "long"}, {taskfile.KindAPI, "quick"}} {
-		if err := spool.WriteFileAtomic(r.store.Layout.CancelPath(c.k, c.id), nil); err != nil {
+		if err := r.store.WriteFileAtomic(r.store.Layout.CancelPath(c.k, c.id), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -24,7 +23,7 @@ func TestDaemon_MixedBatchAPIWait(t *testing.T) {
 		// Pause both lanes while dropping, so every task is pending before
 		// the first starts: the same start line for both runs.
 		for _, k := range taskfile.Kinds {
-			if err := spool.WriteFileAtomic(r.store.Layout.Paused(k), nil); err != nil {
+			if err := r.store.WriteFileAtomic(r.store.Layout.Paused(k), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

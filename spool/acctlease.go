@@ -191,7 +191,7 @@ func (s *Store) AcquireAccount(account, owner string, now time.Time) (*AccountLe
 		tok := make([]byte, 8)
 		_, _ = rand.Read(tok)
 		info := LeaseInfo{Account: account, Gen: top + 1, Owner: owner, Token: hex.EncodeToString(tok), Since: now, Renewed: now}
-		err = WriteFileNew(s.leasePath(account, info.Gen), info.encode())
+		err = s.files.writeNew(s.leasePath(account, info.Gen), info.encode())
 		if errors.Is(err, ErrExists) || errors.Is(err, fs.ErrExist) {
 			continue // another host took this generation: look again
 		}
@@ -252,7 +252,7 @@ func (l *AccountLease) Renew(now time.Time) error {
 	}
 	i := l.Info()
 	i.Renewed = now
-	if err := WriteFileAtomic(l.s.leasePath(i.Account, i.Gen), i.encode()); err != nil {
+	if err := l.s.files.writeAtomic(l.s.leasePath(i.Account, i.Gen), i.encode()); err != nil {
 		return fmt.Errorf("account lease: %w", err)
 	}
 	l.mu.Lock()
@@ -269,5 +269,5 @@ func (l *AccountLease) Release(now time.Time) error {
 	}
 	i := l.Info()
 	i.Renewed, i.Released = now, true
-	return WriteFileAtomic(l.s.leasePath(i.Account, i.Gen), i.encode())
+	return l.s.files.writeAtomic(l.s.leasePath(i.Account, i.Gen), i.encode())
 }

@@ -164,7 +164,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 	})
 	for _, l := range logs {
 		from := filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirLogs), l)
-		if err := RenameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {
+		if err := a.s.files.renameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // another daemon archives it (or the task) right now
 			}
@@ -173,7 +173,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 		}
 		a.stats.Files++
 	}
-	if err := RenameNoReplace(src, filepath.Join(dst, id+suffix+strings.TrimPrefix(name, id))); err != nil {
+	if err := a.s.files.renameNoReplace(src, filepath.Join(dst, id+suffix+strings.TrimPrefix(name, id))); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			a.fail(src, err)
 		}
@@ -200,7 +200,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		return []string{filepath.Join(dst, base+sfx+ext), filepath.Join(dst, base+sfx+".error")}
 	})
 	if name != "" {
-		if err := RenameNoReplace(filepath.Join(from, name), filepath.Join(dst, base+suffix+ext)); err != nil {
+		if err := a.s.files.renameNoReplace(filepath.Join(from, name), filepath.Join(dst, base+suffix+ext)); err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				a.fail(filepath.Join(from, name), err)
 			}
@@ -208,7 +208,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		}
 		a.stats.Tasks++
 	}
-	if err := RenameNoReplace(filepath.Join(from, base+".error"), filepath.Join(dst, base+suffix+".error")); err != nil {
+	if err := a.s.files.renameNoReplace(filepath.Join(from, base+".error"), filepath.Join(dst, base+suffix+".error")); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			a.fail(filepath.Join(from, base+".error"), err)
 		}

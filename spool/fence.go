@@ -50,7 +50,7 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(path, data)
+	tmp, err := s.files.writeTemp(path, data)
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,23 @@ func IsOwnTemp(name string) bool {
 // WriteFileAtomic writes data to path durably: a temp file in the same
 // folder, fsync, rename over path, fsync the folder. Readers see the old
 // or the new content, never a mix; a crash leaves at most a temp file.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
+// Its temp is named for os.Hostname and no folder is guarded: inside a
+// spool, use Store.WriteFileAtomic.
+func WriteFileAtomic(path string, data []byte) error { return plainFiles().writeAtomic(path, data) }
+
+// WriteFileNew writes data to path durably, failing with ErrExists (never
+// overwriting) if path exists. Inside a spool, use Store.WriteFileNew.
+func WriteFileNew(path string, data []byte) error { return plainFiles().writeNew(path, data) }
+
+// RenameNoReplace moves src to dst and fsyncs both folders. If dst exists
+// it fails with an error matching ErrExists and moves nothing: of two
+// processes racing for one source, exactly one wins, and the loser gets
+// an error matching os.ErrNotExist. Inside a spool, use
+// Store.RenameNoReplace.
+func RenameNoReplace(src, dst string) error { return plainFiles().renameNoReplace(src, dst) }
+
+func (f files) writeAtomic(path string, data []byte) error {
+	tmp, err := f.writeTemp(path, data)
 	if err != nil {
 		return err
 	}
@@ -43,25 +58,23 @@ func WriteFileAtomic(path string, data []byte) error {
 	return SyncDir(filepath.Dir(path))
 }
 
-// WriteFileNew writes data to path durably, failing with ErrExists (never
-// overwriting) if path exists.
-func WriteFileNew(path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
+func (f files) writeNew(path string, data []byte) error {
+	tmp, err := f.writeTemp(path, data)
 	if err != nil {
 		return err
 	}
-	if err := RenameNoReplace(tmp, path); err != nil {
+	if err := f.renameNoReplace(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-func writeTemp(path string, data []byte) (string, error) {
-	if err := guardDir(filepath.Dir(path)); err != nil {
+func (fs files) writeTemp(path string, data []byte) (string, error) {
+	if err := fs.guardDir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := tempName(path)
+	tmp := tempName(path, fs.tag)
 	f, err := createExcl(tmp)
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
@@ -80,12 +93,8 @@ func writeTemp(path string, data []byte) (string, error) {
 	return tmp, nil
 }
 
-// RenameNoReplace moves src to dst and fsyncs both folders. If dst exists
-// it fails with an error matching ErrExists and moves nothing: of two
-// processes racing for one source, exactly one wins, and the loser gets
-// an error matching os.ErrNotExist.
-func RenameNoReplace(src, dst string) error {
-	if err := guardedRename(src, dst); err != nil {
+func (f files) renameNoReplace(src, dst string) error {
+	if err := f.guardedRename(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
 	if err := SyncDir(filepath.Dir(dst)); err != nil {

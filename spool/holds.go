@@ -29,7 +29,7 @@ func (s *Store) HoldAccount(h taskfile.Hold) error {
 	if err := os.MkdirAll(s.Layout.Accounts(), DirPerm); err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.holdPath(h.Account), data)
+	return s.files.writeAtomic(s.holdPath(h.Account), data)
 }
 
 // AccountHold reads the account's hold file; ok is false when there is

@@ -101,7 +101,7 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 	// The rewrite's folder sync makes the move durable too; the drop box
 	// is synced after it.
 	dst := s.Layout.TaskPath(lane, taskfile.DirPending, t.TaskID)
-	if err := renameNoSync(src, dst); err != nil {
+	if err := s.renameNoSync(src, dst); err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			return IntakeResult{Outcome: Vanished}, nil
@@ -162,7 +162,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 		if exists(dst) || exists(errPath) {
 			continue
 		}
-		err := RenameNoReplace(src, dst)
+		err := s.files.renameNoReplace(src, dst)
 		if err == nil {
 			break
 		}
@@ -175,7 +175,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 		// Another rejection took the name meanwhile: try the next.
 	}
 	line := rej.Msg + "\n"
-	if err := WriteFileAtomic(errPath, []byte(line)); err != nil {
+	if err := s.files.writeAtomic(errPath, []byte(line)); err != nil {
 		return IntakeResult{}, fmt.Errorf("reject %s: write reason: %w", src, err)
 	}
 	return IntakeResult{Outcome: Rejected, Lane: lane, Reason: rej.Msg, Path: dst}, nil

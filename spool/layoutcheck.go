@@ -77,20 +77,17 @@ func checkFolder(d string) error {
 	return nil
 }
 
-// roots are the spool roots of this process's stores: writeTemp checks
-// every folder between one of them and the file it creates.
-var roots sync.Map // string → struct{}
-
-func registerRoot(root string) { roots.Store(filepath.Clean(root), struct{}{}) }
-
-// guardDir checks, with Lstat, that every folder from a registered spool
-// root down to dir is a real folder, so that a temp file is never created
-// through a folder swapped for a symlink. Paths outside every spool pass.
-func guardDir(dir string) error {
+// guardDir checks, with Lstat, that every folder from f's spool root down
+// to dir is a real folder, so that a temp file is never created through a
+// folder swapped for a symlink. Paths outside the spool pass.
+func (f files) guardDir(dir string) error {
+	if f.root == "" {
+		return nil
+	}
 	dir = filepath.Clean(dir)
 	var below []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, ok := roots.Load(d); ok {
+		if d == f.root {
 			break
 		}
 		if filepath.Dir(d) == d || len(below) > 8 {
@@ -109,11 +106,11 @@ func guardDir(dir string) error {
 // guardedRename is renameNoReplace after guardDir of both folders: a task
 // file is never moved through a folder swapped for a symlink, out of the
 // spool or into it from outside.
-func guardedRename(src, dst string) error {
-	if err := guardDir(filepath.Dir(src)); err != nil {
+func (f files) guardedRename(src, dst string) error {
+	if err := f.guardDir(filepath.Dir(src)); err != nil {
 		return err
 	}
-	if err := guardDir(filepath.Dir(dst)); err != nil {
+	if err := f.guardDir(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	return renameNoReplace(src, dst)

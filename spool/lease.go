@@ -71,7 +71,7 @@ type Lease struct {
 // in between leaves the task in pending/, or in running/ unmarked, which
 // Reclaim returns to pending/ after the claim grace.
 func (s *Store) Claim(k taskfile.Kind, id, owner string) (*Lease, error) {
-	if err := renameNoSync(s.Layout.TaskPath(k, taskfile.DirPending, id), s.Layout.TaskPath(k, taskfile.DirRunning, id)); err != nil {
+	if err := s.renameNoSync(s.Layout.TaskPath(k, taskfile.DirPending, id), s.Layout.TaskPath(k, taskfile.DirRunning, id)); err != nil {
 		return nil, err
 	}
 	return &Lease{s: s, kind: k, id: id, owner: owner, claimed: time.Now()}, nil
@@ -255,7 +255,7 @@ func (s *Store) CancelPending(k taskfile.Kind, id string, now time.Time) (*taskf
 // RequestCancel drops <lane>/cancel/ID: whichever daemon holds the task
 // acts on it (pending at once, running at its next checkpoint).
 func (s *Store) RequestCancel(k taskfile.Kind, id string) error {
-	return WriteFileAtomic(s.Layout.CancelPath(k, id), nil)
+	return s.files.writeAtomic(s.Layout.CancelPath(k, id), nil)
 }
 
 // RetryError says why a task cannot be retried.
@@ -302,7 +302,7 @@ func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 	if err != nil {
 		return where, err
 	}
-	if err := RenameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
+	if err := s.files.renameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")

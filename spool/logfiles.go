@@ -16,5 +16,5 @@ func (s *Store) WriteLogFile(k taskfile.Kind, name string, data []byte) error {
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
 		return fmt.Errorf("log file %q is not a plain file name", name)
 	}
-	return writeBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data)
+	return writeBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data, s.files.tag)
 }

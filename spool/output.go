@@ -92,7 +92,7 @@ func (s *Store) WriteOutput(rel string, data []byte) error {
 	if err := config.CheckOutputPath(rel); err != nil {
 		return err
 	}
-	if err := writeBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data); err != nil {
+	if err := writeBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.tag); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.ToSlash(rel), err)
 	}
 	return nil

@@ -76,5 +76,5 @@ func (s *Store) RequestReindex(k taskfile.Kind, id string) error {
 	if err := os.MkdirAll(filepath.Dir(s.Layout.PriorityPath(k, id)), DirPerm); err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.Layout.PriorityPath(k, id), nil)
+	return s.files.writeAtomic(s.Layout.PriorityPath(k, id), nil)
 }

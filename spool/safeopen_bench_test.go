@@ -46,7 +46,7 @@ func BenchmarkSafe_FolderGuard(b *testing.B) {
 	dir := s.Layout.Lane(taskfile.KindAPI, taskfile.DirRunning)
 	b.Run("guard", func(b *testing.B) {
 		for b.Loop() {
-			if err := guardDir(dir); err != nil {
+			if err := s.files.guardDir(dir); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -54,7 +54,7 @@ func BenchmarkSafe_FolderGuard(b *testing.B) {
 	b.Run("durable write", func(b *testing.B) {
 		p := filepath.Join(dir, "x.yaml")
 		for b.Loop() {
-			if err := WriteFileAtomic(p, []byte("taskId: x\n")); err != nil {
+			if err := s.WriteFileAtomic(p, []byte("taskId: x\n")); err != nil {
 				b.Fatal(err)
 			}
 		}

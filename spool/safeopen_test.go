@@ -280,7 +280,7 @@ func TestStore_IntakeHoldsOnSwappedFolder(t *testing.T) {
 	if n := strings.Count(logs.String(), "spool folder unsafe"); n != 1 {
 		t.Errorf("fault logged %d times, want once:\n%s", n, logs)
 	}
-	if err := WriteFileAtomic(filepath.Join(pending, "x.yaml"), []byte("x")); !errors.Is(err, ErrNotRegular) {
+	if err := s.WriteFileAtomic(filepath.Join(pending, "x.yaml"), []byte("x")); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("write through the swapped folder: %v", err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {

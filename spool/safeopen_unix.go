@@ -176,7 +176,7 @@ func appendBeneath(root, rel string, data []byte) error {
 // folder on the way swapped for a symlink between any two steps is refused,
 // never written through. Missing folders are created. An existing target
 // that is not a regular file is refused.
-func writeBeneath(root, rel string, data []byte) error {
+func writeBeneath(root, rel string, data []byte, tag string) error {
 	parts, err := splitRel(rel)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func writeBeneath(root, rel string, data []byte) error {
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		return &NotRegularError{Path: path, Kind: kindOfUnix(uint32(st.Mode) & unix.S_IFMT), Want: wantFile}
 	}
-	tmp := filepath.Base(tempName(path))
+	tmp := filepath.Base(tempName(path, tag))
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|safeFlags, uint32(FilePerm))
 	if err != nil {
 		return &os.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}

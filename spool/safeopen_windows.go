@@ -118,13 +118,13 @@ func appendBeneath(root, rel string, data []byte) error {
 	return err
 }
 
-func writeBeneath(root, rel string, data []byte) error {
+func writeBeneath(root, rel string, data []byte, tag string) error {
 	r, name, err := rootTarget(root, rel, true)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	tmp := filepath.Join(filepath.Dir(name), filepath.Base(tempName(filepath.Join(root, name))))
+	tmp := filepath.Join(filepath.Dir(name), filepath.Base(tempName(filepath.Join(root, name), tag)))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 	if err != nil {
 		return err

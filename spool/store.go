@@ -33,6 +33,7 @@ type Store struct {
 	unnormalized firstSeen     // pending/ files seen not yet normalized, by "lane/id"
 
 	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
+	files files // durable writes: temps named for cfg.Host, folders guarded from the root down
 }
 
 // NewStore returns a Store over cfg.Spool.
@@ -41,8 +42,7 @@ func NewStore(cfg *config.Config, log *slog.Logger) *Store {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
-	registerRoot(s.Layout.Root)
-	setTempHost(cfg.Host)
+	s.files = files{root: filepath.Clean(s.Layout.Root), tag: hostTag(cfg.Host)}
 	return s
 }
 
@@ -78,12 +78,12 @@ func ReadTaskFile(path string) (*taskfile.Task, error) {
 // replacing a file. Of several processes moving the same task, one wins;
 // the others get an error matching os.ErrNotExist.
 func (s *Store) move(k taskfile.Kind, from, to, id string) error {
-	return RenameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
+	return s.files.renameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
 }
 
 // renameNoSync is RenameNoReplace without the folder fsyncs.
-func renameNoSync(src, dst string) error {
-	if err := guardedRename(src, dst); err != nil {
+func (s *Store) renameNoSync(src, dst string) error {
+	if err := s.files.guardedRename(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
 	return nil
@@ -96,7 +96,7 @@ func (s *Store) Submit(dir, id string, data []byte) (string, error) {
 		return "", err
 	}
 	dst := filepath.Join(dir, id+".yaml")
-	if err := WriteFileNew(dst, data); err != nil {
+	if err := s.files.writeNew(dst, data); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("%s is already waiting in %s: %w", id, dir, os.ErrExist)
 		}
@@ -128,3 +128,18 @@ func (s *Store) AccountDisabled(account string) bool {
 	}
 	return s.switchOn(filepath.Join(s.Layout.Accounts(), account+".disabled"))
 }
+
+// WriteFileAtomic is WriteFileAtomic inside this Store's spool: the temp
+// is named for the config's host, and every folder from the spool's root
+// down to path's is checked to be a real folder (see guardDir).
+func (s *Store) WriteFileAtomic(path string, data []byte) error {
+	return s.files.writeAtomic(path, data)
+}
+
+// WriteFileNew is WriteFileNew inside this Store's spool (see
+// Store.WriteFileAtomic).
+func (s *Store) WriteFileNew(path string, data []byte) error { return s.files.writeNew(path, data) }
+
+// RenameNoReplace is RenameNoReplace inside this Store's spool: both
+// folders are guarded.
+func (s *Store) RenameNoReplace(src, dst string) error { return s.files.renameNoReplace(src, dst) }

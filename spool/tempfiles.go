@@ -23,10 +23,7 @@ import (
 // temp within milliseconds). Names of older versions (.sg-NAME.PID.SEQ.tmp)
 // are treated as another host's.
 
-var (
-	tmpSeq  atomic.Uint64
-	tempTag atomic.Pointer[string]
-)
+var tmpSeq atomic.Uint64
 
 // hostTag is the short form of a host name in temp names.
 func hostTag(host string) string {
@@ -34,25 +31,10 @@ func hostTag(host string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// setTempHost names this process's host in its temp files from now on.
-func setTempHost(host string) {
-	t := hostTag(host)
-	tempTag.Store(&t)
-}
-
-func ownTag() string {
-	if t := tempTag.Load(); t != nil {
-		return *t
-	}
-	h, _ := os.Hostname()
-	setTempHost(h)
-	return *tempTag.Load()
-}
-
 // tempName returns a fresh temp file name in the same folder as dst, so
 // the final rename stays inside one file system.
-func tempName(dst string) string {
-	return filepath.Join(filepath.Dir(dst), TempFileName(ownTag(), os.Getpid(), tmpSeq.Add(1)))
+func tempName(dst, tag string) string {
+	return filepath.Join(filepath.Dir(dst), TempFileName(tag, os.Getpid(), tmpSeq.Add(1)))
 }
 
 // TempFileName is the name of temp file seq of process pid on the host
@@ -111,7 +93,7 @@ func isHex(s string) bool {
 // (or of the older format) older than staleAfter. In a drop box
 // (incoming/) only names in the current format count: a user's own
 // temp file there is never touched.
-func tempLeftover(name string, mtime, now time.Time, staleAfter time.Duration, dropBox bool) string {
+func tempLeftover(name, own string, mtime, now time.Time, staleAfter time.Duration, dropBox bool) string {
 	ti, ok := parseTemp(name)
 	if !ok || dropBox && ti.legacy {
 		return ""
@@ -122,11 +104,11 @@ func tempLeftover(name string, mtime, now time.Time, staleAfter time.Duration, d
 		if old {
 			return "older than staleAfter, from an older version"
 		}
-	case ti.tag == ownTag() && ti.pid == os.Getpid():
+	case ti.tag == own && ti.pid == os.Getpid():
 		if old {
 			return "older than staleAfter, from an earlier process with this pid"
 		}
-	case ti.tag == ownTag():
+	case ti.tag == own:
 		if ProcessGone(ti.pid) {
 			return "its process (pid " + strconv.Itoa(ti.pid) + " on this host) is gone"
 		}
@@ -181,7 +163,7 @@ func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int)
 			if err != nil {
 				continue
 			}
-			why := tempLeftover(name, fi.ModTime(), now, s.Cfg.StaleAfter.D(), dropBox)
+			why := tempLeftover(name, s.files.tag, fi.ModTime(), now, s.Cfg.StaleAfter.D(), dropBox)
 			if why == "" {
 				continue
 			}

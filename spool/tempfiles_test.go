@@ -24,9 +24,8 @@ func deadPid(t *testing.T) int {
 }
 
 func TestTempName_Short(t *testing.T) {
-	setTempHost("a-rather-long-host-name.example.internal")
 	long := filepath.Join("/x", strings.Repeat("春", taskfile.MaxTaskIDBytes/3)+".yaml")
-	name := filepath.Base(tempName(long))
+	name := filepath.Base(tempName(long, hostTag("a-rather-long-host-name.example.internal")))
 	if !IsOwnTemp(name) || len(name) > 41 {
 		t.Errorf("temp name %q (%d bytes): want an own temp of at most 41 bytes", name, len(name))
 	}
@@ -37,8 +36,6 @@ func TestTempName_Short(t *testing.T) {
 }
 
 func TestTempLeftover(t *testing.T) {
-	setTempHost("h1")
-	defer setTempHost("h1")
 	now := time.Now()
 	stale := 90 * time.Second
 	old, young := now.Add(-2*stale), now.Add(-time.Second)
@@ -70,7 +67,7 @@ func TestTempLeftover(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tempLeftover(tt.file, tt.mtime, now, stale, tt.dropBox) != ""
+			got := tempLeftover(tt.file, hostTag("h1"), tt.mtime, now, stale, tt.dropBox) != ""
 			if got != tt.remove {
 				t.Errorf("tempLeftover(%s) = %v, want %v", tt.file, got, tt.remove)
 			}
@@ -80,7 +77,6 @@ func TestTempLeftover(t *testing.T) {
 
 func TestStore_CleanTemps(t *testing.T) {
 	s, logs := newLoggedStore(t)
-	setTempHost(s.Cfg.Host)
 	dead := deadPid(t)
 	old := time.Now().Add(-2 * s.Cfg.StaleAfter.D())
 	plant := func(dir, name string, mtime time.Time) string {

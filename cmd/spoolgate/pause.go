@@ -51,13 +51,13 @@ func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string,
 }
 
 func cmdPause(ctx context.Context, env *Env, args []string) error {
-	_, k, file, err := pauseArgs("pause", args)
+	st, k, file, err := pauseArgs("pause", args)
 	if err != nil {
 		return err
 	}
 	host, _ := os.Hostname()
 	note := fmt.Sprintf("paused by %s at %s\n", host, time.Now().UTC().Format(time.RFC3339))
-	if err := spool.WriteFileAtomic(file, []byte(note)); err != nil {
+	if err := st.WriteFileAtomic(file, []byte(note)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s lane paused (%s): it claims nothing new; running work finishes\n", k, filepath.Base(file))

@@ -244,7 +244,7 @@ func (w *BatchWatch) create(name string, rec markerRecord) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = spool.WriteFileNew(filepath.Join(w.dir, name), data)
+	err = w.Store.WriteFileNew(filepath.Join(w.dir, name), data)
 	if errors.Is(err, os.ErrExist) {
 		return false, nil
 	}
@@ -303,7 +303,7 @@ func (w *BatchWatch) sinceTime() (time.Time, error) {
 	}
 	p := filepath.Join(filepath.Dir(w.dir), "since")
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	err := spool.WriteFileNew(p, []byte(now.Format(time.RFC3339Nano)+"\n"))
+	err := w.Store.WriteFileNew(p, []byte(now.Format(time.RFC3339Nano)+"\n"))
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return time.Time{}, err
 	}

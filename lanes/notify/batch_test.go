@@ -33,7 +33,7 @@ func put(t *testing.T, st *spool.Store, k taskfile.Kind, dir, id, batch string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := spool.WriteFileAtomic(st.Layout.TaskPath(k, dir, id), data); err != nil {
+	if err := st.WriteFileAtomic(st.Layout.TaskPath(k, dir, id), data); err != nil {
 		t.Fatal(err)
 	}
 }
