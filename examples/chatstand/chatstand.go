@@ -83,6 +83,24 @@ type Options struct {
 	// two stand-ins on 127.0.0.1 keep two logins in one browser profile:
 	// cookies are per host, not per port.
 	CookieName string
+	// Renderer makes the page a modern chat page (see README.md): answers
+	// stream over SSE from /api/conversation into conversations kept on
+	// the server (/c/ID) and render as they arrive with a Markdown
+	// renderer from npm: one of Renderers ("plain" shows the text as it
+	// is). "" keeps the plain-text page of /api/chat. The page's query
+	// ?renderer=NAME overrides it.
+	Renderer string
+	// StreamFull makes each SSE event carry the whole answer so far
+	// ({"text"}) instead of a delta ({"delta"}); ?stream=full|delta.
+	StreamFull bool
+	// RawWhileStreaming shows the answer's Markdown source while it
+	// streams and renders it once it has ended, so the answer's text
+	// shrinks at the end; ?raw=1|0.
+	RawWhileStreaming bool
+	// RandomClasses renames every class of the chat page at random on
+	// each load, as a site built with CSS modules does after each deploy:
+	// only roles, labels, data attributes and structure stay; ?classes=random|plain.
+	RandomClasses bool
 }
 
 // Message is one generation request the stand-in received, refused or not.
@@ -91,6 +109,10 @@ type Message struct {
 	System  string // the system prompt sent with it ("" when none)
 	Content string // the content as sent, directives included
 	Refused string // why it was refused ("" when it was answered)
+	// Conversation is the conversation an admitted send of a page with a
+	// Renderer went into; Regenerate marks the page's Regenerate or Retry.
+	Conversation string
+	Regenerate   bool
 }
 
 // Server is a running stand-in.
@@ -116,6 +138,7 @@ type Server struct {
 	limitUntil   time.Time         // the limit ends then
 	limited      int               // requests refused by the limit
 	conts        map[string]string // continuation token -> the rest of the answer
+	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -133,6 +156,9 @@ func Start(opts Options) (*Server, error) {
 	if opts.CookieName == "" {
 		opts.CookieName = SessionCookie
 	}
+	if opts.Renderer != "" && !validRenderer(opts.Renderer) {
+		return nil, fmt.Errorf("chatstand: Renderer %q is not one of %v", opts.Renderer, Renderers)
+	}
 	if !validInput(opts.Input) {
 		return nil, fmt.Errorf("chatstand: Input %q is not textarea, input, contenteditable or one of %v", opts.Input, Editors)
 	}
@@ -149,10 +175,18 @@ func Start(opts Options) (*Server, error) {
 		failuresSeen: map[string]int{},
 		instructions: opts.Instructions,
 		conts:        map[string]string{},
+		convs:        map[string]*conv{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /c/{id}", s.handlePage)
 	mux.HandleFunc("GET /editors/{name}", s.handleEditor)
+	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
+	mux.HandleFunc("POST /api/conversation", s.handleConversation)
+	mux.HandleFunc("GET /api/conversation/{id}", s.handleConversationJSON)
+	mux.HandleFunc("DELETE /api/conversation/{id}", s.handleForget)
+	mux.HandleFunc("GET /api/conversation/{id}/stream", s.handleAttach)
+	mux.HandleFunc("POST /api/conversation/{id}/stop", s.handleStop)
 	mux.HandleFunc("/login", s.handleLogin)
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
@@ -291,6 +325,10 @@ type chatRequest struct {
 	System   string `json:"system"`
 	Content  string `json:"content"`
 	Continue string `json:"continue"` // the page's "Continue generating": a token of an earlier answer
+	// /api/conversation only: the conversation ("" for a new one), and
+	// whether this regenerates its last answer.
+	Conversation string `json:"conversation"`
+	Regenerate   bool   `json:"regenerate"`
 }
 
 // errCollision and errFail are the two refusals of begin.
@@ -304,7 +342,7 @@ var (
 func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg := Message{User: user, System: req.System, Content: req.Content}
+	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate}
 	s.active[user]++
 	if s.active[user] > s.maxActive {
 		s.maxActive = s.active[user]
@@ -344,6 +382,7 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	}
 	s.generations++
 	s.perAccount.generated(user)
+	msg.Conversation = req.Conversation
 	s.received = append(s.received, msg)
 	return s.ender(user), nil
 }

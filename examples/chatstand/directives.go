@@ -10,16 +10,22 @@ import (
 // directives are what the shared stand-in scheme lets a task's content ask
 // of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`,
 // `[[nostart]]`, `[[cut=N]]`, `[[limit]]` (`[[status=N]]` is the API
-// stand-in's and is ignored here).
+// stand-in's and is ignored here); for a page with a Markdown renderer
+// also `[[md=NAME]]` (a corpus answer), `[[pause=D]]` (the answer stops
+// half way for D of real time, not scaled: it is measured against the
+// driver's quiet) and `[[errorturn]]` (the answer is the site's error turn).
 type directives struct {
 	duration    time.Duration // 0: the default
 	hang        bool
 	fail        int
 	empty       bool
-	nostart     bool   // the request is taken and never answered
-	cut         int    // the answer stops after this many words; "Continue generating" plays the rest
-	limit       bool   // the message meets the usage limit (LimitMessage)
-	cleanedText string // content with directives removed, whitespace folded
+	nostart     bool          // the request is taken and never answered
+	cut         int           // the answer stops after this many words; "Continue generating" plays the rest
+	limit       bool          // the message meets the usage limit (LimitMessage)
+	md          string        // a corpus answer's name
+	pause       time.Duration // real time the answer stops half way
+	errorTurn   bool          // the answer is the error turn
+	cleanedText string        // content with directives removed, whitespace folded
 }
 
 var directiveRE = regexp.MustCompile(`\[\[\s*([a-zA-Z]+)\s*(?:=\s*([^\]]*?))?\s*\]\]`)
@@ -46,6 +52,14 @@ func parseDirectives(content string) directives {
 			d.nostart = true
 		case "limit":
 			d.limit = true
+		case "md":
+			d.md = strings.TrimSpace(m[2])
+		case "pause":
+			if v, err := time.ParseDuration(m[2]); err == nil && v > 0 {
+				d.pause = v
+			}
+		case "errorturn":
+			d.errorTurn = true
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n

@@ -4,7 +4,9 @@ import (
 	"embed"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Editors are the rich-text editors the page can use as its input, each a
@@ -13,6 +15,17 @@ var Editors = []string{"prosemirror", "lexical", "quill"}
 
 //go:embed editors/*.js
 var editorJS embed.FS
+
+// Renderers are the Markdown renderers a page with Markdown answers can
+// use (Options.Renderer, ?renderer=): "plain" shows the Markdown source as
+// text; the others are bundles of npm releases built by
+// examples/renderers/build.sh.
+var Renderers = []string{"plain", "markdown-it", "marked", "react-markdown"}
+
+//go:embed renderers/*.js
+var rendererJS embed.FS
+
+func validRenderer(s string) bool { return slices.Contains(Renderers, s) }
 
 // Inputs are every kind of message field the page can have.
 var Inputs = append([]string{"textarea", "input", "contenteditable"}, Editors...)
@@ -53,21 +66,119 @@ func (s *Server) limitNow() string {
 	return ""
 }
 
+// pageOptions are the options of one page load: the server's, changed
+// by the page's query (?renderer=, ?stream=, ?raw=, ?classes=).
+type pageOptions struct {
+	Renderer string
+	Raw      bool
+	Random   bool
+}
+
+func (s *Server) pageOptions(r *http.Request) pageOptions {
+	q := r.URL.Query()
+	po := pageOptions{Renderer: s.opts.Renderer, Raw: s.opts.RawWhileStreaming, Random: s.opts.RandomClasses}
+	if v := q.Get("renderer"); validRenderer(v) {
+		po.Renderer = v
+	}
+	switch q.Get("raw") {
+	case "1", "true":
+		po.Raw = true
+	case "0", "false":
+		po.Raw = false
+	}
+	switch q.Get("classes") {
+	case "random":
+		po.Random = true
+	case "plain":
+		po.Random = false
+	}
+	if r.PathValue("id") != "" && po.Renderer == "" {
+		po.Renderer = "plain" // a conversation page is a modern page
+	}
+	return po
+}
+
+// pageTurn is a turn as the page's state carries it.
+type pageTurn struct {
+	Content string `json:"content"`
+	Answer  string `json:"answer"`
+	State   string `json:"state"`
+}
+
+type historyItem struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// title is a conversation's name in the history: its first message's
+// first line, at most 60 characters.
+func (c *conv) title() string {
+	if len(c.turns) == 0 {
+		return "New chat"
+	}
+	t, _, _ := strings.Cut(strings.TrimSpace(c.turns[0].content), "\n")
+	if utf8.RuneCountInString(t) > 60 {
+		t = string([]rune(t)[:60]) + "…"
+	}
+	return t
+}
+
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.user(r)
+	po := s.pageOptions(r)
+	id := r.PathValue("id")
 	s.mu.Lock()
 	instr := s.instructions
+	hist := []historyItem{}
+	turns := []pageTurn{}
+	notFound := false
+	if ok && po.Renderer != "" {
+		for _, c := range s.history(u) {
+			hist = append(hist, historyItem{ID: c.id, Title: c.title()})
+		}
+		if c, found := s.convs[id]; id != "" && found && c.user == u {
+			for _, t := range c.turns {
+				turns = append(turns, pageTurn{Content: t.content, Answer: t.text(t.n), State: t.state})
+			}
+		} else if id != "" {
+			notFound = true
+		}
+	}
 	s.mu.Unlock()
-	script := ""
+	script, renderer := "", ""
 	if slices.Contains(Editors, s.opts.Input) {
 		script = s.opts.Input
+	}
+	if po.Renderer != "" && po.Renderer != "plain" {
+		renderer = po.Renderer
+	}
+	cfg := map[string]any{
+		"input": s.opts.Input, "renderer": po.Renderer, "raw": po.Raw, "random": po.Random,
+		"conversation": id, "notFound": notFound, "turns": turns, "history": hist,
+	}
+	if notFound {
+		cfg["conversation"] = ""
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = pageTmpl.Execute(w, map[string]any{
 		"LoggedIn": ok, "User": u, "Instructions": instr, "Limit": s.limitNow(),
 		"Input": s.opts.Input, "Script": script, "Shadow": s.opts.Shadow,
+		"Modern": po.Renderer != "", "Renderer": renderer, "Config": cfg, "NotFound": notFound,
+		"History": hist, "ErrTurn": ErrTurn,
 	})
+}
+
+// handleRenderer serves a renderer's bundle.
+func (s *Server) handleRenderer(w http.ResponseWriter, r *http.Request) {
+	b, err := rendererJS.ReadFile("renderers/" + r.PathValue("name"))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	_, _ = w.Write(b)
 }
 
 // handleEditor serves an editor's bundle.

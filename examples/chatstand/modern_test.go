@@ -1,0 +1,264 @@
+package chatstand
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
+)
+
+// page is a headless Chromium on a throwaway profile, signed in to s as
+// demo, on the page at path (e.g. "?renderer=marked").
+type page struct {
+	t   *testing.T
+	s   *Server
+	ctx context.Context
+}
+
+func openPage(t *testing.T, s *Server, path string) *page {
+	t.Helper()
+	chrome := testkit.NeedChromium(t)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, chrome)...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); acancel() })
+	p := &page{t: t, s: s, ctx: ctx}
+	if err := chromedp.Do(ctx); err != nil { // starts the browser: no timeout on this first call
+		t.Fatal(err)
+	}
+	p.run(chromedp.Navigate(s.URL() + "login?user=demo"))
+	p.goTo(path)
+	return p
+}
+
+func (p *page) run(acts ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, acts...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *page) goTo(path string) {
+	p.t.Helper()
+	p.run(chromedp.Navigate(p.s.URL() + strings.TrimPrefix(path, "/")))
+	// Copy buttons write here instead of the machine's clipboard.
+	evalAs[bool](p, `window.copied = []; navigator.clipboard.writeText = (s) => { window.copied.push(s); return Promise.resolve(); }; true`)
+}
+
+func evalAs[T any](p *page, js string) T {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// send types content into the textarea and presses Send.
+func (p *page) send(content string) {
+	p.t.Helper()
+	_ = evalAs[bool](p, fmt.Sprintf(`(() => { const i = document.querySelector('[aria-label="Message"]'); i.value = %q; document.querySelector('[aria-label="Send message"]').click(); return true; })()`, content))
+}
+
+// waitJS polls js until it returns true.
+func (p *page) waitJS(what, js string) {
+	p.t.Helper()
+	waitFor(p.t, what, 20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		return err == nil && ok
+	})
+}
+
+const lastAnswer = `[...document.querySelectorAll('[data-message-author-role="assistant"]')].pop()`
+
+// finished: the last answer's turn has its action bar.
+const finished = `(() => { const a = ` + lastAnswer + `; return !!a && !!a.parentElement.querySelector('[aria-label="Message actions"]'); })()`
+
+// copyLast clicks the last answer's Copy and returns what it wrote.
+func (p *page) copyLast() string {
+	p.t.Helper()
+	evalAs[bool](p, `window.copied = []; `+lastAnswer+`.parentElement.querySelector('[aria-label="Copy"]').click(); true`)
+	p.waitJS("the copy", `window.copied.length > 0`)
+	var s string
+	s = evalAs[string](p, `window.copied[0]`)
+	return s
+}
+
+// Each renderer renders the corpus's structure, the copy button hands out
+// exactly the Markdown streamed, the page moves to /c/ID, and the action
+// bar shows only under a finished answer.
+func TestPage_Renderers(t *testing.T) {
+	s := start(t, Options{Scale: 0.05, Renderer: "markdown-it"})
+	for _, r := range Renderers[1:] {
+		t.Run(r, func(t *testing.T) {
+			p := openPage(t, s, "?renderer="+r)
+			for _, name := range []string{"go-code", "table-end", "cjk"} {
+				content := "[[md=" + name + "]] " + r
+				p.send(content)
+				p.waitJS("streaming with a stop button and no action bar", `!!document.querySelector('[aria-label="Stop generating"]') && !(`+finished+`)`)
+				p.waitJS("the answer to finish", finished)
+				p.waitJS("the stop button to go", `!document.querySelector('[aria-label="Stop generating"]')`)
+				if got, want := p.copyLast(), MarkdownFor(content); got != want {
+					t.Errorf("%s: copied %q, want %q", name, got, want)
+				}
+				var html, path string
+				html = evalAs[string](p, lastAnswer+`.innerHTML`)
+				path = evalAs[string](p, `location.pathname`)
+				if !strings.HasPrefix(path, "/c/") {
+					t.Errorf("%s: location %s, want /c/ID", name, path)
+				}
+				want := map[string][]string{
+					"go-code":   {"<h1>", `class="code-lang">go<`, `aria-label="Copy code"`, "<ol>", "<code>net/http</code>", "&lt;world&gt;"},
+					"table-end": {"<h3>", "<table>", `right`, "<strong>40 tasks</strong>"},
+					"cjk":       {"<h1>发布说明 🎉</h1>", "<blockquote>", "<em>完全一样</em>"},
+				}[name]
+				// The alignment: style="text-align:right" (markdown-it,
+				// react-markdown) or align="right" (marked).
+				norm := strings.NewReplacer("text-align: right", "right", "text-align:right", "right", `align="right"`, "right").Replace(html)
+				for _, w := range want {
+					if !strings.Contains(norm, w) {
+						t.Errorf("%s with %s: the answer lacks %s:\n%s", name, r, w, html)
+					}
+				}
+				if n := s.SendsOf(content); n != 1 {
+					t.Errorf("%s: sent %d times", name, n)
+				}
+			}
+		})
+	}
+}
+
+// A conversation lives on the server: the answer goes on being generated
+// with no page listening, and /c/ID loaded mid-answer shows what there is
+// and streams the rest.
+func TestPage_ConversationOutlivesThePage(t *testing.T) {
+	s := start(t, Options{Scale: 1, Renderer: "marked"})
+	p := openPage(t, s, "")
+	content := "[[md=long-report]] [[duration=3s]]"
+	p.send(content)
+	p.waitJS("the conversation URL", `location.pathname.startsWith('/c/')`)
+	var path string
+	path = evalAs[string](p, `location.pathname`)
+	id := strings.TrimPrefix(path, "/c/")
+	// Leave the page mid-answer, then come back to it while it streams.
+	p.run(chromedp.Navigate("about:blank"))
+	waitFor(t, "the answer to go on without the page", 10*time.Second, func() bool {
+		c, _ := s.Conversation(id)
+		return len(c.Turns) == 1 && len(c.Turns[0].Answer) > 200
+	})
+	if c, _ := s.Conversation(id); c.Turns[0].State != TurnStreaming {
+		t.Fatalf("the answer already %s: the test needs it mid-answer", c.Turns[0].State)
+	}
+	p.goTo(path)
+	p.waitJS("the partial answer and the stop button", `!!document.querySelector('[aria-label="Stop generating"]') && `+lastAnswer+`.textContent.length > 100`)
+	p.waitJS("the answer to finish", finished)
+	if got, want := p.copyLast(), MarkdownFor(content); got != want {
+		t.Errorf("copied %q, want %q", got, want)
+	}
+	if c, _ := s.Conversation(id); c.Turns[0].State != TurnDone || c.Turns[0].Answer != MarkdownFor(content) {
+		t.Errorf("server's turn %+v", c.Turns[0])
+	}
+	if n := s.SendsOf(content); n != 1 {
+		t.Errorf("sent %d times, want 1", n)
+	}
+	// The history lists it; forgotten, /c/ID says it cannot load it.
+	var hist string
+	hist = evalAs[string](p, `document.querySelector('nav[aria-label="Chat history"] a').getAttribute('href')`)
+	if hist != path {
+		t.Errorf("history's newest %q, want %q", hist, path)
+	}
+	if !s.Forget(id) {
+		t.Fatal("Forget found nothing")
+	}
+	p.goTo(path)
+	var nf string
+	nf = evalAs[string](p, `(document.querySelector('[role="alert"].not-found') || {}).textContent || ''`)
+	if !strings.Contains(nf, "Unable to load conversation") {
+		t.Errorf("a forgotten conversation shows %q", nf)
+	}
+}
+
+// The error turn, the empty answer, and a pause longer than a reader's
+// quiet with the answer unfinished.
+func TestPage_ErrorEmptyPause(t *testing.T) {
+	s := start(t, Options{Scale: 0.05, Renderer: "react-markdown"})
+	p := openPage(t, s, "")
+	p.send("[[errorturn]] x")
+	p.waitJS("the error turn", lastAnswer+`?.querySelector('[role="alert"]')?.textContent.includes('Something went wrong') && !!`+lastAnswer+`.querySelector('button')`)
+	var bar bool
+	bar = evalAs[bool](p, finished)
+	if bar {
+		t.Error("an error turn has the action bar")
+	}
+	p.send("[[empty]] y")
+	p.waitJS("the empty answer to finish", `document.querySelectorAll('[data-message-author-role="assistant"]').length === 2 && `+finished)
+	var text string
+	text = evalAs[string](p, lastAnswer+`.textContent`)
+	if text != "" {
+		t.Errorf("empty answer reads %q", text)
+	}
+	p.send("[[md=links]] [[pause=1s]]")
+	p.waitJS("the answer to start", `document.querySelectorAll('[data-message-author-role="assistant"]').length === 3 && `+lastAnswer+`.textContent.length > 20`)
+	// Half way it holds still with Stop showing and no action bar.
+	var before, after string
+	p.waitJS("the pause", `(() => { const t = `+lastAnswer+`.textContent; const same = t === window.lastT; window.lastT = t; return same && t.length > 50; })()`)
+	before = evalAs[string](p, lastAnswer+`.textContent`)
+	bar = evalAs[bool](p, finished)
+	var stop bool
+	stop = evalAs[bool](p, `!!document.querySelector('[aria-label="Stop generating"]')`)
+	if bar || !stop {
+		t.Errorf("mid-pause: action bar %v, stop %v", bar, stop)
+	}
+	p.waitJS("the answer to finish", finished)
+	after = evalAs[string](p, lastAnswer+`.textContent`)
+	if len(after) <= len(before) || !strings.HasSuffix(strings.TrimSpace(after), "one at the end") {
+		t.Errorf("after the pause %q (before %q)", after, before)
+	}
+}
+
+// With random classes the page has none of its own class names, styles
+// still apply, and roles, labels and data attributes find everything.
+func TestPage_RandomClasses(t *testing.T) {
+	s := start(t, Options{Scale: 0.05, Renderer: "markdown-it"})
+	p := openPage(t, s, "?classes=random")
+	p.send("[[md=go-code]]")
+	p.waitJS("the answer to finish", finished)
+	var leaked []string
+	leaked = evalAs[[]string](p, `[...document.querySelectorAll('[class]')].flatMap((e) => [...e.classList]).filter((c) => ['message','assistant','input','stop','copy','code-block','code-lang','copy-code','actions','language-go'].includes(c))`)
+	if len(leaked) > 0 {
+		t.Errorf("class names left: %v", leaked)
+	}
+	var lang string
+	lang = evalAs[string](p, lastAnswer+`.querySelector('[aria-label="Copy code"]').previousElementSibling.textContent`)
+	if lang != "go" {
+		t.Errorf("code label %q", lang)
+	}
+	if got := p.copyLast(); got != MarkdownFor("[[md=go-code]]") {
+		t.Errorf("copied %q", got)
+	}
+}
+
+// Raw while streaming: the answer shows its Markdown source until it has
+// ended, then renders and shrinks.
+func TestPage_RawWhileStreaming(t *testing.T) {
+	s := start(t, Options{Scale: 0.5, Renderer: "marked"})
+	p := openPage(t, s, "?raw=1")
+	p.send("[[md=release-notes]]")
+	p.waitJS("the raw source", lastAnswer+`?.textContent.includes('**web answers**')`)
+	p.waitJS("the answer to finish", finished)
+	var text string
+	text = evalAs[string](p, lastAnswer+`.textContent`)
+	if strings.Contains(text, "**") || strings.Contains(text, "](https") || !strings.HasSuffix(strings.TrimSpace(text), "full changelog") {
+		t.Errorf("the finished answer reads %q", text)
+	}
+}
