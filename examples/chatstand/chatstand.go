@@ -19,6 +19,11 @@
 // (ProseMirror, Lexical, Quill: see examples/editors) in its place, and
 // Options.Shadow moves the whole chat into a web component's open shadow
 // root. Whatever the input, the server records exactly what the page sent.
+//
+// Options.Renderer makes it a modern chat page: Markdown answers streamed
+// over SSE into conversations kept on the server (/c/ID), rendered by real
+// Markdown renderers from npm, with copy buttons, code blocks and an action
+// bar; README.md describes its DOM, wire format, options and test hooks.
 package chatstand
 
 import (

@@ -32,6 +32,26 @@ func TestSiteStandinConfig(t *testing.T) {
 	}
 }
 
+// TestSiteStandinMarkdownConfig holds testkit.StandinMarkdownSite and the
+// site standin-md of examples/site-standin.yaml in step.
+func TestSiteStandinMarkdownConfig(t *testing.T) {
+	cfg, err := config.LoadConfig("../site-standin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, ok := cfg.Sites["standin-md"]
+	if m, mok := cfg.Model("chat-web-md"); !ok || !mok || m.Site != "standin-md" {
+		t.Fatalf("site standin-md %+v, model %+v", site, m)
+	}
+	kit, err := config.ParseConfig([]byte("sites:\n" + testkit.StandinMarkdownSite(site.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(site, kit.Sites["standin-md"]) {
+		t.Errorf("site standin-md: %+v\ntestkit.StandinMarkdownSite: %+v", site, kit.Sites["standin-md"])
+	}
+}
+
 // TestSiteEditorConfig keeps examples/site-editor.yaml valid; the web
 // tests of cmd/spoolgate drive every editor with its site's selectors.
 func TestSiteEditorConfig(t *testing.T) {

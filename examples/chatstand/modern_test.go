@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // page is a headless Chromium on a throwaway profile, signed in to s as
@@ -231,7 +232,21 @@ func TestPage_ErrorEmptyPause(t *testing.T) {
 func TestPage_RandomClasses(t *testing.T) {
 	s := start(t, Options{Scale: 0.05, Renderer: "markdown-it"})
 	p := openPage(t, s, "?classes=random")
+	// The keys of site standin-md find the page's parts by roles, labels
+	// and data attributes.
+	kit, err := config.ParseConfig([]byte("sites:\n" + testkit.StandinMarkdownSite(s.URL())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := kit.Sites["standin-md"]
+	has := func(sel string) string { return fmt.Sprintf(`!!document.querySelector(%q)`, sel) }
+	for _, sel := range []string{site.Input, site.Send, site.NewChat, site.Error, site.PromptInput} {
+		if !evalAs[bool](p, has(sel)) {
+			t.Errorf("nothing matches %s", sel)
+		}
+	}
 	p.send("[[md=go-code]]")
+	p.waitJS("the answer and busy by the site's keys", has(site.Busy)+" && "+has(site.Answer))
 	p.waitJS("the answer to finish", finished)
 	var leaked []string
 	leaked = evalAs[[]string](p, `[...document.querySelectorAll('[class]')].flatMap((e) => [...e.classList]).filter((c) => ['message','assistant','input','stop','copy','code-block','code-lang','copy-code','actions','language-go'].includes(c))`)

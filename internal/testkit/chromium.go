@@ -47,6 +47,25 @@ func StandinSite(url string) string {
 `, url)
 }
 
+// StandinMarkdownSite is the `sites:` entry named standin-md for the chat
+// stand-in as a modern chat page (chatstand.Options.Renderer, or the
+// ?renderer= of url): its keys name the page by roles, labels and data
+// attributes only, so they hold with random class names too, exactly as
+// examples/site-standin.yaml has them.
+func StandinMarkdownSite(url string) string {
+	return fmt.Sprintf(`  standin-md:
+    url: %q
+    input: "[aria-label='Message']"
+    send: "[aria-label='Send message']"
+    answer: "[data-message-author-role='assistant']"
+    busy: "[aria-label='Stop generating']"
+    loggedOut: "a[href^='/login']"
+    newChat: "[aria-label='New chat']"
+    error: "#log ~ [role=alert]"
+    promptInput: "textarea[placeholder^='Default instructions']"
+`, url)
+}
+
 // ChromiumOptions are the options for a test's own headless Chromium at
 // path on a throwaway profile: quiet (no background networking, sync,
 // extensions) and fit for a container (no sandbox, no /dev/shm).
