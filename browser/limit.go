@@ -53,7 +53,7 @@ func (d *driver) limitErr(msg string) error {
 	} else {
 		wait = d.site.Hold()
 	}
-	hold := &taskfile.Hold{Site: d.siteName, Reason: oneLine(msg), Since: now,
+	hold := &taskfile.Hold{Site: d.siteName, Reason: taskfile.OneLine(msg), Since: now,
 		Until: now.Add(time.Duration(float64(wait+holdJitter(wait)) * d.holdScale))}
 	if parsed {
 		hold.Wait = wait.Round(time.Second).String()
@@ -77,8 +77,6 @@ func holdJitter(wait time.Duration) time.Duration {
 	}
 	return 2*time.Second + rand.N(spread)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // maxReset bounds a parsed reset: a "reset" further away than this is
 // more likely a misread than a real limit, and the site's limitHold

@@ -82,7 +82,7 @@ func (w *BatchWatch) Start(ctx context.Context) error {
 	go func() {
 		defer stopped()
 		started()
-		w.loop(ctx)
+		poll(ctx, w.Every, w.kick, w.Settle, w.Check)
 		// A last look: a batch whose last task finished during shutdown
 		// is still announced (the notifier stops after the watch).
 		w.Check()
@@ -116,28 +116,6 @@ func (w *BatchWatch) Kick() {
 	select {
 	case w.kick <- struct{}{}:
 	default:
-	}
-}
-
-func (w *BatchWatch) loop(ctx context.Context) {
-	tick := time.NewTicker(w.Every)
-	defer tick.Stop()
-	for {
-		w.Check()
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-w.kick:
-			// Let the batch's other tasks land first.
-			t := time.NewTimer(w.Settle)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
 	}
 }
 

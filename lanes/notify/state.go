@@ -51,22 +51,9 @@ func (w *StateWatch) Start(ctx context.Context) error {
 	go func() {
 		defer stopped()
 		started()
-		w.loop(ctx)
+		poll(ctx, w.Every, nil, 0, w.poll)
 	}()
 	return nil
-}
-
-func (w *StateWatch) loop(ctx context.Context) {
-	t := time.NewTicker(w.Every)
-	defer t.Stop()
-	for {
-		w.poll()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // poll compares the states with the last poll and sends what changed.
