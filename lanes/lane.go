@@ -404,6 +404,21 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		return nil, nil, false
 	}
 	t, err = lease.Mark(time.Now())
+	if err == nil && t.Account != "" {
+		// The second witness (issue 20): another owner's fresh task of
+		// this account in running/ means someone drives it whatever the
+		// lease files say (one was renamed or deleted): hand ours back
+		// unspent rather than send a second generation on one account.
+		if w, busy := l.store.AccountInUse(t.Account, l.owner, time.Now()); busy {
+			l.store.Limiter().Fail("account in use:"+t.Account, "account in use by another owner: task back to pending", errors.New(w.By()), "taskId", e.ID, "account", t.Account)
+			notBefore := time.Now().Add(time.Second)
+			if rerr := lease.Return(notBefore); rerr == nil {
+				e.NotBefore = notBefore
+				l.index.Put(e)
+			}
+			return nil, nil, false
+		}
+	}
 	if err != nil {
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at

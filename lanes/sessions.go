@@ -30,6 +30,9 @@ type session struct {
 	standby    bool   // its lock is held by another process here
 	holder     string
 	leasedBy   string // the owner of the account's live lease, when not us
+	// leaseForeign names the foreign lease file that blocks the account
+	// (for staleAfter at most), when one does.
+	leaseForeign string
 	loggedOut  bool   // its last attempt ended signed out (class account)
 	finished   int
 	failed     int
@@ -200,22 +203,32 @@ func (l *Lane) takeLease(s *session, now time.Time) bool {
 	defer l.mu.Unlock()
 	if err != nil {
 		var le *spool.LeasedError
-		by := "?"
+		by, foreign := "?", ""
 		if errors.As(err, &le) {
-			by = le.Info.Owner
+			by, foreign = le.Info.Owner, le.Info.Foreign
+			if foreign != "" {
+				by = le.Info.By()
+			}
 		} else {
-			l.log.Error("account lease", "account", s.spec.Account, "err", err)
+			// Once per cause, then counted: a lease that fails the same
+			// way at every round must not flood the log.
+			l.store.Limiter().Fail("account lease:"+s.spec.Account, "account lease", err, "account", s.spec.Account)
 		}
 		if s.leasedBy != by {
-			l.log.Info("account leased by another host: its session idles", "account", s.spec.Account, "holder", by)
+			what := "account leased by another host: its session idles"
+			if foreign != "" {
+				what = "account blocked by a foreign lease file (for staleAfter at most): its session idles"
+			}
+			l.log.Info(what, "account", s.spec.Account, "holder", by)
 		}
-		s.leasedBy, s.lease = by, nil
+		s.leasedBy, s.leaseForeign, s.lease = by, foreign, nil
 		return false
 	}
+	l.store.Limiter().OK("account lease:" + s.spec.Account)
 	if s.leasedBy != "" {
 		l.log.Info("account lease taken", "account", s.spec.Account, "gen", lease.Info().Gen)
 	}
-	s.leasedBy, s.lease, s.lastReason = "", lease, ""
+	s.leasedBy, s.leaseForeign, s.lease, s.lastReason = "", "", lease, ""
 	return true
 }
 
@@ -261,6 +274,8 @@ func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
 			si.State = status.SessionRunning
 		case s.standby:
 			si.State, si.Holder = status.SessionStandby, s.holder
+		case s.leaseForeign != "":
+			si.State, si.Holder = status.SessionBlocked, s.leaseForeign
 		case s.leasedBy != "":
 			si.State, si.Holder = status.SessionLeased, s.leasedBy
 		case s.lastReason == "disabled":
@@ -305,7 +320,7 @@ func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) boo
 		return false
 	}
 	if err != nil {
-		r.log.Error("account lease renewal failed", "account", r.sess.spec.Account, "err", err)
+		r.l.store.Limiter().Fail("account lease renewal:"+r.sess.spec.Account, "account lease renewal failed", err, "account", r.sess.spec.Account)
 		// Past half of staleAfter without a renewal, another host may
 		// soon take the account: stop before it can, not after.
 		if now.Sub(r.leaseOK) > r.l.timing.StaleAfter/2 {

@@ -54,9 +54,9 @@ func TestAccountLease_AcquireRenewRelease(t *testing.T) {
 	if _, err := s.AcquireAccount("a1", "h1:1", t0.Add(6*time.Second)); err != nil {
 		t.Fatalf("acquire after release: %v", err)
 	}
-	gens, _, _ := s.leaseGens("a1")
-	if len(gens) != 1 {
-		t.Fatalf("older generations left: %v", gens)
+	v, _ := s.leaseView("a1")
+	if len(v.names) != 1 {
+		t.Fatalf("older generations left: %v", v.names)
 	}
 }
 
@@ -92,7 +92,7 @@ func TestAccountLease_Unreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, ok := s.AccountLeaseInfo("a1")
-	if !ok || info.Owner != "unknown" || info.Gen != 3 {
+	if !ok || info.Foreign != "accounts/a1.lease.3" || info.Gen != 3 {
 		t.Fatalf("unreadable lease: %+v %v", info, ok)
 	}
 	// Fresh by its mtime: it binds until staleAfter.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -17,7 +16,8 @@ func (s *Store) holdPath(account string) string {
 	return filepath.Join(s.Layout.Accounts(), account+taskfile.HeldExt)
 }
 
-// HoldAccount writes (or replaces) the account's hold, durably.
+// HoldAccount writes (or replaces) the account's hold, durably and sealed:
+// only a hold a daemon of this installation wrote holds anything.
 func (s *Store) HoldAccount(h taskfile.Hold) error {
 	if !taskfile.ValidAccount(h.Account) {
 		return fmt.Errorf("hold: account %q cannot name a file", h.Account)
@@ -29,31 +29,36 @@ func (s *Store) HoldAccount(h taskfile.Hold) error {
 	if err := os.MkdirAll(s.Layout.Accounts(), DirPerm); err != nil {
 		return err
 	}
-	return s.files.writeAtomic(s.holdPath(h.Account), data)
+	return s.WriteSealedAtomic(SealHold, s.holdPath(h.Account), data)
 }
 
 // AccountHold reads the account's hold file; ok is false when there is
-// none. A file that cannot be read is a hold with Err set.
+// none, or when it is foreign (not sealed by a daemon of this
+// installation, or unreadable): such a file holds nothing, is logged once
+// and listed by status (CheckForeign), and is never deleted. An account
+// the config does not know has no hold.
 func (s *Store) AccountHold(account string) (h taskfile.Hold, ok bool) {
-	if !taskfile.ValidAccount(account) {
+	if !taskfile.ValidAccount(account) || !KnownAccounts(s.Cfg)[account] {
 		return taskfile.Hold{}, false
 	}
-	return readHold(s.holdPath(account), account)
+	h, err := s.readHold(account)
+	return h, err == nil
 }
 
-func readHold(path, account string) (taskfile.Hold, bool) {
-	data, _, err := ReadOwn(path, taskfile.MaxHoldSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return taskfile.Hold{}, false
+// readHold reads and checks one hold: fs.ErrNotExist, a *ForeignError,
+// or the hold.
+func (s *Store) readHold(account string) (taskfile.Hold, error) {
+	p := s.holdPath(account)
+	body, _, err := s.ReadSealed(SealHold, p, taskfile.MaxHoldSize+256)
+	if err != nil {
+		return taskfile.Hold{}, err
 	}
-	if err == nil {
-		var h taskfile.Hold
-		if h, err = taskfile.DecodeHold(data); err == nil {
-			h.Account = account
-			return h, true
-		}
+	h, err := taskfile.DecodeHold(body)
+	if err != nil {
+		return taskfile.Hold{}, s.foreign(SealHold, p, err)
 	}
-	return taskfile.Hold{Account: account, Err: err.Error(), Reason: "unreadable hold file: " + err.Error()}, true
+	h.Account = account
+	return h, nil
 }
 
 // AccountHeld reports whether the account's hold runs at now.
@@ -63,10 +68,17 @@ func (s *Store) AccountHeld(account string, now time.Time) bool {
 }
 
 // ReleaseAccount ends the account's hold by removing its file; it reports
-// whether there was one.
+// whether there was one. A foreign hold file is left alone (it never held
+// anything): the error is then a *ForeignError.
 func (s *Store) ReleaseAccount(account string) (bool, error) {
 	if !taskfile.ValidAccount(account) {
 		return false, fmt.Errorf("account %q cannot name a file", account)
+	}
+	if _, err := s.readHold(account); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
 	}
 	err := os.Remove(s.holdPath(account))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -78,19 +90,16 @@ func (s *Store) ReleaseAccount(account string) (bool, error) {
 	return true, SyncDir(s.Layout.Accounts())
 }
 
-// Holds lists every hold file of the spool, running or ended, by account.
+// Holds lists the holds of the config's accounts, running or ended, by
+// account. Hold files of other accounts and foreign ones are not read
+// into it (CheckForeign lists them).
 func (s *Store) Holds() []taskfile.Hold {
-	ents, err := os.ReadDir(s.Layout.Accounts())
-	if err != nil {
-		return nil
-	}
 	var out []taskfile.Hold
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), taskfile.HeldExt)
-		if !ok || !taskfile.ValidAccount(name) {
+	for a := range KnownAccounts(s.Cfg) {
+		if !taskfile.ValidAccount(a) {
 			continue
 		}
-		if h, ok := readHold(filepath.Join(s.Layout.Accounts(), e.Name()), name); ok {
+		if h, err := s.readHold(a); err == nil {
 			out = append(out, h)
 		}
 	}

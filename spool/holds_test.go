@@ -1,9 +1,9 @@
 package spool
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +12,7 @@ import (
 )
 
 func TestStore_AccountHold(t *testing.T) {
-	cfg := &config.Config{Spool: t.TempDir()}
+	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}, "ops2": {}}}
 	if err := cfg.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,17 +38,36 @@ func TestStore_AccountHold(t *testing.T) {
 	if hs := s.Holds(); len(hs) != 1 || hs[0].Account != "ops1" {
 		t.Fatalf("Holds: %+v", hs)
 	}
-	// A hold file nobody can read holds until resumed by hand.
-	if err := os.WriteFile(filepath.Join(s.Layout.Accounts(), "ops2"+taskfile.HeldExt), []byte("until: soon\n"), FilePerm); err != nil {
-		t.Fatal(err)
-	}
-	if h2, ok := s.AccountHold("ops2"); !ok || h2.Err == "" || !h2.Active(now.Add(24*time.Hour)) || !strings.Contains(h2.Reason, "unreadable") {
-		t.Fatalf("unreadable hold: %+v %v", h2, ok)
-	}
-	for _, a := range []string{"ops1", "ops2"} {
-		if was, err := s.ReleaseAccount(a); !was || err != nil {
-			t.Fatalf("release %s: %v %v", a, was, err)
+	// A hold file nobody can read, or one no daemon sealed, holds
+	// nothing, is listed as foreign and is never removed (issue 20).
+	for i, data := range []string{"until: soon\n", "until: 2099-01-01T00:00:00Z\nreason: forged\nsince: 2026-01-01T00:00:00Z\n"} {
+		p := filepath.Join(s.Layout.Accounts(), "ops2"+taskfile.HeldExt)
+		if err := os.WriteFile(p, []byte(data), FilePerm); err != nil {
+			t.Fatal(err)
 		}
+		if h2, ok := s.AccountHold("ops2"); ok || s.AccountHeld("ops2", now) {
+			t.Fatalf("%d: foreign hold read as a hold: %+v", i, h2)
+		}
+		if was, err := s.ReleaseAccount("ops2"); was || !errors.Is(err, ErrForeign) {
+			t.Fatalf("%d: release of a foreign hold: %v %v", i, was, err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%d: foreign hold removed: %v", i, err)
+		}
+		if f := s.CheckForeign(); len(f) != 1 || f[0].File != "accounts/ops2.held" {
+			t.Fatalf("%d: foreign list %+v", i, f)
+		}
+	}
+	// A hold of an account the config does not know is foreign too.
+	os.WriteFile(filepath.Join(s.Layout.Accounts(), "stranger"+taskfile.HeldExt), []byte("until: 2099-01-01T00:00:00Z\n"), FilePerm)
+	if _, ok := s.AccountHold("stranger"); ok {
+		t.Fatal("a hold of an account not in the config")
+	}
+	if hs := s.Holds(); len(hs) != 1 {
+		t.Fatalf("Holds with foreign files beside: %+v", hs)
+	}
+	if was, err := s.ReleaseAccount("ops1"); !was || err != nil {
+		t.Fatalf("release ops1: %v %v", was, err)
 	}
 	if was, err := s.ReleaseAccount("ops1"); was || err != nil {
 		t.Fatalf("second release: %v %v", was, err)
@@ -56,4 +75,29 @@ func TestStore_AccountHold(t *testing.T) {
 	if err := s.HoldAccount(taskfile.Hold{Account: "../x", Until: now}); err == nil {
 		t.Fatal("a hold outside accounts/ was written")
 	}
+}
+
+// FuzzDecodeHold: hold files are spoolgate's own, but any file may stand
+// in accounts/: decoding must never panic, and what it accepts re-encodes
+// to a file it accepts again.
+func FuzzDecodeHold(f *testing.F) {
+	h := taskfile.Hold{Until: time.Date(2026, 3, 5, 14, 0, 0, 0, time.UTC), Reason: "Try again in 2 minutes", Site: "s", Wait: "2m0s", Since: time.Date(2026, 3, 5, 13, 58, 0, 0, time.UTC)}
+	seed, _ := h.Encode()
+	f.Add(seed)
+	f.Add([]byte("until: 2026-03-05T14:00:00Z\n"))
+	f.Add([]byte("until: x\n"))
+	f.Add([]byte("reason: &a [*a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := taskfile.DecodeHold(data)
+		if err != nil {
+			return
+		}
+		out, err := h.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := taskfile.DecodeHold(out); err != nil {
+			t.Fatalf("re-encoded hold does not decode: %v\n%s", err, out)
+		}
+	})
 }

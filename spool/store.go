@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -34,6 +35,14 @@ type Store struct {
 
 	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
 	files files // durable writes: temps named for cfg.Host, folders guarded from the root down
+
+	// Seal is the installation's key: the coordination state a daemon
+	// writes (leases, holds, notify markers) is sealed with it, and a file
+	// that fails the check is foreign (see trust.go). Nil: the command
+	// line's installation key (SetInstallationKey), else one of this
+	// process alone.
+	Seal  *seal.Key
+	trust trustState
 }
 
 // NewStore returns a Store over cfg.Spool.

@@ -52,5 +52,6 @@ func (c *common) load() (*config.Config, error) {
 	if c.spool != "" {
 		cfg.Spool = c.spool
 	}
+	_ = useKey(cfg, false, nil) // read-only commands show records unchecked without it
 	return cfg, nil
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
@@ -54,6 +55,21 @@ type rigOpts struct {
 	HTTP       string // default "off"
 	APIConc    int
 	Accounts   []string // web accounts of site chat: one session each
+	OwnKey     bool     // the daemon creates its own installation key (another installation)
+}
+
+// sharedKey is the installation key of every rig of the test binary.
+var sharedKey = seal.New()
+
+// writeSharedKey puts the shared installation key at p, once.
+func writeSharedKey(t *testing.T, p string) {
+	t.Helper()
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	if err := sharedKey.Write(p); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // rig is one spool with its config file; daemons of a test share it.
@@ -124,6 +140,11 @@ sites:
 	p := filepath.Join(r.dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		r.t.Fatal(err)
+	}
+	// One installation: every host of the spool has its key (README,
+	// "Who may write what"), copied as an operator would.
+	if !r.opts.OwnKey {
+		writeSharedKey(r.t, filepath.Join(r.dir, seal.FileName))
 	}
 	return p
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -32,6 +34,7 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("resume", &c)
 	account := fs.String("account", "", "end the usage-limit hold of this account")
+	lease := fs.Bool("lease", false, "also clear the account's lease (a stuck one: another host's that is gone, or one blocked by a foreign file)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -47,15 +50,35 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	st := spool.NewStore(cfg, nil)
+	if *lease {
+		if keyNote != "" {
+			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(keyNote, "seals not checked: "))
+		}
+		was, held, err := st.ClearAccountLease(*account, time.Now())
+		if err != nil {
+			return fmt.Errorf("resume --account %s --lease: %w", *account, err)
+		}
+		if held {
+			fmt.Fprintf(env.Stdout, "account %s: lease cleared (it was %s); any host may take it now\n", safetext.Text(*account), safetext.Text(was.By()))
+		} else {
+			fmt.Fprintf(env.Stdout, "account %s: lease was free\n", *account)
+		}
+	}
 	h, held := st.AccountHold(*account)
 	was, err := st.ReleaseAccount(*account)
+	var fe *spool.ForeignError
+	if errors.As(err, &fe) {
+		fmt.Fprintf(env.Stdout, "account %s: accounts/%s%s is a foreign file (not written by a daemon of this installation): it holds nothing and is left in place\n", *account, *account, taskfile.HeldExt)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("resume --account %s: %w", *account, err)
 	}
 	switch {
+	case !was && *lease:
 	case !was:
 		fmt.Fprintf(env.Stdout, "account %s was not held\n", *account)
-	case held && h.Err == "" && h.Active(time.Now()):
+	case held && h.Active(time.Now()):
 		fmt.Fprintf(env.Stdout, "account %s: hold ended by hand (it ran until %s: %s); its tasks are tried again\n", *account, h.Until.Local().Format(time.RFC3339), h.Reason)
 	default:
 		fmt.Fprintf(env.Stdout, "account %s: hold file removed\n", *account)

@@ -45,6 +45,11 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		level = slog.LevelDebug
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
+	// The daemon seals what it writes for other daemons (issue 20): its
+	// key beside the config, created on first start.
+	if err := useKey(cfg, true, slog.Default()); err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
 	// Under a service manager runMaybeAsService points slog.Default at the
 	// system's log (the Windows event log), so take the logger inside.
 	return runMaybeAsService(ctx, "spoolgate", env.Stderr, cfg.ShutdownGrace.D()+5*time.Second, func(ctx context.Context) error {

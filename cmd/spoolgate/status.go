@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -64,6 +65,9 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 		st, err := snap.Snapshot(now())
 		if err != nil {
 			return err
+		}
+		if keyNote != "" && hasCoordination(spool.NewLayout(cfg.Spool)) {
+			st.Seals = keyNote
 		}
 		if *asJSON {
 			return writeStatusJSON(w, st)
@@ -176,6 +180,7 @@ func renderStatusText(w io.Writer, st *status.Status) {
 		writeColumns(w, "  ", rows)
 	}
 	writeFailed(w, st)
+	writeForeign(w, st)
 }
 
 const barWidth = 20

@@ -59,6 +59,28 @@ func writeFailed(w io.Writer, st *status.Status) {
 	}
 }
 
+// writeForeign lists the foreign files: what no daemon of this
+// installation wrote among the coordination state, ignored and kept.
+func writeForeign(w io.Writer, st *status.Status) {
+	if st.Seals != "" {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Seals)
+	}
+	if len(st.Foreign) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "foreign files (not written by a daemon of this installation: ignored, never deleted)")
+	rows := make([][]string, 0, len(st.Foreign))
+	for _, f := range st.Foreign {
+		rows = append(rows, []string{f.File, f.Kind, clipCells(f.Reason, maxReasonCells)})
+	}
+	writeColumns(w, "  ", rows)
+	if st.ForeignMore > 0 {
+		fmt.Fprintf(w, "  ... and %d more\n", st.ForeignMore)
+	}
+}
+
 // writeColumns writes rows with every column but the last padded to the
 // widest cell of its column, in terminal cells: a CJK character or an
 // emoji takes two (go-runewidth, by grapheme cluster), so a Chinese batch

@@ -18,7 +18,10 @@ func writeSessions(w io.Writer, now time.Time, ln status.Lane) {
 	rows := make([][]string, 0, len(ln.Sessions))
 	for _, s := range ln.Sessions {
 		lease := "lease free"
-		if s.Lease != "" {
+		switch {
+		case s.BlockedBy != "":
+			lease = "lease blocked by foreign file " + s.BlockedBy
+		case s.Lease != "":
 			lease = "lease " + s.Lease
 		}
 		rows = append(rows, []string{"session " + s.Account, s.Site, sessionStateText(now, s), lease,

@@ -56,6 +56,8 @@ type BatchWatch struct {
 
 	owner   string
 	dir     string
+	start   time.Time       // this watch's start: `since` when the file is foreign
+	trusted map[string]bool // marker files checked: sealed by a daemon of this installation (they never change)
 	scanner *spool.BatchScanner
 	since   time.Time
 	kick    chan struct{}
@@ -108,6 +110,8 @@ func (w *BatchWatch) init() {
 	w.dir = filepath.Join(w.Store.Layout.Root, "notify", "batches")
 	w.scanner = spool.NewBatchScanner(w.Store.Layout)
 	w.kick = make(chan struct{}, 1)
+	w.start = time.Now().UTC()
+	w.trusted = map[string]bool{}
 }
 
 // Kick asks for a look soon: a task of a batch just became final.
@@ -198,14 +202,14 @@ func (w *BatchWatch) takeOver(key string, marks markSet) {
 		name = key + ".take." + strconv.Itoa(n)
 	}
 	var cur markerRecord
-	if err := readJSON(filepath.Join(w.dir, name), &cur); err != nil {
+	if err := w.readMarker(name, &cur); err != nil {
 		return
 	}
 	if cur.Owner == w.owner || !deadHere(cur.Owner, w.Store.Cfg.Host) {
 		return // still in flight, or on another host that may yet send it
 	}
 	var orig markerRecord
-	if err := readJSON(filepath.Join(w.dir, key+".json"), &orig); err != nil || orig.Event == nil {
+	if err := w.readMarker(key+".json", &orig); err != nil || orig.Event == nil {
 		return
 	}
 	created, err := w.create(key+".take."+strconv.Itoa(n+1), markerRecord{Owner: w.owner, Created: time.Now().UTC()})
@@ -222,7 +226,9 @@ func (w *BatchWatch) create(name string, rec markerRecord) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = w.Store.WriteFileNew(filepath.Join(w.dir, name), data)
+	// Sealed: only a marker a daemon of this installation wrote is ever
+	// acted on (issue 20).
+	err = w.Store.WriteSealedNew(spool.SealMarker, filepath.Join(w.dir, name), data)
 	if errors.Is(err, os.ErrExist) {
 		return false, nil
 	}
@@ -249,18 +255,22 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 		case strings.HasSuffix(name, ".json") && !spool.IsOwnTemp(name):
 			key := strings.TrimSuffix(name, ".json")
 			h, ms, ok := splitKey(key)
-			if !ok {
-				continue
+			if !ok || !w.isTrusted(name) {
+				continue // a planted marker silences nothing and is never sent
 			}
 			keys = append(keys, key)
 			if ms > m.latest[h] {
 				m.latest[h] = ms
 			}
-		case strings.HasSuffix(name, ".sent"):
-			sent[strings.TrimSuffix(name, ".sent")] = true
+		case strings.HasSuffix(name, ".sent") && !spool.IsOwnTemp(name):
+			if w.isTrusted(name) {
+				sent[strings.TrimSuffix(name, ".sent")] = true
+			}
 		case strings.Contains(name, ".take."):
 			key, num, _ := strings.Cut(name, ".take.")
-			if n, err := strconv.Atoi(num); err == nil && n > m.takes[key] {
+			// Numbered above every take, planted or not, so a planted name
+			// cannot make the next take collide; read only if sealed.
+			if n, err := strconv.Atoi(num); err == nil && n > 0 && n < 1<<20 && n > m.takes[key] {
 				m.takes[key] = n
 			}
 		}
@@ -274,18 +284,26 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 }
 
 // sinceTime is when notifications were first switched on for this spool:
-// the first daemon to start with them writes it.
+// the first daemon to start with them writes it, sealed. A foreign since
+// (planted, or from before seals) is ignored, logged once and left in
+// place: this watch's start counts instead, so a planted time in the
+// future cannot silence every batch.finished. A sealed time in the future
+// (a clock far off) counts as now.
 func (w *BatchWatch) sinceTime() (time.Time, error) {
 	if !w.since.IsZero() {
 		return w.since, nil
 	}
 	p := filepath.Join(filepath.Dir(w.dir), "since")
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	err := w.Store.WriteFileNew(p, []byte(now.Format(time.RFC3339Nano)+"\n"))
+	err := w.Store.WriteSealedNew(spool.SealSince, p, []byte(now.Format(time.RFC3339Nano)+"\n"))
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return time.Time{}, err
 	}
-	data, _, err := spool.ReadOwn(p, 1024)
+	data, _, err := w.Store.ReadSealed(spool.SealSince, p, 1024)
+	if errors.Is(err, spool.ErrForeign) {
+		w.since = w.start
+		return w.since, nil
+	}
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -293,8 +311,36 @@ func (w *BatchWatch) sinceTime() (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%s: %w", p, err)
 	}
+	if t.After(now) {
+		w.Log.Warn("notify/since is in the future (a clock far off?): counting from now", "since", t)
+		t = now
+	}
 	w.since = t
 	return t, nil
+}
+
+// isTrusted reports whether the marker file name was sealed by a daemon
+// of this installation; markers never change, so each is read once.
+func (w *BatchWatch) isTrusted(name string) bool {
+	if ok, seen := w.trusted[name]; seen {
+		return ok
+	}
+	var rec markerRecord
+	err := w.readMarker(name, &rec)
+	if err != nil && errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	w.trusted[name] = err == nil
+	return err == nil
+}
+
+// readMarker reads a sealed marker file of the marker folder.
+func (w *BatchWatch) readMarker(name string, v any) error {
+	data, _, err := w.Store.ReadSealed(spool.SealMarker, filepath.Join(w.dir, name), 1<<20)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }
 
 // batchHash names a batch in file names: batch labels may hold any
@@ -311,14 +357,6 @@ func splitKey(key string) (string, int64, bool) {
 	}
 	n, err := strconv.ParseInt(ms, 10, 64)
 	return h, n, err == nil
-}
-
-func readJSON(p string, v any) error {
-	data, _, err := spool.ReadOwn(p, 1<<20)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 // deadHere reports whether owner (host:pid) is a process of this host

@@ -159,6 +159,7 @@ func TestBatchWatch_TakeOver(t *testing.T) {
 	mk := func(key, owner, batch string) Event {
 		e := BatchFinished(st.Cfg, &spool.BatchTally{Batch: batch, Success: 1, LastFinishedAt: time.Now()}, key, time.Now())
 		data, _ := json.Marshal(markerRecord{Owner: owner, Created: time.Now(), Event: &e})
+		data, _ = st.SealFor(spool.SealMarker, filepath.Join(dir, key+".json"), data) // as a daemon wrote it
 		if err := os.WriteFile(filepath.Join(dir, key+".json"), data, 0o640); err != nil {
 			t.Fatal(err)
 		}
@@ -204,4 +205,50 @@ func waitFile(t *testing.T, p string) {
 		_, err := os.Stat(p)
 		return err == nil
 	})
+}
+
+// TestBatchWatch_Forged: files a colleague plants in notify/ must not
+// make the daemon act (send an event it did not make) or silence one: a
+// marker naming a dead owner of this host with a fabricated event, a
+// marker far in the future, a since in the future. None is deleted, and
+// each is listed as foreign.
+func TestBatchWatch_Forged(t *testing.T) {
+	h := newHook(t)
+	st, n := watchRig(t, h)
+	nd := filepath.Join(st.Layout.Root, "notify")
+	dir := filepath.Join(nd, "batches")
+	os.MkdirAll(dir, 0o750)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	fake := BatchFinished(st.Cfg, &spool.BatchTally{Batch: "never-existed", Success: 40, LastFinishedAt: time.Now()}, "x", time.Now())
+	data, _ := json.Marshal(markerRecord{Owner: "testhost:" + strconv.Itoa(dead.Process.Pid), Created: time.Now(), Event: &fake})
+	planted := map[string][]byte{
+		filepath.Join(dir, batchHash("never-existed")+"-1000.json"):       data,
+		filepath.Join(dir, batchHash("real")+"-9223372036854775807.json"): data,
+		filepath.Join(nd, "since"):                                        []byte("2099-01-01T00:00:00Z\n"),
+		filepath.Join(dir, batchHash("never-existed")+"-1000.take.1"):     data,
+	}
+	for p, d := range planted {
+		if err := os.WriteFile(p, d, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(t, st, taskfile.KindAPI, taskfile.DirDone, "r1", "real", time.Now().Add(time.Second))
+	w := &BatchWatch{Store: st, Notifier: n}
+	w.Check()
+	w.Check()
+	got := h.settle(t, 1)
+	if len(got) != 1 || got[0].Batch != "real" {
+		t.Fatalf("got %+v, want the real batch's event only", got)
+	}
+	for p := range planted {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("planted %s was removed: %v", p, err)
+		}
+	}
+	if f := st.CheckForeign(); len(f) != len(planted) {
+		t.Errorf("foreign files listed %+v, want the %d planted", f, len(planted))
+	}
 }

@@ -11,6 +11,9 @@ const (
 	SessionLoggedOut = "logged out"
 	SessionLeased    = "leased by another host"
 	SessionStandby   = "standby"
+	// SessionBlocked: a foreign lease file (not written by a daemon of
+	// this installation) blocks the account, for staleAfter at most.
+	SessionBlocked = "blocked by a foreign file"
 )
 
 // SessionInfo is a running daemon's live view of one web session.

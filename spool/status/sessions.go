@@ -22,6 +22,10 @@ type Session struct {
 	// Lease is the owner (host:pid) of the account's live lease in
 	// <spool>/accounts/, empty when no host holds it.
 	Lease string `json:"lease,omitempty"`
+	// BlockedBy names the foreign lease file (not written by a daemon of
+	// this installation) that keeps the account from being taken, for
+	// staleAfter at most (state "blocked by a foreign file").
+	BlockedBy string `json:"blockedBy,omitempty"`
 	// HeldUntil is when a usage limit's hold ends (state held).
 	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 	// Finished and Failed count the tasks whose last attempt ran on the
@@ -58,8 +62,12 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disable
 				running = &t.sum
 			}
 		}
-		if li, ok := s.store.AccountLeaseInfo(sp.Account); ok && li.Live(now, stale) {
-			v.Lease = li.Owner
+		if li, ok := s.store.AccountLeaseAt(sp.Account, now); ok {
+			if li.Foreign != "" {
+				v.BlockedBy = li.Foreign
+			} else {
+				v.Lease = li.Owner
+			}
 		}
 		until, held := accountHeldUntil(s.store, sp.Account, now)
 		switch {
@@ -74,6 +82,8 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disable
 			if !until.IsZero() {
 				v.HeldUntil = ptr(until)
 			}
+		case v.BlockedBy != "":
+			v.State = SessionBlocked
 		case v.Lease != "" && !strings.HasPrefix(v.Lease, s.cfg.Host+":"):
 			v.State = SessionLeased
 		}

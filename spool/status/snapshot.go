@@ -142,6 +142,10 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 		}
 	}
 	st.Failed, st.FailedMore = s.failed(perLane)
+	st.Foreign = s.store.CheckForeign()
+	if len(st.Foreign) > ListCap {
+		st.Foreign, st.ForeignMore = st.Foreign[:ListCap], len(st.Foreign)-ListCap
+	}
 	names := make([]string, 0, len(batches))
 	for n := range batches {
 		names = append(names, n)

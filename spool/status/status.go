@@ -7,7 +7,11 @@
 // are only ever added, never renamed or removed, without a version bump.
 package status
 
-import "time"
+import (
+	"time"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
 
 // SchemaVersion is the version of the JSON form of Status.
 const SchemaVersion = 1
@@ -35,6 +39,14 @@ type Status struct {
 	// Accounts are the accounts held by a usage limit now (a hold file in
 	// <spool>/accounts/ whose until has not passed), sorted by name.
 	Accounts []Account `json:"accounts"`
+	// Foreign lists the files among the daemons' coordination state
+	// (account leases and holds, notify markers and since) that no daemon
+	// of this installation wrote: ignored, never deleted (issue 20). At
+	// most ListCap, by name; ForeignMore counts the rest.
+	Foreign     []spool.Foreign `json:"foreign,omitempty"`
+	ForeignMore int             `json:"foreignMore,omitempty"`
+	// Seals, when not empty, says why seals were not checked (no key).
+	Seals string `json:"seals,omitempty"`
 }
 
 // ListCap is the most entries Status.Failed and Lane.RejectedDrops hold;

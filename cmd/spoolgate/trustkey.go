@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spoolgate/spoolgate/internal/seal"
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// keyNote says, for status, why seals are not checked ("" when they are).
+var keyNote string
+
+// useKey loads the installation key beside the config (seal.PathFor) and
+// makes it every Store's. The daemon creates it on first start (create);
+// the other commands only read it: without it, records are shown
+// unchecked and nothing is sealed (keyNote says so).
+func useKey(cfg *config.Config, create bool, log *slog.Logger) error {
+	p := seal.PathFor(cfg.Path)
+	if create {
+		k, created, err := seal.LoadOrCreate(p)
+		if err != nil {
+			return err
+		}
+		if created && log != nil {
+			log.Warn("installation key created: copy it (mode 0600) beside the config of every other host of this spool", "key", p)
+		}
+		spool.SetInstallationKey(k)
+		return nil
+	}
+	k, err := seal.Load(p)
+	if err != nil {
+		keyNote = "seals not checked: " + err.Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			keyNote = "seals not checked: no installation key at " + p
+		}
+		spool.SetInstallationKey(&seal.Key{})
+		return err
+	}
+	keyNote = ""
+	spool.SetInstallationKey(k)
+	return nil
+}
+
+// hasCoordination reports whether the spool holds coordination state a
+// daemon seals (a lease or hold file, notify/): only then does it matter
+// to status that seals cannot be checked.
+func hasCoordination(l spool.Layout) bool {
+	if _, err := os.Lstat(filepath.Join(l.Root, "notify")); err == nil {
+		return true
+	}
+	names, _ := spool.ReadDirNames(l.Accounts())
+	for _, n := range names {
+		if strings.Contains(n, spool.LeaseExt) || strings.HasSuffix(n, taskfile.HeldExt) {
+			return true
+		}
+	}
+	return false
+}
