@@ -286,6 +286,13 @@ func cmdService(ctx context.Context, env *Env, args []string) error {
 	switch action {
 	case "install":
 		fmt.Fprintf(env.Stdout, "installed %s (%s): %s %s\n", sc.Name, s.Platform(), sc.Executable, strings.Join(sc.Arguments, " "))
+		if kp, created, err := installKey(c.config, *user); err != nil {
+			fmt.Fprintf(env.Stderr, "spoolgate: installation key: %v (the daemon creates it at its first start)\n", err)
+		} else if created {
+			fmt.Fprintf(env.Stdout, "installation key created: %s (mode 0600): copy it beside the config of every other host of this spool\n", kp)
+		} else {
+			fmt.Fprintf(env.Stdout, "installation key: %s\n", kp)
+		}
 		fmt.Fprintf(env.Stdout, "start it with: spoolgate service start --name %s\n", sc.Name)
 	default:
 		fmt.Fprintf(env.Stdout, "%s: %s done\n", sc.Name, action)

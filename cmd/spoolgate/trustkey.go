@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -62,4 +63,24 @@ func hasCoordination(l spool.Layout) bool {
 		}
 	}
 	return false
+}
+
+// installKey creates the installation key beside the service's config
+// (service install), owned by the service's user so the daemon can read
+// it. It returns the key's path and whether it created it.
+func installKey(configPath, user string) (string, bool, error) {
+	if configPath == "" {
+		configPath = config.DefaultConfigFile
+	}
+	p := seal.PathFor(configPath)
+	_, created, err := seal.LoadOrCreate(p)
+	if err != nil {
+		return p, false, err
+	}
+	if created && user != "" {
+		if err := chownToUser(p, user); err != nil {
+			return p, created, fmt.Errorf("%s: chown to %s: %w", p, user, err)
+		}
+	}
+	return p, created, nil
 }
