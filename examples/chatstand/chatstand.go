@@ -144,6 +144,7 @@ type Server struct {
 	limited      int               // requests refused by the limit
 	conts        map[string]string // continuation token -> the rest of the answer
 	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
+	draft        string            // SetDraft's leftover composer text
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves

@@ -277,3 +277,28 @@ func TestPage_RawWhileStreaming(t *testing.T) {
 		t.Errorf("the finished answer reads %q", text)
 	}
 }
+
+// Leftover text in the composer: SetDraft's on every load, and on the
+// modern page what was typed and not sent, per page, after a reload.
+func TestPage_Drafts(t *testing.T) {
+	s := start(t, Options{Scale: 0.05, Renderer: "plain"})
+	s.SetDraft("left over")
+	p := openPage(t, s, "")
+	const value = `document.querySelector('[aria-label="Message"]').value`
+	if v := evalAs[string](p, value); v != "left over" {
+		t.Errorf("SetDraft: the composer holds %q", v)
+	}
+	s.SetDraft("")
+	p.goTo("")
+	evalAs[bool](p, `(() => { const i = document.querySelector('[aria-label="Message"]'); i.value = 'typed, not sent'; i.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
+	p.goTo("")
+	if v := evalAs[string](p, value); v != "typed, not sent" {
+		t.Errorf("after a reload the composer holds %q", v)
+	}
+	p.send("sent now")
+	p.waitJS("the answer to finish", finished)
+	p.goTo("")
+	if v := evalAs[string](p, value); v != "" {
+		t.Errorf("after a send and a reload the composer holds %q", v)
+	}
+}

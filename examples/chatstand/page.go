@@ -128,7 +128,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	po := s.pageOptions(r)
 	id := r.PathValue("id")
 	s.mu.Lock()
-	instr := s.instructions
+	instr, draft := s.instructions, s.draft
 	hist := []historyItem{}
 	turns := []pageTurn{}
 	notFound := false
@@ -165,8 +165,20 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"LoggedIn": ok, "User": u, "Instructions": instr, "Limit": s.limitNow(),
 		"Input": s.opts.Input, "Script": script, "Shadow": s.opts.Shadow,
 		"Modern": po.Renderer != "", "Renderer": renderer, "Config": cfg, "NotFound": notFound,
-		"History": hist, "ErrTurn": ErrTurn,
+		"History": hist, "ErrTurn": ErrTurn, "Draft": draft,
 	})
+}
+
+// SetDraft puts text in the message field of every page loaded from now
+// on (textarea, input and contenteditable), as text left over from an
+// earlier visit: a driver must clear the field before it types. ""
+// stops it. The modern page also keeps what is typed but not sent, per
+// page, in localStorage and shows it again on the next load, as the big
+// chat sites keep drafts.
+func (s *Server) SetDraft(text string) {
+	s.mu.Lock()
+	s.draft = text
+	s.mu.Unlock()
 }
 
 // handleRenderer serves a renderer's bundle.
