@@ -54,6 +54,7 @@ type options struct {
 	nWeb     int
 	nAPI     int
 	editor   string
+	renderer string
 	sessions int
 }
 
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.nWeb, "web", bench.FieldWeb, "web tasks")
 	flag.IntVar(&o.nAPI, "api", bench.FieldAPI, "API tasks")
 	flag.StringVar(&o.editor, "editor", "textarea", "the chat page's message field: textarea, contenteditable, or a real editor from npm: prosemirror, lexical, quill (see examples/site-editor.yaml)")
+	flag.StringVar(&o.renderer, "renderer", "markdown-it", "the chat page's Markdown renderer: markdown-it, marked, react-markdown, plain, or \"\" for the old plain-text page (see examples/chatstand/README.md)")
 	flag.IntVar(&o.sessions, "sessions", 2, "web sessions: accounts demo, demo2, ... of the stand-in, each on its own profile, one task at a time each")
 	flag.Parse()
 	if o.scale <= 0 || o.scale > 1 {
@@ -107,7 +109,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer api.Close()
-	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale, Input: o.editor})
+	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale, Input: o.editor, Renderer: o.renderer})
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s (message field: %s); time scale 1/%.0f\n", api.URL(), chat.URL(), o.editor, 1/o.scale)
+	fmt.Fprintf(stdout, "demo: stand-ins: API %s (quota 5, key required), chat page %s (message field: %s, answers: %s); time scale 1/%.0f\n", api.URL(), chat.URL(), o.editor, answersOf(o.renderer), 1/o.scale)
 	fmt.Fprintf(stdout, "demo: config %s, spool %s, status page http://%s/\n", cfgPath, cfg.Spool, cfg.HTTP)
 
 	sessions := cfg.WebSessions()
@@ -142,7 +144,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "demo: daemon running: %s run --config %s (pid %d, log %s)\n", o.bin, cfgPath, d.cmd.Process.Pid, d.logPath)
 
 	tasks := bench.Workload(o.seed, o.nWeb, o.nAPI)
-	ids, err := submit(ctx, bin, cfgPath, dir, tasks)
+	ids, err := submit(ctx, bin, cfgPath, dir, tasks, o.renderer != "")
 	if err != nil {
 		return err
 	}
@@ -379,18 +381,23 @@ func tail(path string, n int) string {
 
 // submit writes each task as a file under <dir>/tasks and drops them all
 // with one `spoolgate submit`; it returns the taskIds it printed.
-func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task) ([]string, error) {
+func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task, markdown bool) ([]string, error) {
 	tdir := filepath.Join(dir, "tasks")
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return nil, err
 	}
 	args := []string{"submit", "--config", cfgPath}
-	for _, t := range tasks {
-		model := "writer"
+	corpus := chatstand.Corpus()
+	for i, t := range tasks {
+		model, content := "writer", t.Content()
 		if t.Kind == taskfile.KindWeb {
 			model = "thinker-web"
+			if markdown {
+				// Each web answer is one of the stand-in's Markdown answers.
+				content += fmt.Sprintf(" [[md=%s]]", corpus[i%len(corpus)])
+			}
 		}
-		st := &taskfile.Task{TaskID: t.ID, Model: model, Content: t.Content(), Batch: batchName,
+		st := &taskfile.Task{TaskID: t.ID, Model: model, Content: content, Batch: batchName,
 			Output: batchName + "/" + t.ID + ".txt"}
 		data, err := st.Encode()
 		if err != nil {
@@ -449,4 +456,12 @@ func watch(ctx context.Context, o options, bin, cfgPath string, d *daemon, total
 		case <-tick.C:
 		}
 	}
+}
+
+// answersOf names the chat page's answers for the demo's first lines.
+func answersOf(renderer string) string {
+	if renderer == "" {
+		return "plain text"
+	}
+	return "Markdown over SSE, rendered by " + renderer
 }
