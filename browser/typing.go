@@ -120,11 +120,42 @@ else { const r = document.createRange(); r.selectNodeContents(el); const s = get
 	if err != nil || normField(got) == "" {
 		return err
 	}
+	// By command; a text field that still holds text then gets its own
+	// value setter (what a framework's controlled input listens to).
 	return chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {`+helpers+`
 const el = window[FIELD]; el.focus();
 if ('value' in el && typeof el.value === 'string') { el.select(); }
 document.execCommand('selectAll'); document.execCommand('delete');
+if ('value' in el && typeof el.value === 'string' && el.value !== '') {
+  const set = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value')?.set;
+  if (set) set.call(el, ''); else el.value = '';
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+}
 })()`))
+}
+
+// emptyField makes sure the focused field is empty before anything is
+// typed into it: a site's saved draft, text an earlier attempt left, or
+// a pre-filled default would otherwise be sent glued to the task's text.
+// A field that still holds text after clearing fails the attempt as
+// environment, before anything is typed or sent.
+func (d *driver) emptyField(ctx context.Context, key string, t typed, had string) error {
+	if normField(had) == "" {
+		return nil
+	}
+	if err := d.clearField(ctx); err != nil {
+		return d.fail(ctx, "clear %s: %w", key, err)
+	}
+	got, err := d.readField(ctx)
+	if err != nil {
+		return d.fail(ctx, "read %s after clearing: %w", key, err)
+	}
+	if normField(got) != "" {
+		d.log.Error("driver: the field keeps text after clearing; nothing was typed or sent", "key", key, "kind", t.Kind, "fieldHolds", got)
+		return lanes.Errorf(spool.ClassEnvironment, "site %s: %s (%s) still holds %d characters after clearing; nothing was typed or sent; the text is in the task's log", d.siteName, key, t.Kind, utf8.RuneCountInString(normField(got)))
+	}
+	d.log.Info("driver: the field held text before typing; cleared and checked empty", "key", key, "chars", utf8.RuneCountInString(normField(had)))
+	return nil
 }
 
 // key presses one key: a key-down (carrying text, which is what makes the
@@ -213,19 +244,10 @@ func (d *driver) setText(ctx context.Context, key, sel, text string) (typed, err
 	case info.Kind == "input" && strings.Contains(text, "\n"):
 		return out, attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s %q is a single-line <input>, and the text has %d line breaks it cannot hold; point %s at the page's multi-line field", d.siteName, key, sel, strings.Count(text, "\n"), key)
 	}
-	if normField(info.Text) != "" {
-		if err := d.clearField(ctx); err != nil {
-			return out, d.fail(ctx, "clear %s: %w", key, err)
-		}
+	if err := d.emptyField(ctx, key, out, info.Text); err != nil {
+		return out, err
 	}
 	if text == "" {
-		got, err := d.readField(ctx)
-		if err != nil {
-			return out, d.fail(ctx, "read %s: %w", key, err)
-		}
-		if normField(got) != "" {
-			return out, d.mismatch(key, out, got, text)
-		}
 		return out, nil
 	}
 	if err := d.typeLines(ctx, text); err != nil {
