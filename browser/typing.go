@@ -152,7 +152,7 @@ func (d *driver) emptyField(ctx context.Context, key string, t typed, had string
 	}
 	if normField(got) != "" {
 		d.log.Error("driver: the field keeps text after clearing; nothing was typed or sent", "key", key, "kind", t.Kind, "fieldHolds", got)
-		return lanes.Errorf(spool.ClassEnvironment, "site %s: %s (%s) still holds %d characters after clearing; nothing was typed or sent; the text is in the task's log", d.siteName, key, t.Kind, utf8.RuneCountInString(normField(got)))
+		return attempt.Errorf(taskfile.ClassEnvironment, "site %s: %s (%s) still holds %d characters after clearing; nothing was typed or sent; the text is in the task's log", d.siteName, key, t.Kind, utf8.RuneCountInString(normField(got)))
 	}
 	d.log.Info("driver: the field held text before typing; cleared and checked empty", "key", key, "chars", utf8.RuneCountInString(normField(had)))
 	return nil

@@ -13,8 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // TestDriver_SetTextLeftover: a composer that holds text before typing (a
@@ -48,7 +48,7 @@ func TestDriver_SetTextLeftover(t *testing.T) {
 			text := "the task's own text\nline two"
 			_, err := d.setText(lctx, "input", ".input", text)
 			if name == "stubborn" {
-				if lanes.Classify(err) != spool.ClassEnvironment || !strings.Contains(err.Error(), "still holds") {
+				if attempt.Classify(err) != taskfile.ClassEnvironment || !strings.Contains(err.Error(), "still holds") {
 					t.Fatalf("err %v, want environment: still holds text after clearing", err)
 				}
 				if got, _ := d.readField(lctx); strings.Contains(got, "task's own") {

@@ -33,6 +33,9 @@ type Hooks struct {
 	// OnHold is called when a lane starts holding its tasks for a new
 	// reason (lane paused, account disabled).
 	OnHold func(k taskfile.Kind, reason string)
+	// OnDelivery is called when a web attempt has recorded how it
+	// delivered the prompt (sent, reattached, resent): t as written.
+	OnDelivery func(k taskfile.Kind, t *taskfile.Task, d taskfile.Delivery)
 }
 
 // final calls OnFinal for t if t is in a final state.
@@ -54,6 +57,7 @@ func (h Hooks) And(o Hooks) Hooks {
 		OnFinal:         then2(h.OnFinal, o.OnFinal),
 		OnCancelRequest: then2(h.OnCancelRequest, o.OnCancelRequest),
 		OnHold:          then2(h.OnHold, o.OnHold),
+		OnDelivery:      then3(h.OnDelivery, o.OnDelivery),
 	}
 }
 

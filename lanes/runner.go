@@ -97,6 +97,7 @@ func (r *runner) run(parent context.Context) {
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
 	}
+	job.SetRecorder(func(rec *taskfile.SendRecord, d *taskfile.Delivery) error { return r.recordSend(cancel, rec, d) })
 	r.mu.Lock()
 	r.job = job
 	r.mu.Unlock()

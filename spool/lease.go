@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -51,8 +52,11 @@ type Outcome struct {
 // running/. Only the lease's calls change that file, and once marked,
 // every write is fenced by owner and attempt, so a holder that lost the
 // task (frozen past staleAfter and reclaimed elsewhere) gets ErrFenced and
-// writes nothing. A Lease is used by one goroutine at a time.
+// writes nothing. Beat and RecordSend may be called from two goroutines
+// (the heartbeat's and the executor's); every other call from one at a
+// time.
 type Lease struct {
+	mu      sync.Mutex // serialises Beat and RecordSend: each rewrites task whole
 	s       *Store
 	kind    taskfile.Kind
 	id      string
@@ -82,7 +86,11 @@ func (l *Lease) ID() string { return l.id }
 
 // Task is the task as the lease last read or wrote it (nil before Mark or
 // Load). Callers must not modify it.
-func (l *Lease) Task() *taskfile.Task { return l.task }
+func (l *Lease) Task() *taskfile.Task {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.task
+}
 
 // Load reads the claimed task, if the lease has not yet.
 func (l *Lease) Load() (*taskfile.Task, error) {
@@ -132,8 +140,10 @@ func (l *Lease) OnAccount(account string) { l.account = account }
 // if not zero. It returns an error matching ErrFenced if the task is no
 // longer this lease's (the caller must stop and write nothing more).
 func (l *Lease) Beat(now time.Time, browserPID int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if !l.marked {
-		return errors.New("beat on a lease that is not marked")
+		return errNotMarked
 	}
 	hb := l.task.Clone()
 	hb.HeartbeatAt = now

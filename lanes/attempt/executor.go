@@ -52,6 +52,8 @@ type Job struct {
 	mu         sync.Mutex
 	probe      func(context.Context) error
 	stage      string
+	record     func(*taskfile.SendRecord, *taskfile.Delivery) error
+	deliveries []taskfile.Delivery // recorded without a lane (tests)
 }
 
 // NewJob builds a Job; the lanes use it, and so can executor tests.
@@ -108,6 +110,48 @@ func (j *Job) SetBrowserPID(pid int) { j.browserPID.Store(int64(pid)) }
 
 // BrowserPID returns the recorded browser pid, or 0.
 func (j *Job) BrowserPID() int { return int(j.browserPID.Load()) }
+
+// SetRecorder installs what RecordSend calls: the lane's fenced write
+// through the task's lease.
+func (j *Job) SetRecorder(f func(*taskfile.SendRecord, *taskfile.Delivery) error) {
+	j.mu.Lock()
+	j.record = f
+	j.mu.Unlock()
+}
+
+// RecordSend writes the attempt's send record and its delivery line
+// (either may be nil) into the running task, fenced and durable before it
+// returns (spool.Lease.RecordSend). A web executor calls it right before
+// it sends (state sending) and once the page accepted the message (sent,
+// with the conversation), and when it reattaches: an error means nothing
+// may be sent (one matching spool.ErrFenced: the task is another
+// daemon's now). A Job built outside a lane (executor tests) records into
+// its Task only.
+func (j *Job) RecordSend(rec *taskfile.SendRecord, d *taskfile.Delivery) error {
+	j.mu.Lock()
+	f := j.record
+	j.mu.Unlock()
+	if f != nil {
+		return f(rec, d)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if rec != nil {
+		r := *rec
+		j.Task.Send = &r
+	}
+	if d != nil {
+		j.deliveries = append(j.deliveries, *d)
+	}
+	return nil
+}
+
+// Deliveries are the delivery lines a Job built outside a lane recorded.
+func (j *Job) Deliveries() []taskfile.Delivery {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]taskfile.Delivery(nil), j.deliveries...)
+}
 
 // TaskError is a failed attempt with its class.
 type TaskError struct {

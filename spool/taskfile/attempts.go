@@ -24,6 +24,13 @@ type AttemptRecord struct {
 	Account    string     `yaml:"account,omitempty"`   // web: the session's account
 	Method     string     `yaml:"method,omitempty"`    // how the answer was read, when the executor says
 	HeldUntil  time.Time  `yaml:"heldUntil,omitempty"` // held: the account's hold ends then
+
+	// Web: how the attempt delivered the prompt (sendrecord.go), the
+	// conversation it sent to or collected from, and why it sent again.
+	Delivery           DeliveryHow `yaml:"delivery,omitempty"`
+	Conversation       string      `yaml:"conversation,omitempty"`
+	DeliveryReason     string      `yaml:"deliveryReason,omitempty"`
+	PossibleDoubleSend bool        `yaml:"possibleDoubleSend,omitempty"`
 }
 
 // The outcomes an AttemptRecord names.
@@ -181,6 +188,17 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 			cur.Account = v
 		case "method":
 			cur.Method = v
+		case "delivery":
+			cur.Delivery = DeliveryHow(v)
+		case "conversation":
+			cur.Conversation = v
+		case "deliveryReason":
+			cur.DeliveryReason = v
+		case "possibleDoubleSend":
+			if v != "true" && v != "false" {
+				return nil, false // the decoder's other spellings
+			}
+			cur.PossibleDoubleSend = v == "true"
 		default:
 			return nil, false // a field the decoder refuses
 		}

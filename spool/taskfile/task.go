@@ -89,13 +89,24 @@ type Task struct {
 	BrowserPID  int        `yaml:"browserPid,omitempty"`
 	Error       string     `yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`
+	// Send is a web task's last send of its prompt (sendrecord.go): what
+	// lets a later attempt reattach instead of sending again.
+	Send *SendRecord `yaml:"send,omitempty"`
 	// Attempts is the history of the task's attempts (attempts.go).
 	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
 	Result   string          `yaml:"result,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.
-func (t *Task) Clone() *Task { c := *t; return &c }
+func (t *Task) Clone() *Task {
+	c := *t
+	if t.Send != nil {
+		s := *t.Send
+		c.Send = &s
+	}
+	c.Attempts = append([]AttemptRecord(nil), t.Attempts...)
+	return &c
+}
 
 // ResetForIntake clears every field that spoolgate writes, so a file moved
 // from failed/ back to incoming/ runs again as new, and turns CRLF in the
@@ -173,6 +184,11 @@ func (t *Task) Encode() ([]byte, error) {
 		}
 	}
 	c.Attempts = roundAttempts(c.Attempts)
+	if c.Send != nil {
+		s := *c.Send
+		s.SendingAt, s.SentAt = msTime(s.SendingAt), msTime(s.SentAt)
+		c.Send = &s
+	}
 	back := standIns(c.textFields()) // emoji written as themselves
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
