@@ -74,6 +74,13 @@ type driver struct {
 	began    time.Time // the attempt's start, for the step log
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64
+
+	send  sender                           // records the send; zero: nothing recorded (check --send)
+	conv  convKeys                         // the site's conversation keys, for a reattach
+	watch func(context.Context, pageState) // called with each look (watchSent)
+	// The attempt's sending record and delivery line, once written.
+	sending  *taskfile.SendRecord
+	delivery *taskfile.Delivery
 }
 
 func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
@@ -101,8 +108,19 @@ func (d *driver) step(msg string, args ...any) {
 	d.log.Info("driver: "+msg, append([]any{"at", time.Since(d.began).Round(time.Millisecond)}, args...)...)
 }
 
-// chat runs one exchange and returns the answer text.
+// chat runs one exchange and returns the answer text. A task whose
+// prompt was sent before is reattached to its conversation first (see
+// reattach); it is sent again, in a new chat, only when that fails.
 func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (string, error) {
+	p := plan{how: taskfile.DeliverySent}
+	if prev := task.Send; prev != nil && d.send.record != nil {
+		ans, done, np, err := d.reattach(ctx, prev, inputText(model, task, d.site))
+		if err != nil || done {
+			return ans, err
+		}
+		p = np
+		d.log.Warn("driver: sending again in a new chat", "reason", p.reason, "possibleDoubleSend", p.double)
+	}
 	st, err := d.open(ctx)
 	if err != nil {
 		return "", err
@@ -124,7 +142,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	}
 
 	d.stage("typing the message")
-	text := task.Content
+	text := inputText(model, task, d.site)
 	switch {
 	case model.NeedEmptyPrompt:
 		// Only the user content goes out: no task prompt, and no default
@@ -143,8 +161,6 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 			return "", err
 		}
 		d.step("prompt typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
-	case task.Prompt != "":
-		text = task.Prompt + "\n\n" + task.Content
 	}
 	ty, err := d.setText(ctx, "input", d.site.Input, text)
 	if err != nil {
@@ -157,6 +173,9 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 		return "", d.fail(ctx, "read page: %w", err)
 	}
 	d.stage("sending")
+	if err := d.recordSending(p); err != nil {
+		return "", err
+	}
 	if found, err := d.click(ctx, d.site.Send); err != nil {
 		return "", d.fail(ctx, "click send: %w", err)
 	} else if !found {
@@ -164,26 +183,45 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	}
 	d.step("sent")
 	d.beat()
+	if d.send.record != nil {
+		d.watch = d.watchSent(before)
+		defer func() { d.watch = nil }()
+	}
 	return d.awaitAnswer(ctx, before)
+}
+
+// inputText is what goes into the site's input: the content, after the
+// task's prompt and a blank line when the site has no promptInput and the
+// model sends one.
+func inputText(model *config.ModelConfig, task *taskfile.Task, site config.SiteConfig) string {
+	if task.Prompt != "" && !model.NeedEmptyPrompt && site.PromptInput == "" {
+		return task.Prompt + "\n\n" + task.Content
+	}
+	return task.Content
 }
 
 // open loads the site and waits until its input, its signed-out link or
 // its usage-limit message shows. A page that loaded but shows none of
 // them within the input grace has a selector that no longer matches.
 func (d *driver) open(ctx context.Context) (pageState, error) {
+	return d.openURL(ctx, d.site.URL)
+}
+
+// openURL is open for any page of the site (a conversation's).
+func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 	d.stage("opening page")
 	lctx, cancel := context.WithTimeout(ctx, d.t.PageLoad)
-	err := chromedp.Do(lctx, chromedp.Navigate(d.site.URL))
+	err := chromedp.Do(lctx, chromedp.Navigate(u))
 	cancel()
 	if err != nil {
-		return pageState{}, d.fail(ctx, "open %s: %w", d.site.URL, err)
+		return pageState{}, d.fail(ctx, "open %s: %w", u, err)
 	}
 	deadline := time.Now().Add(d.t.PageLoad)
 	var loaded time.Time
 	for {
 		st, err := d.look(ctx)
 		if err == nil && (st.LoggedOut || st.Input || st.Limited != "") {
-			d.step("page loaded", "url", d.site.URL)
+			d.step("page loaded", "url", u)
 			if st.LoggedOut {
 				d.step("logged-in check", "signedIn", false)
 				return st, attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)

@@ -129,6 +129,11 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 
 	d := newDriver(site, model.Site, e.Timings, log)
 	d.beat, d.stage, d.began = job.Beat, job.SetStage, started
+	acct := job.Task.Account
+	if acct == "" {
+		acct = job.Session.Account
+	}
+	d.send = sender{record: job.RecordSend, account: acct, attempt: job.Task.Attempt}
 	if e.HoldScale > 0 {
 		d.holdScale = e.HoldScale
 	}

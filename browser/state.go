@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/chromedp/chromedp"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // pageState is what one look at the page sees.
@@ -49,7 +51,11 @@ return {
 }
 
 func (d *driver) look(ctx context.Context) (pageState, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[pageState](d.stateExpr()))
+	st, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](d.stateExpr()))
+	if err == nil && d.watch != nil {
+		d.watch(ctx, st)
+	}
+	return st, err
 }
 
 // excerpt is up to 300 characters of the page's visible text around the
@@ -68,11 +74,16 @@ return text(el || document.body).slice(0, 300);
 	return s
 }
 
+// regenerateJS matches the label of a site's Regenerate or Retry
+// button, which no click of the driver may ever press.
+const regenerateJS = `/\b(regenerat\w*|retry|try again)\b|重新生成|重试|再試行|再生成/i`
+
 type point struct {
-	Found bool    `json:"found"`
-	X     float64 `json:"x"`
-	Y     float64 `json:"y"`
-	W     float64 `json:"w"`
+	Regenerate string  `json:"regenerate"` // the label, when the element is a Regenerate/Retry button
+	Found      bool    `json:"found"`
+	X          float64 `json:"x"`
+	Y          float64 `json:"y"`
+	W          float64 `json:"w"`
 }
 
 // click presses the first element sel matches; see clickAt.
@@ -91,12 +102,19 @@ func (d *driver) clickAt(ctx context.Context, sel string, last bool) (bool, erro
 	p, err := chromedp.Run(ctx, chromedp.Evaluate[point](`(() => {`+helpers+`
 const el = `+pick+`(`+js(sel)+`);
 if (!el) return {found: false};
+const label = [el.innerText, el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('data-testid')].join(' ');
+if (`+regenerateJS+`.test(label)) return {found: true, regenerate: label.replace(/\s+/g, ' ').trim()};
 el.scrollIntoView({block: 'center', inline: 'center'});
 const r = el.getBoundingClientRect();
 return {found: true, x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width * r.height};
 })()`))
 	if err != nil || !p.Found {
 		return false, err
+	}
+	if p.Regenerate != "" {
+		// A retry never asks the site for another generation of the
+		// same message: that is a second send the account pays for.
+		return true, attempt.Errorf(taskfile.ClassEnvironment, "site %s: selector %q matches the site's own Regenerate/Retry button (%q); spoolgate never clicks it: point the key at another element", d.siteName, sel, p.Regenerate)
 	}
 	if p.W == 0 {
 		return true, d.jsClick(ctx, sel, pick)

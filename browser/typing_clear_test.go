@@ -25,7 +25,7 @@ func TestDriver_SetTextLeftover(t *testing.T) {
 	ctx := tab(t)
 	const draft = "an old draft\nthat must not be sent 旧草稿"
 	pages := map[string]string{
-		"textarea": `<textarea class="input">` + draft + `</textarea>`,
+		"textarea":        `<textarea class="input">` + draft + `</textarea>`,
 		"contenteditable": `<div class="input" contenteditable="true">` + strings.ReplaceAll(draft, "\n", "<br>") + `</div>`,
 		// A controlled field that puts its draft back on every input
 		// event while it is empty, as a buggy draft restore would.
