@@ -95,6 +95,10 @@ func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger)
 		d.t.Quiet = site.Quiet.D()
 	}
 	d.t = d.t.withDefaults()
+	d.conv = convKeys{history: site.History, userMessage: site.UserMessage, notFound: site.NotFound}
+	if site.Conversation != "" {
+		d.conv.pattern, _ = regexp.Compile(site.Conversation) // the config loader checked it
+	}
 	for _, p := range site.LimitedText {
 		if re, err := regexp.Compile(p); err == nil { // the config loader checked them
 			d.limitRE = append(d.limitRE, re)

@@ -26,6 +26,12 @@ type Entry struct {
 	// agingAfter).
 	Priority   int
 	AgingAfter time.Duration
+	// ConvAccount (web) is the account whose conversation holds the
+	// task's earlier send: only its session may take the task before
+	// ConvUntil (web.reattachWait after the send's last sign of life),
+	// so the next attempt can reattach instead of sending again.
+	ConvAccount string
+	ConvUntil   time.Time
 }
 
 func (e Entry) less(o Entry) bool {
@@ -44,6 +50,15 @@ func EntryOf(cfg *config.Config, t *taskfile.Task) Entry {
 		Output: spool.OutputKey(t.Output), Priority: t.Priority.Level(), AgingAfter: cfg.AgingAfter.D()}
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
+	}
+	if sr := t.Send; sr != nil && sr.Account != "" {
+		since := sr.SendingAt
+		for _, at := range []time.Time{sr.SentAt, t.HeartbeatAt, t.NotBefore} {
+			if at.After(since) {
+				since = at
+			}
+		}
+		e.ConvAccount, e.ConvUntil = sr.Account, since.Add(cfg.Web.ReattachWait.D())
 	}
 	return e
 }

@@ -151,6 +151,9 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		} else if l.admission != nil {
 			may = func(e Entry) bool { return s.spec.May(e.Site, e.Pinned) && l.admission.Admit(e, now) }
 		}
+		if !s.spec.Legacy {
+			may = affine(s.spec.Account, may, now, &wake)
+		}
 		entries, w := l.index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
 			wake = w

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -256,7 +257,9 @@ func (s *Store) settledPending(k taskfile.Kind, id string, now time.Time) bool {
 // own, normalized form.
 func scanPending(data []byte) (taskfile.Task, bool) {
 	s, ok := taskfile.ScanSummary(data)
-	if !ok || s.State != taskfile.StatePending || s.SubmittedAt.IsZero() {
+	// A task sent before (web) is decoded in full: its index entry needs
+	// the send's account (see lanes.Entry.ConvAccount).
+	if !ok || s.State != taskfile.StatePending || s.SubmittedAt.IsZero() || bytes.Contains(data, []byte("\nsend:\n")) {
 		return taskfile.Task{}, false
 	}
 	return taskfile.Task{TaskID: s.TaskID, ModelKind: s.ModelKind, Model: s.Model, Batch: s.Batch, Output: s.Output, Priority: s.Priority,

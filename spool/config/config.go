@@ -83,7 +83,18 @@ type WebConfig struct {
 	Profiles    string   `yaml:"profiles"`
 	Instance    string   `yaml:"instance"`
 	TaskTimeout Duration `yaml:"taskTimeout"`
+	// ReattachWait is how long a task whose prompt was sent waits for its
+	// conversation's account (switched off, held, leased by another
+	// host) before another account may send it again (default 10m).
+	ReattachWait Duration `yaml:"reattachWait"`
 }
+
+// DefaultReattachWait is web.reattachWait's default: longer than a
+// crashed host's account lease takes to move (staleAfter, 90 s) plus the
+// longest answer the field report saw (6 min 10 s), so a sent task goes
+// back to its own conversation after a crash; short enough that an
+// account held for an hour does not hold its tasks that long.
+const DefaultReattachWait = 10 * time.Minute
 
 // IsHeadless reports the headless setting, default true.
 func (w WebConfig) IsHeadless() bool { return w.Headless == nil || *w.Headless }
@@ -157,6 +168,18 @@ type SiteConfig struct {
 	// LimitHold is how long a usage limit holds the account when its
 	// message names no reset time (default 1h).
 	LimitHold Duration `yaml:"limitHold"`
+
+	// The conversation keys, for sending a prompt once (a later attempt
+	// reattaches to the conversation its send went to). Conversation is
+	// an RE2 regexp the page's location matches once it shows a
+	// conversation (default: any location other than url); UserMessage
+	// matches the user's messages in one; History the links to the
+	// account's conversations, newest first; NotFound shows when a
+	// conversation no longer opens. All optional.
+	Conversation string `yaml:"conversation"`
+	UserMessage  string `yaml:"userMessage"`
+	History      string `yaml:"history"`
+	NotFound     string `yaml:"notFound"`
 }
 
 // DefaultLimitHold is a usage limit's hold when the message names no time.
@@ -296,6 +319,7 @@ func (c *Config) Check() error {
 	def(&c.RetryBackoff, 30*time.Second)
 	def(&c.ShutdownGrace, 30*time.Second)
 	def(&c.Web.TaskTimeout, 15*time.Minute)
+	def(&c.Web.ReattachWait, DefaultReattachWait)
 	if c.MaxRetries == nil {
 		two := 2
 		c.MaxRetries = &two
@@ -390,6 +414,11 @@ func (c *Config) Check() error {
 		for _, f := range []struct{ k, v string }{{"url", s.URL}, {"input", s.Input}, {"send", s.Send}, {"answer", s.Answer}} {
 			if f.v == "" {
 				return &ConfigError{Key: "sites." + n + "." + f.k, Msg: "missing"}
+			}
+		}
+		if s.Conversation != "" {
+			if _, err := regexp.Compile(s.Conversation); err != nil {
+				return &ConfigError{Key: "sites." + n + ".conversation", Msg: fmt.Sprintf("%q is not a regular expression: %v", s.Conversation, err)}
 			}
 		}
 		for i, p := range s.LimitedText {
