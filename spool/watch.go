@@ -3,13 +3,16 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/spoolgate/spoolgate/internal/logonce"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -35,10 +38,14 @@ type WatchDir struct {
 // no fsnotify at all, for network shares where writes from other hosts raise
 // no events.
 //
-// A file is complete when it arrived by rename (an fsnotify create with no
-// write after it), or when its size and mtime have held still for Settle
-// (by our own observation, or by an mtime already Settle in the past, which
-// is what a poll of a share sees).
+// A file is complete when it certainly arrived by rename (an inotify
+// MOVED_TO paired with the MOVED_FROM of a name in a watched folder:
+// the tmp+rename protocol) and is neither empty nor NUL-filled, or when its
+// stamp (size, mtime, ctime, inode) has held still, by our own looks, for
+// Settle. Any other event (a create, an attribute change, an open, a
+// write) is a writer at work and starts the settle again; a first sight at
+// a rescan, and every look in Poll mode, judge by the stamp alone. A file's
+// own mtime is never trusted to say it is old: copy engines set it.
 type Watcher struct {
 	Dirs   []WatchDir
 	Settle time.Duration
@@ -53,24 +60,19 @@ type Watcher struct {
 	// goroutine.
 	AfterRescan func()
 
+	fails *logonce.Limiter // a folder that fails at every rescan: logged once
 	startstop.Base
 }
 
 type obs struct {
-	dir        int
-	name       string
-	size       int64
-	mtime      time.Time
-	lastChange time.Time
-	createOnly bool // seen through a create event, no write yet
-	sawWrite   bool
-	seen       bool // stat'ed at least once
-	due        time.Time
+	dir     int
+	name    string
+	st      stamp     // as last looked at
+	since   time.Time // when st was first seen (or a change event came)
+	seen    bool      // looked at at least once
+	renamed bool      // a certain rename into place, nothing after it
+	due     time.Time
 }
-
-// debounce is how long a create event waits for a following write event
-// before the file counts as renamed into place.
-const debounce = 5 * time.Millisecond
 
 // Start begins watching. Started is closed once the first full rescan
 // has listed every folder (and fsnotify, unless Poll, watches them).
@@ -99,6 +101,7 @@ func (w *Watcher) open() (*fsnotify.Watcher, error) {
 	if w.Rescan <= 0 {
 		w.Rescan = 5 * time.Second
 	}
+	w.fails = logonce.New(w.Log, 0)
 	var fw *fsnotify.Watcher
 	if !w.Poll {
 		var err error
@@ -138,9 +141,10 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 		for i, d := range w.Dirs {
 			ents, err := ReadDir(d.Path)
 			if err != nil {
-				w.Log.Warn("rescan failed", "dir", d.Path, "err", err)
+				w.fails.Fail("rescan:"+d.Path, "rescan failed", err, "dir", d.Path)
 				continue
 			}
+			w.fails.OK("rescan:" + d.Path)
 			for _, e := range ents {
 				if !w.accept(d, e.Name()) {
 					continue
@@ -191,18 +195,16 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 			}
 			now := time.Now()
 			switch {
-			case ev.Has(fsnotify.Write):
-				o.sawWrite, o.createOnly = true, false
-				o.lastChange = now
-				o.due = now.Add(w.Settle)
-			case ev.Has(fsnotify.Create):
-				if !o.sawWrite {
-					o.createOnly = true
-				}
-				o.due = now.Add(debounce)
+			case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
+				o.due = now // gone or moved away: the next look forgets it
+			case ev.Has(fsnotify.Create) && renamedInto(ev):
+				o.renamed, o.due = true, now
 			default:
-				o.due = now
+				// A create, write, attribute change or open: a writer at
+				// work. Settle starts again from now.
+				o.renamed, o.since, o.due = false, now, now.Add(w.Settle)
 			}
+			o.seen = o.seen && !o.renamed
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -225,6 +227,16 @@ func (w *Watcher) accept(d WatchDir, name string) bool {
 	return taskfile.IsTaskFileName(name)
 }
 
+// renamedInto reports whether a create event is a rename into place whose
+// source was a name in a watched folder (inotify's MOVED_TO with the
+// cookie of a MOVED_FROM we saw). fsnotify keeps that source name to
+// itself but for its String form, which it then ends with " ← OLD".
+// A create that is not certainly a rename (IN_CREATE, or a move from an
+// unwatched folder) settles like a file written in place.
+func renamedInto(ev fsnotify.Event) bool {
+	return strings.HasPrefix(ev.String(), fmt.Sprintf("%-13s %q ← ", ev.Op.String(), ev.Name))
+}
+
 // process checks every candidate that is due, hands complete files to
 // Handle, and returns when the next candidate falls due.
 func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
@@ -242,38 +254,33 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			delete(cands, p)
 			continue
 		}
+		st := stampOf(fi)
 		ready := false
 		switch {
 		case d.CancelRequests || d.PriorityRequests || !fi.Mode().IsRegular():
 			ready = true // nothing to settle: taken or rejected as it is
-		case !o.seen || fi.Size() != o.size || !fi.ModTime().Equal(o.mtime):
-			if o.seen {
-				o.createOnly = false
+		case o.renamed:
+			// The tmp+rename protocol: the writer was done before the
+			// rename. An empty or NUL-filled file is not yet a drop
+			// whatever its name's history: it settles.
+			o.renamed = false
+			ready = !unfinished(p)
+			o.seen, o.st, o.since = true, st, now
+		case !o.seen || st != o.st:
+			if o.since.IsZero() || st != o.st {
+				o.since = now
 			}
-			if !o.seen && !o.sawWrite && (o.createOnly && fi.Size() > 0 ||
-				!fi.ModTime().After(now.Add(-w.Settle))) {
-				ready = true // renamed into place, or already still for settle
-			}
-			o.seen, o.size, o.mtime, o.lastChange = true, fi.Size(), fi.ModTime(), now
+			o.seen, o.st = true, st
 		default:
-			// Unchanged since we last looked. A create event with no write
-			// after it (a rename into place that a rescan happened to list
-			// first) is complete too.
-			ready = now.Sub(o.lastChange) >= w.Settle ||
-				!o.sawWrite && (o.createOnly && fi.Size() > 0 || !fi.ModTime().After(now.Add(-w.Settle)))
+			ready = now.Sub(o.since) >= w.Settle
 		}
 		if ready {
 			delete(cands, p)
 			w.Handle(d, o.name)
 			continue
 		}
-		o.due = o.lastChange.Add(w.Settle)
-		if m := fi.ModTime(); !o.sawWrite && !m.After(now) && m.Add(w.Settle).Before(o.due) {
-			// A poll sees a drop only at a rescan; its mtime says how long it
-			// has already held still, so look again when settle is up by it.
-			o.due = m.Add(w.Settle)
-		}
-		if o.due.Before(now) {
+		o.due = o.since.Add(w.Settle)
+		if !o.due.After(now) {
 			o.due = now.Add(w.Settle)
 		}
 		if next.IsZero() || o.due.Before(next) {
