@@ -76,6 +76,9 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err := d.Store.CheckLayout(); err != nil {
 		return err
 	}
+	if err := d.probeShare(); err != nil {
+		return err
+	}
 	// Recovery reads every pending file once: a tighter GC target while it
 	// runs keeps the peak resident memory near the live index (100,000
 	// pending files: 94 MB peak at the default, see make bench).
@@ -123,6 +126,27 @@ func (d *Daemon) start(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// probeShare checks what the spool's file system offers before a single
+// move (see spool.ProbeDir): one line per file system in the log, the
+// first kept for `status --json`, and a refusal to start where no claim
+// protocol keeps a task from running twice.
+func (d *Daemon) probeShare() error {
+	probes, refusal := d.Store.ProbeSpool()
+	for _, p := range probes {
+		if p.Claim == spool.ClaimNone {
+			d.Log.Error(p.Line)
+		} else {
+			d.Log.Info(p.Line)
+		}
+	}
+	if len(probes) > 0 {
+		if err := d.Store.SaveProbe(probes[0]); err != nil {
+			d.Log.Warn("share probe: not saved for status", "err", err)
+		}
+	}
+	return refusal
 }
 
 // laneLogger gives each lane its own prefix, so the two lanes' lines read

@@ -78,6 +78,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task, error) {
 	now = now.UTC()
 	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}, Failed: []Failed{}}
+	st.Shares = spool.ReadProbes(s.store.Layout)
 	if fi, err := os.Stat(s.store.Layout.Root); err != nil {
 		return nil, nil, fmt.Errorf("read spool: %w", err)
 	} else if !fi.IsDir() {

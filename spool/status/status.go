@@ -47,6 +47,11 @@ type Status struct {
 	ForeignMore int             `json:"foreignMore,omitempty"`
 	// Seals, when not empty, says why seals were not checked (no key).
 	Seals string `json:"seals,omitempty"`
+	// Shares are the share probes the daemons left at start-up
+	// (<spool>/probe.HOST), one per host, sorted by host: what the
+	// spool's file system offers and the claim protocol in use; absent
+	// until a daemon has run.
+	Shares []spool.Probe `json:"shares,omitempty"`
 }
 
 // ListCap is the most entries Status.Failed and Lane.RejectedDrops hold;
