@@ -89,7 +89,7 @@ func TestWatcher_EmptyUntilTheEnd(t *testing.T) {
 	}
 	for i := 0; i < 3; i++ {
 		time.Sleep(150 * time.Millisecond) // the writer's pace
-		f.Chmod(0o640)                      // still at work: attributes, no bytes yet
+		f.Chmod(0o640)                     // still at work: attributes, no bytes yet
 		if _, _, ok := seen.get("late.yaml"); ok {
 			t.Fatal("an empty file being written was taken")
 		}
