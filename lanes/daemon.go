@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/logonce"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
@@ -35,6 +36,7 @@ type Daemon struct {
 	owner   string
 	lanes   map[taskfile.Kind]*Lane
 	watcher *spool.Watcher
+	fails   *logonce.Limiter // intake failures that repeat at every rescan
 	once    sync.Once
 	stopped func() // ends the startstop run; set by Start
 
@@ -70,6 +72,7 @@ func (d *Daemon) start(ctx context.Context) error {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	d.owner = spool.OwnerOf(d.cfg.Host)
+	d.fails = logonce.New(d.Log.With("component", "intake"), 0)
 	if err := d.Store.Layout.Create(); err != nil {
 		return err
 	}
@@ -220,12 +223,16 @@ func (d *Daemon) handle(w spool.WatchDir, name string) {
 		d.priorityRequest(w.Lane, name)
 		return
 	}
+	file := filepath.Join(w.Path, name)
 	res, err := d.Store.Intake(w.Path, name, w.Lane)
 	if err != nil {
-		// The drop stays where it is; the next rescan tries again.
-		d.Log.Error("intake failed", "file", filepath.Join(w.Path, name), "err", err)
+		// The drop stays where it is; the next rescan tries again. A
+		// failure that repeats at every rescan is logged once, then
+		// counted.
+		d.fails.Fail("intake:"+file, "intake failed", err, "file", file)
 		return
 	}
+	d.fails.OK("intake:" + file)
 	switch res.Outcome {
 	case spool.Accepted:
 		l := d.lanes[res.Lane]
