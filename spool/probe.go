@@ -58,9 +58,15 @@ func (p *Probe) OK(check string) bool { return p.Checks[check] == "ok" }
 // ErrNoClaim is returned by CheckShare when no claim protocol is safe.
 var ErrNoClaim = errors.New("no safe claim protocol on this file system")
 
-// ProbeDir runs every check in dir, which must exist and be writable.
-func ProbeDir(dir string) *Probe {
-	p := &Probe{At: now(), Dir: dir, Checks: map[string]string{}}
+// ProbeDir runs every check in dir, which must exist and be writable; its
+// temp files carry host's tag (the config's host; "" for this machine's
+// name), so the temp cleanup knows them.
+func ProbeDir(dir, host string) *Probe {
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	tag := hostTag(host)
+	p := &Probe{At: now(), Host: host, Dir: dir, Checks: map[string]string{}}
 	run := func(check string, f func() error) {
 		if err := f(); err != nil {
 			p.Checks[check] = oneLine(err)
@@ -75,7 +81,7 @@ func ProbeDir(dir string) *Probe {
 		}
 	}()
 	file := func(content string) (string, error) {
-		path := tempName(filepath.Join(dir, "x"))
+		path := tempName(filepath.Join(dir, "x"), tag)
 		f, err := createExcl(path)
 		if err != nil {
 			return "", err
@@ -87,7 +93,7 @@ func ProbeDir(dir string) *Probe {
 		}
 		return path, err
 	}
-	name := func() string { p := tempName(filepath.Join(dir, "x")); made = append(made, p); return p }
+	name := func() string { p := tempName(filepath.Join(dir, "x"), tag); made = append(made, p); return p }
 	read := func(path string) string { b, _ := os.ReadFile(path); return string(b) }
 
 	run(CheckExcl, func() error {
@@ -269,8 +275,7 @@ func (s *Store) ProbeSpool() ([]*Probe, error) {
 			}
 			seen[dev] = true
 		}
-		p := ProbeDir(d)
-		p.Host = s.Cfg.Host
+		p := ProbeDir(d, s.Cfg.Host)
 		out = append(out, p)
 		if err := p.Refusal(); err != nil && refusal == nil {
 			refusal = err
@@ -296,7 +301,7 @@ func (s *Store) SaveProbe(p *Probe) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.Layout.ProbeFile(s.Cfg.Host), append(data, '\n'))
+	return s.WriteFileAtomic(s.Layout.ProbeFile(s.Cfg.Host), append(data, '\n'))
 }
 
 // ReadProbes reads every host's saved probe, sorted by host.

@@ -13,7 +13,7 @@ import (
 
 func TestProbeDir_LocalDisk(t *testing.T) {
 	dir := t.TempDir()
-	p := ProbeDir(dir)
+	p := ProbeDir(dir, "")
 	for _, c := range []string{CheckLink, CheckExcl, CheckDirSync, CheckOverOpen} {
 		if !p.OK(c) {
 			t.Errorf("%s: %s", c, p.Checks[c])
@@ -43,7 +43,7 @@ func TestProbeDir_Bindfs(t *testing.T) {
 		t.Fatalf("bindfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("fusermount", "-u", "-z", mnt).Run() })
-	p := ProbeDir(mnt)
+	p := ProbeDir(mnt, "")
 	t.Log(p.Line)
 	if p.Claim != ClaimLink || p.OK(CheckNoReplace) || p.OK(CheckExchange) || !p.OK(CheckLink) {
 		t.Errorf("bindfs: %s", p.Line)
@@ -57,7 +57,7 @@ func TestProbeDir_Smbnetfs(t *testing.T) {
 	share := t.TempDir()
 	s := smbd.Start(t, map[string]string{"spool": share})
 	mnt := s.Mount(t, "spool")
-	p := ProbeDir(mnt)
+	p := ProbeDir(mnt, "")
 	t.Log(p.Line)
 	if p.Claim != ClaimNone {
 		t.Fatalf("smbnetfs: claim %q: %s", p.Claim, p.Line)
