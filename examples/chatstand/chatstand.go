@@ -95,6 +95,14 @@ type Options struct {
 	// is). "" keeps the plain-text page of /api/chat. The page's query
 	// ?renderer=NAME overrides it.
 	Renderer string
+	// NDJSON streams the answer as one JSON object a line
+	// (application/x-ndjson, the same objects, {"type":"done"} at the
+	// end) instead of SSE; ?wire=ndjson.
+	NDJSON bool
+	// Redirect makes the page send to an address that answers 307 to
+	// /api/conversation, so the stream comes from a redirected request;
+	// ?redirect=1.
+	Redirect bool
 	// StreamFull makes each SSE event carry the whole answer so far
 	// ({"text"}) instead of a delta ({"delta"}); ?stream=full|delta.
 	StreamFull bool
@@ -189,6 +197,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /editors/{name}", s.handleEditor)
 	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
 	mux.HandleFunc("POST /api/conversation", s.handleConversation)
+	mux.HandleFunc("POST /api/conversation/redirect", s.handleRedirect)
 	mux.HandleFunc("GET /api/conversation/{id}", s.handleConversationJSON)
 	mux.HandleFunc("DELETE /api/conversation/{id}", s.handleForget)
 	mux.HandleFunc("GET /api/conversation/{id}/stream", s.handleAttach)

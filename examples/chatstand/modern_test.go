@@ -302,3 +302,37 @@ func TestPage_Drafts(t *testing.T) {
 		t.Errorf("after a send and a reload the composer holds %q", v)
 	}
 }
+
+// The other wires: the whole text so far in each event, NDJSON, and a
+// send answered through a 307; each ends in exactly the Markdown streamed.
+func TestPage_Wires(t *testing.T) {
+	s := start(t, Options{Scale: 0.05, Renderer: "markdown-it"})
+	for _, q := range []string{"?stream=full", "?wire=ndjson", "?redirect=1", "?wire=ndjson&stream=full&redirect=1"} {
+		p := openPage(t, s, q)
+		content := "[[md=cjk]] " + q
+		p.send(content)
+		p.waitJS("the answer to finish", finished)
+		if got, want := p.copyLast(), MarkdownFor(content); got != want {
+			t.Errorf("%s: copied %q, want %q", q, got, want)
+		}
+		if n := s.SendsOf(content); n != 1 {
+			t.Errorf("%s: sent %d times", q, n)
+		}
+	}
+}
+
+// Stop ends the answer where it is, on the server too: the turn is
+// stopped, the action bar shows, and the account is free at once.
+func TestPage_Stop(t *testing.T) {
+	s := start(t, Options{Scale: 1, Renderer: "marked"})
+	p := openPage(t, s, "")
+	p.send("[[md=long-report]] [[duration=30s]]")
+	p.waitJS("some of the answer", lastAnswer+`?.textContent.length > 30`)
+	evalAs[bool](p, `document.querySelector('[aria-label="Stop generating"]').click(); true`)
+	p.waitJS("the stopped answer's action bar", finished)
+	waitFor(t, "the account to be free", 5*time.Second, func() bool { return s.Active() == 0 })
+	c := s.Conversations("demo")[0]
+	if st := c.Turns[0].State; st != TurnStopped || len(c.Turns[0].Answer) >= len(MarkdownFor("[[md=long-report]]")) {
+		t.Errorf("after Stop: state %s, %d of the answer's characters", st, len(c.Turns[0].Answer))
+	}
+}

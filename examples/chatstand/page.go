@@ -72,11 +72,15 @@ type pageOptions struct {
 	Renderer string
 	Raw      bool
 	Random   bool
+	Redirect bool
 }
 
 func (s *Server) pageOptions(r *http.Request) pageOptions {
 	q := r.URL.Query()
-	po := pageOptions{Renderer: s.opts.Renderer, Raw: s.opts.RawWhileStreaming, Random: s.opts.RandomClasses}
+	po := pageOptions{Renderer: s.opts.Renderer, Raw: s.opts.RawWhileStreaming, Random: s.opts.RandomClasses, Redirect: s.opts.Redirect}
+	if v := q.Get("redirect"); v != "" {
+		po.Redirect = v == "1" || v == "true"
+	}
 	if v := q.Get("renderer"); validRenderer(v) {
 		po.Renderer = v
 	}
@@ -153,7 +157,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		renderer = po.Renderer
 	}
 	cfg := map[string]any{
-		"input": s.opts.Input, "renderer": po.Renderer, "raw": po.Raw, "random": po.Random,
+		"input": s.opts.Input, "renderer": po.Renderer, "raw": po.Raw, "random": po.Random, "redirect": po.Redirect,
 		"conversation": id, "notFound": notFound, "turns": turns, "history": hist,
 	}
 	if notFound {

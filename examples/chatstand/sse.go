@@ -186,6 +186,19 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 	s.follow(w, r, c.id, t)
 }
 
+// handleRedirect is the send behind a redirect (?redirect=1): a 307 to
+// /api/conversation keeps the method and the body, so the browser sends
+// the same request again and the stream comes from the second URL.
+func (s *Server) handleRedirect(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	q.Del("redirect")
+	u := "/api/conversation"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+}
+
 // conversationOf finds user's conversation id and its last turn.
 func (s *Server) conversationOf(user, id string) (*conv, *turn, bool) {
 	s.mu.Lock()
@@ -272,11 +285,13 @@ func (s *Server) handleConversationJSON(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, snap)
 }
 
-// sseWriter writes a response's events.
+// sseWriter writes a response's events: SSE `data:` lines, or with
+// ndjson one JSON object a line (the end: {"type":"done"}).
 type sseWriter struct {
-	w   http.ResponseWriter
-	fl  http.Flusher
-	ctx context.Context
+	w      http.ResponseWriter
+	fl     http.Flusher
+	ctx    context.Context
+	ndjson bool
 }
 
 func (e *sseWriter) event(v any) {
@@ -284,7 +299,19 @@ func (e *sseWriter) event(v any) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	if e.ndjson {
+		e.raw(b.Bytes())
+		return
+	}
 	e.raw(append(append([]byte("data: "), bytes.TrimSuffix(b.Bytes(), []byte("\n"))...), "\n\n"...))
+}
+
+func (e *sseWriter) end() {
+	if e.ndjson {
+		e.raw([]byte(`{"type":"done"}` + "\n"))
+		return
+	}
+	e.raw([]byte("data: [DONE]\n\n"))
 }
 
 // raw writes p, cut after the first byte of its first multi-byte
@@ -321,12 +348,17 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *tu
 	case "delta":
 		full = false
 	}
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	ndjson := s.opts.NDJSON || r.URL.Query().Get("wire") == "ndjson"
+	if ndjson {
+		w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
+	} else {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Conversation", id)
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
-	e := &sseWriter{w: w, fl: fl, ctx: r.Context()}
+	e := &sseWriter{w: w, fl: fl, ctx: r.Context(), ndjson: ndjson}
 	e.event(map[string]string{"type": "meta", "conversation": id, "url": "/c/" + id})
 	sent := 0
 	for {
@@ -351,7 +383,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *tu
 			if state == TurnError {
 				e.event(map[string]string{"type": "error", "error": ErrTurn})
 			}
-			e.raw([]byte("data: [DONE]\n\n"))
+			e.end()
 			return
 		}
 		select {

@@ -156,3 +156,27 @@ func TestServer_SSETurns(t *testing.T) {
 		t.Errorf("an unknown conversation: %d", rec.code)
 	}
 }
+
+// NDJSON: one JSON object a line, {"type":"done"} at the end.
+func TestServer_NDJSON(t *testing.T) {
+	s := start(t, Options{Scale: 0.001, Renderer: "plain", NDJSON: true})
+	rec := sendSSE(t, s, s.Login("demo"), "", `{"content":"[[md=emoji-table]]"}`)
+	if ct := rec.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-ndjson") {
+		t.Fatalf("Content-Type %s", ct)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(bytes.Join(rec.writes, nil)), "\n"), "\n")
+	if lines[len(lines)-1] != `{"type":"done"}` || !strings.Contains(lines[0], `"type":"meta"`) {
+		t.Fatalf("first %s, last %s", lines[0], lines[len(lines)-1])
+	}
+	got := ""
+	for _, l := range lines[1 : len(lines)-1] {
+		var v map[string]string
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		got += v["delta"]
+	}
+	if want := MarkdownFor("[[md=emoji-table]]"); got != want {
+		t.Errorf("streamed %q, want %q", got, want)
+	}
+}
