@@ -163,3 +163,18 @@ func (s *Server) SendsOf(content string) int {
 	}
 	return n
 }
+
+// GenerationsOf is how many sends of exactly content the server admitted
+// (each a generation the account was charged for): SendsOf without the
+// refused ones.
+func (s *Server) GenerationsOf(content string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.received {
+		if m.Content == content && m.Refused == "" {
+			n++
+		}
+	}
+	return n
+}

@@ -140,6 +140,9 @@ func TestServer_SSETurns(t *testing.T) {
 		t.Errorf("a second generation: %d, want 409", rec.code)
 	}
 	<-done
+	if s.SendsOf("second") != 1 || s.GenerationsOf("second") != 0 {
+		t.Errorf("a refused send: SendsOf %d GenerationsOf %d, want 1 and 0", s.SendsOf("second"), s.GenerationsOf("second"))
+	}
 	// Regenerating the last answer replaces it and counts as a send.
 	c := s.Conversations("demo")[0]
 	if c.Turns[0].Content != "[[duration=100s]] long" {
