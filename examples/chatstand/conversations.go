@@ -42,6 +42,8 @@ type turn struct {
 	changed         chan struct{} // closed and replaced at every change
 	stop            chan struct{} // closed by a stop request
 	stopped         bool
+	endedAt         time.Time // when the answer ended on the server
+	doneSent        time.Time // when [DONE] was first written to a page
 }
 
 // notify wakes every stream that follows t. Hold s.mu.
@@ -71,12 +73,17 @@ type Turn struct {
 	System  string
 	Answer  string // the answer generated so far (all of it once State is done)
 	State   string // TurnStreaming, TurnDone, TurnStopped, TurnError or TurnPending
+	// EndedAt is when the answer ended on the server; DoneSent when the
+	// stream's end ([DONE]) was first written to a page: the instant a
+	// reader could know the answer had ended, for the bench's "stream end
+	// to durable result" figure. Zero until then.
+	EndedAt, DoneSent time.Time
 }
 
 func (c *conv) snapshot() Conversation {
 	out := Conversation{ID: c.id, User: c.user}
 	for _, t := range c.turns {
-		out.Turns = append(out.Turns, Turn{Content: t.content, System: t.system, Answer: t.text(t.n), State: t.state})
+		out.Turns = append(out.Turns, Turn{Content: t.content, System: t.system, Answer: t.text(t.n), State: t.state, EndedAt: t.endedAt, DoneSent: t.doneSent})
 	}
 	return out
 }

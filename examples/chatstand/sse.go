@@ -62,7 +62,7 @@ func (s *Server) runTurn(t *turn, d directives, step time.Duration, end func()) 
 	finish := func(state string) {
 		end() // the account is free before the page can see the end
 		s.mu.Lock()
-		t.state = state
+		t.state, t.endedAt = state, time.Now()
 		t.notify()
 		s.mu.Unlock()
 	}
@@ -384,6 +384,11 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *tu
 				e.event(map[string]string{"type": "error", "error": ErrTurn})
 			}
 			e.end()
+			s.mu.Lock()
+			if t.doneSent.IsZero() {
+				t.doneSent = time.Now()
+			}
+			s.mu.Unlock()
 			return
 		}
 		select {

@@ -103,7 +103,7 @@ func TestServer_SSECorpus(t *testing.T) {
 			if want := MarkdownFor(content); got != want {
 				t.Errorf("%s%s: streamed %q, want %q", name, query, got, want)
 			}
-			if c, _ := s.Conversation(meta["conversation"]); len(c.Turns) != 1 || c.Turns[0].State != TurnDone || c.Turns[0].Answer != MarkdownFor(content) {
+			if c, _ := s.Conversation(meta["conversation"]); len(c.Turns) != 1 || c.Turns[0].State != TurnDone || c.Turns[0].Answer != MarkdownFor(content) || c.Turns[0].DoneSent.Before(c.Turns[0].EndedAt) || c.Turns[0].EndedAt.IsZero() {
 				t.Errorf("%s: server's conversation %+v", name, c)
 			}
 		}
