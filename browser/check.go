@@ -96,28 +96,11 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 	if !ok {
 		return nil, fmt.Errorf("site %q is not in the config", site)
 	}
-	profile := opts.Profile
-	if profile == "" {
-		profile = ProfileDir(cfg)
-	}
-	if err := ensureProfile(profile); err != nil {
-		return nil, err
-	}
-	if err := SelfCheck(profile, log); err != nil {
-		return nil, err
-	}
-	if err := checkSingleInstance(profile, log); err != nil {
-		return nil, err
-	}
-	b, err := Launch(ctx, cfg, profile, !opts.Show, log)
+	tab, closeTab, err := openTab(ctx, cfg, opts.Profile, opts.Show, log)
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
-	tab, cancel := context.WithCancel(b.Context())
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
+	defer closeTab()
 
 	d := newDriver(sc, site, opts.Timings, log)
 	rep := &CheckReport{Site: site, URL: sc.URL}
@@ -158,6 +141,31 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 		}
 	}
 	return rep, nil
+}
+
+// openTab launches the browser on profile (default: the first
+// session's) after the self-check, as a task would, and returns its tab,
+// which ends with ctx; closeTab closes the browser.
+func openTab(ctx context.Context, cfg *spool.Config, profile string, show bool, log *slog.Logger) (tab context.Context, closeTab func(), err error) {
+	if profile == "" {
+		profile = ProfileDir(cfg)
+	}
+	if err := ensureProfile(profile); err != nil {
+		return nil, nil, err
+	}
+	if err := SelfCheck(profile, log); err != nil {
+		return nil, nil, err
+	}
+	if err := checkSingleInstance(profile, log); err != nil {
+		return nil, nil, err
+	}
+	b, err := Launch(ctx, cfg, profile, !show, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	tab, cancel := context.WithCancel(b.Context())
+	stop := context.AfterFunc(ctx, cancel)
+	return tab, func() { stop(); cancel(); b.Close() }, nil
 }
 
 // siteKeys are the selector keys of a site, in the order check prints.

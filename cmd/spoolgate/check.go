@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
 )
 
 func init() {
@@ -27,6 +25,8 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	show := fs.Bool("show", false, "a visible browser window instead of headless")
 	send := fs.String("send", "", "also send this message and report the answer and the timings")
 	account := fs.String("account", "", "the account (web session) whose profile to open; default: the only session of SITE")
+	suggest := fs.Bool("suggest", false, "propose a selector for every key found on the page, and a sites: block to paste")
+	write := fs.Bool("write", false, "with --suggest: put the block into the config file (comments kept, a .bak beside it)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -43,18 +43,21 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if !ok {
 		return usagef("check: site %q is not in the config's sites:", site)
 	}
+	if *suggest {
+		return runSuggest(ctx, env, cfg, "check", site, sc, suggestFlags{show: *show, send: *send, write: *write, account: *account})
+	}
+	if *write {
+		return usagef("check: --write goes with --suggest")
+	}
 	sess, err := webSessionFor(cfg, "check", site, *account)
 	if err != nil {
 		return err
 	}
-	lock := spool.OpenRunnerLock(sess.Lock)
-	if err := lock.TryLock(cfg.Host); err != nil {
-		if errors.Is(err, spool.ErrLockHeld) {
-			return fmt.Errorf("check: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", lock.Path(), lock.Holder())
-		}
-		return fmt.Errorf("check: %w", err)
+	unlock, err := lockSession("check", cfg, sess)
+	if err != nil {
+		return err
 	}
-	defer lock.Unlock()
+	defer unlock()
 	// With --send, the browser's and the driver's steps (page loaded, text
 	// typed, first token, answer finished, each with its time since the
 	// start) are printed after the keys, as the timings asked for.
@@ -101,6 +104,9 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(env.Stderr, "spoolgate: check %s: %s\n", site, p)
 		}
+		if keyMissing(rep) {
+			fmt.Fprintf(env.Stderr, "spoolgate: check %s: hint: `spoolgate check %s --suggest --send hello` proposes a selector for each key from the page itself (--write puts them into the config)\n", site, site)
+		}
 		return &exitErr{code: 1}
 	}
 	return nil
@@ -113,4 +119,15 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
+}
+
+// keyMissing: a key's selector is invalid or a key the page needs matches
+// nothing: what --suggest is for.
+func keyMissing(rep *browser.CheckReport) bool {
+	for _, k := range rep.Keys {
+		if k.Bad != "" || (k.Must && !k.Found) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,425 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Candidate is one selector that picks out a key's element, with what it
+// rests on. The page (suggestJS) finds them and checks each with the
+// driver's own lookup; rankCandidates scores them here.
+type Candidate struct {
+	Selector string   `json:"sel"`
+	Kinds    []string `json:"kinds"` // testid, aria, role, data, name, placeholder, ...
+	Notes    []string `json:"notes"` // the attribute or class each part names
+	Combo    bool     `json:"combo"` // an ancestor's part and the element's own
+	Matches  int      `json:"matches"`
+	Shadow   int      `json:"shadow"`          // 1: found in an open shadow root, -1: through >>>
+	Cover    float64  `json:"cover,omitempty"` // busy: the share of the answer's growth it showed for
+	What     string   `json:"what,omitempty"`
+	Score    int      `json:"score"`
+}
+
+// kindScore is how long a selector part is likely to survive a site
+// update, out of 100. Test ids are kept for the site's own tests; aria
+// labels and roles for accessibility (both break the site's own users
+// when changed, but a label is in one language); data attributes and
+// names are the site's own vocabulary; a custom element's name is its
+// component; placeholders and titles are visible text that copy writers
+// change; ids are often unique but sometimes generated; plain tags hold
+// only while the page keeps one of them; a readable class is the first
+// thing a redesign renames. Generated and utility classes never reach
+// here (suggestJS drops them).
+var kindScore = map[string]int{
+	"testid":       100,
+	"aria":         90,
+	"role":         85,
+	"data":         85,
+	"name":         85,
+	"component":    80,
+	"placeholder":  80,
+	"type":         75,
+	"title":        75,
+	"id":           70,
+	"editable":     70,
+	"tag":          60,
+	"dataPresence": 60,
+	"class":        50,
+}
+
+// singleKeys are keys whose selector's first match is used: more matches
+// mean the selector rests on page order too.
+var singleKeys = map[string]bool{"input": true, "send": true, "newChat": true, "error": true}
+
+// keyWords are the words a page's names use for each key's element.
+var keyWords = map[string]*regexp.Regexp{
+	"input":   regexp.MustCompile(`(?i)input|composer|prompt|message|editor|chat`),
+	"send":    regexp.MustCompile(`(?i)send|submit`),
+	"newChat": regexp.MustCompile(`(?i)new`),
+	"answer":  regexp.MustCompile(`(?i)assistant|bot|answer|response|received|incoming|\bai\b|ai-|model|markdown|content`),
+	"busy":    regexp.MustCompile(`(?i)stop|typing|loading|progress|busy|thinking|generat|cancel`),
+	"done":    regexp.MustCompile(`(?i)action|toolbar|copy|feedback|regenerat`),
+	"copy":    regexp.MustCompile(`(?i)copy`),
+	"error":   regexp.MustCompile(`(?i)error|alert|fail`),
+}
+
+var genericTag = regexp.MustCompile(`^(button|div|span|p|li|section|a|svg|input)$`)
+
+// score rates one candidate for key.
+func (c Candidate) score(key string) int {
+	if len(c.Kinds) == 0 {
+		return 0
+	}
+	s := 100
+	for _, k := range c.Kinds {
+		s = min(s, kindScore[k])
+	}
+	if len(c.Kinds) == 1 && c.Kinds[0] == "tag" && genericTag.MatchString(c.Selector) {
+		s = 40 // the page's only <button>: until it has two
+	}
+	s -= 4 * (len(c.Kinds) - 1)
+	if c.Combo {
+		s -= 3
+	}
+	if c.Shadow == -1 {
+		s -= 2
+	}
+	if singleKeys[key] && c.Matches > 1 {
+		s -= 8
+	}
+	if key == "busy" {
+		s += int(10 * c.Cover)
+	}
+	if re := keyWords[key]; re != nil && re.MatchString(strings.Join(c.Notes, " ")) {
+		s += 6 // the page's own name for the thing: message-input, send-button
+	}
+	return max(s, 1)
+}
+
+// rankCandidates orders a key's candidates best first: by score, then the
+// shorter selector.
+func rankCandidates(key string, cs []Candidate) []Candidate {
+	out := make([]Candidate, len(cs))
+	copy(out, cs)
+	for i := range out {
+		out[i].Score = out[i].score(key)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return len(out[i].Selector) < len(out[j].Selector)
+	})
+	return out
+}
+
+// Suggestion is what --suggest proposes for one key.
+type Suggestion struct {
+	Key        string      `json:"key"`
+	Selector   string      `json:"selector,omitempty"` // "" when nothing was found
+	Confidence string      `json:"confidence"`         // high, medium, low, or none
+	Why        string      `json:"why"`
+	Current    string      `json:"current,omitempty"` // the config's selector: ok, matches nothing, ...
+	Others     []Candidate `json:"others,omitempty"`  // the next best, at most 3
+}
+
+// SuggestReport is what Suggest found on the page.
+type SuggestReport struct {
+	Site     string       `json:"site"`
+	URL      string       `json:"url"`
+	Keys     []Suggestion `json:"keys"`
+	Probe    string       `json:"probe,omitempty"`
+	Answer   string       `json:"answer,omitempty"` // the probe's answer as the page shows it
+	Problems []string     `json:"problems,omitempty"`
+}
+
+// Get returns the suggestion for key.
+func (r *SuggestReport) Get(key string) (Suggestion, bool) {
+	for _, s := range r.Keys {
+		if s.Key == key {
+			return s, true
+		}
+	}
+	return Suggestion{}, false
+}
+
+// SuggestOptions shape a Suggest.
+type SuggestOptions struct {
+	Show    bool
+	Send    string // a probe message: with it answer, busy, done, copy and error are looked for
+	Profile string
+	Log     *slog.Logger
+	Timings Timings
+}
+
+// found is one key's element as the page found it.
+type found struct {
+	Found bool        `json:"found"`
+	What  string      `json:"what"`
+	Why   string      `json:"why"`
+	Sure  int         `json:"sure"`
+	Text  string      `json:"text"`
+	Cands []Candidate `json:"cands"`
+}
+
+type restKeys struct {
+	Input   found `json:"input"`
+	Send    found `json:"send"`
+	NewChat found `json:"newChat"`
+}
+
+type probeKeys struct {
+	User   string   `json:"user"`
+	Answer found    `json:"answer"`
+	Busy   found    `json:"busy"`
+	Done   found    `json:"done"`
+	Copy   found    `json:"copy"`
+	Error  found    `json:"error"`
+	Gone   []string `json:"gone"`
+}
+
+type progress struct {
+	Grew       bool    `json:"grew"`
+	SinceGrow  float64 `json:"sinceGrowth"`
+	Elapsed    float64 `json:"elapsed"`
+	Indicators int     `json:"indicators"`
+}
+
+// sgEval evaluates one call of the suggestion engine on the page.
+func sgEval[T any](ctx context.Context, call string) (T, error) {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return chromedp.Run(lctx, chromedp.Evaluate[T](`(() => {`+suggestJS+`
+return `+call+`;
+})()`))
+}
+
+// SiteKeyKnown reports whether the config has the site key (yaml name):
+// a suggestion for a key the config cannot take (done and copy before
+// they exist) is reported but kept out of the block.
+func SiteKeyKnown(key string) bool {
+	t := reflect.TypeOf(spool.SiteConfig{})
+	for i := range t.NumField() {
+		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Suggest opens sc.URL in the profile and proposes a selector for every
+// key it can find; with opts.Send it types and sends that one message
+// and watches the answer stream. The caller holds the web-runner lock, as
+// for Check. sc's own selectors, if any, are checked against what was
+// found (Suggestion.Current).
+func Suggest(ctx context.Context, cfg *spool.Config, name string, sc spool.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if sc.URL == "" {
+		return nil, errors.New("the site has no url")
+	}
+	tab, closeTab, err := openTab(ctx, cfg, opts.Profile, opts.Show, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTab()
+	rep := &SuggestReport{Site: name, URL: sc.URL, Probe: opts.Send}
+	d := newDriver(spool.SiteConfig{URL: sc.URL}, name, opts.Timings, log)
+	if err := chromedp.Do(tab, chromedp.Navigate(sc.URL)); err != nil {
+		return nil, fmt.Errorf("open %s: %w", sc.URL, err)
+	}
+	rest, err := waitRest(tab, d)
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	add := func(key string, f found, why string) Suggestion {
+		s := Suggestion{Key: key, Confidence: "none", Why: why}
+		if f.Found && len(f.Cands) > 0 {
+			rc := rankCandidates(key, f.Cands)
+			best := rc[0]
+			s.Selector = best.Selector
+			s.Confidence = confidence(key, best, f)
+			s.Why = strings.TrimSpace(strings.Join(nonEmpty(f.What, f.Why), "; ") + "; selector by " + strings.Join(best.Notes, " + "))
+			s.Others = rc[1:min(len(rc), 4)]
+		} else if f.Found {
+			s.Why = f.What + "; but no selector picks it out alone"
+		}
+		rep.Keys = append(rep.Keys, s)
+		return s
+	}
+	in := add("input", rest.Input, "no visible text field, contenteditable or role=textbox")
+	var nc found = rest.NewChat
+	if in.Selector == "" {
+		rep.Problems = append(rep.Problems, "no message field found: is the page signed in? (`spoolgate login "+name+"`)")
+		add("send", found{}, "no field to look beside")
+		add("newChat", nc, "no button named new chat")
+		return rep, nil
+	}
+	// Type (the probe, or a word to clear again): a send button that shows
+	// or enables only once the field holds text is found that way.
+	d.site.Input = in.Selector
+	if _, err := sgEval[int](tab, `SG.keepBefore()`); err != nil {
+		return nil, fmt.Errorf("read the page: %w", err)
+	}
+	probe := opts.Send
+	if probe == "" {
+		probe = "spoolgate"
+	}
+	if _, err := d.setText(tab, "input", in.Selector, probe); err != nil {
+		rep.Problems = append(rep.Problems, "typing into the field failed: "+err.Error())
+	}
+	typed, err := sgEval[restKeys](tab, `SG.rest(true)`)
+	if err != nil {
+		return nil, fmt.Errorf("read the page: %w", err)
+	}
+	send := add("send", typed.Send, "no button beside the field")
+	add("newChat", nc, "no button named new chat (optional: without it each task goes on in the current chat)")
+	if opts.Send == "" || send.Selector == "" {
+		if _, err := d.setText(tab, "input", in.Selector, ""); err != nil {
+			log.Warn("suggest: could not clear the field", "err", err)
+		}
+		if opts.Send != "" {
+			rep.Problems = append(rep.Problems, "no send button found: the probe was not sent")
+		}
+		rep.current(tab, sc)
+		return rep, nil
+	}
+	pk, err := probeAnswer(tab, d, send.Selector, opts.Send)
+	if err != nil {
+		return nil, err
+	}
+	if !pk.Answer.Found {
+		rep.Problems = append(rep.Problems, "the probe message brought no answer that could be told apart from the page")
+	}
+	rep.Answer = pk.Answer.Text
+	add("answer", pk.Answer, "no new text grew after the send")
+	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")
+	if busy.Selector == "" && len(pk.Gone) > 0 {
+		rep.Keys[len(rep.Keys)-1].Why += " (shown and gone, but not to be picked out: " + strings.Join(pk.Gone, ", ") + ")"
+	}
+	add("done", pk.Done, "nothing showed under the answer only once it was finished")
+	add("copy", pk.Copy, "no copy button under the answer")
+	add("error", pk.Error, "the page showed no error during the probe (optional)")
+	rep.current(tab, sc)
+	return rep, nil
+}
+
+// current notes, per key the page found, whether sc's own selector
+// still finds the same element.
+func (r *SuggestReport) current(tab context.Context, sc spool.SiteConfig) {
+	cur := map[string]string{"input": sc.Input, "send": sc.Send, "newChat": sc.NewChat, "answer": sc.Answer}
+	res, err := sgEval[map[string]string](tab, `SG.current(`+js(cur)+`)`)
+	if err != nil {
+		return
+	}
+	for i := range r.Keys {
+		r.Keys[i].Current = res[r.Keys[i].Key]
+	}
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// confidence: how sure the suggestion is, from how the element was told
+// (a send button named send, or only the nearest) and how durable its
+// best selector is.
+func confidence(key string, best Candidate, f found) string {
+	s := best.Score
+	switch {
+	case key == "send" && f.Sure == 0:
+		return "low"
+	case key == "send" && f.Sure == 1:
+		s = min(s, 70)
+	case key == "busy" && best.Cover < 0.5:
+		s = min(s, 55)
+	}
+	switch {
+	case s >= 75:
+		return "high"
+	case s >= 55:
+		return "medium"
+	}
+	return "low"
+}
+
+// waitRest waits for the page to show a message field (up to the input
+// grace after the page has loaded) and returns the keys found at rest.
+func waitRest(tab context.Context, d *driver) (restKeys, error) {
+	deadline := time.Now().Add(d.t.PageLoad)
+	var loaded time.Time
+	for {
+		rk, err := sgEval[restKeys](tab, `SG.rest(false)`)
+		if err == nil && rk.Input.Found {
+			return rk, nil
+		}
+		ready, _ := sgEval[bool](tab, `document.readyState === 'complete'`)
+		if ready && loaded.IsZero() {
+			loaded = time.Now()
+		}
+		if (!loaded.IsZero() && time.Since(loaded) > d.t.InputGrace) || time.Now().After(deadline) {
+			return rk, err
+		}
+		select {
+		case <-tab.Done():
+			return rk, context.Cause(tab)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// probeAnswer sends the typed probe and watches the page until its text
+// has stopped growing (and nothing that showed while it grew still
+// shows), then reads what the probe left.
+func probeAnswer(tab context.Context, d *driver, sendSel, probe string) (probeKeys, error) {
+	if _, err := sgEval[bool](tab, `SG.arm(`+js(probe)+`)`); err != nil {
+		return probeKeys{}, fmt.Errorf("watch the page: %w", err)
+	}
+	if _, err := d.click(tab, sendSel); err != nil {
+		return probeKeys{}, fmt.Errorf("click send: %w", err)
+	}
+	sent := time.Now()
+	nudged := false
+	for {
+		p, err := sgEval[progress](tab, `SG.progress()`)
+		if err != nil {
+			return probeKeys{}, fmt.Errorf("watch the page: %w", err)
+		}
+		switch {
+		case p.Grew && p.SinceGrow >= 2500 && p.Indicators == 0, p.Grew && p.SinceGrow >= 10000:
+			return sgEval[probeKeys](tab, `SG.finish()`)
+		case !p.Grew && time.Since(sent) > d.t.Start:
+			return sgEval[probeKeys](tab, `SG.finish()`)
+		case !p.Grew && !nudged && time.Since(sent) > 2*time.Second:
+			nudged = true
+			_ = d.jsClick(tab, sendSel, "q")
+		}
+		select {
+		case <-tab.Done():
+			return probeKeys{}, context.Cause(tab)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

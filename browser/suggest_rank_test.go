@@ -1,0 +1,53 @@
+package browser
+
+import "testing"
+
+func TestRankCandidates(t *testing.T) {
+	c := func(sel string, kinds ...string) Candidate {
+		return Candidate{Selector: sel, Kinds: kinds, Notes: []string{sel}, Matches: 1}
+	}
+	tests := []struct {
+		key  string
+		in   []Candidate
+		best string
+	}{
+		{"send", []Candidate{c(".btn-x", "class"), c("button", "tag"), c(`button[aria-label="Send"]`, "aria")}, `button[aria-label="Send"]`},
+		{"send", []Candidate{c("button", "tag"), c(".Composer-sendBtn", "class")}, ".Composer-sendBtn"},
+		{"input", []Candidate{c(`textarea[placeholder="Ask"]`, "placeholder"), c(`[data-testid="composer"]`, "testid")}, `[data-testid="composer"]`},
+		{"answer", []Candidate{c(".message", "class"), c(`[data-role="assistant"]`, "data"), {Selector: `main [data-role="assistant"] p`, Kinds: []string{"tag", "data"}, Combo: true}}, `[data-role="assistant"]`},
+		// Two matches of which the first is the field: it rests on page order.
+		{"input", []Candidate{{Selector: "textarea", Kinds: []string{"tag"}, Matches: 2}, c(".chat-input", "class")}, ".chat-input"},
+		// Busy: the one that showed for the whole answer beats a brief one.
+		{"busy", []Candidate{{Selector: ".typing", Kinds: []string{"class"}, Notes: []string{"typing"}, Cover: 0.1}, {Selector: ".stop", Kinds: []string{"class"}, Notes: []string{"stop"}, Cover: 1}}, ".stop"},
+		// Equal scores: the shorter selector.
+		{"answer", []Candidate{c(".assistant-message", "class"), c(".assistant", "class")}, ".assistant"},
+	}
+	for _, tt := range tests {
+		got := rankCandidates(tt.key, tt.in)
+		if got[0].Selector != tt.best {
+			t.Errorf("%s: best %q (%d), want %q; all %+v", tt.key, got[0].Selector, got[0].Score, tt.best, got)
+		}
+	}
+}
+
+func TestConfidence(t *testing.T) {
+	tests := []struct {
+		key  string
+		c    Candidate
+		f    found
+		want string
+	}{
+		{"input", Candidate{Score: 90}, found{}, "high"},
+		{"input", Candidate{Score: 60}, found{}, "medium"},
+		{"input", Candidate{Score: 50}, found{}, "low"},
+		{"send", Candidate{Score: 90}, found{Sure: 0}, "low"},
+		{"send", Candidate{Score: 90}, found{Sure: 1}, "medium"},
+		{"send", Candidate{Score: 90}, found{Sure: 2}, "high"},
+		{"busy", Candidate{Score: 95, Cover: 0.2}, found{}, "medium"},
+	}
+	for _, tt := range tests {
+		if got := confidence(tt.key, tt.c, tt.f); got != tt.want {
+			t.Errorf("confidence(%s, %+v, sure %d) = %s, want %s", tt.key, tt.c, tt.f.Sure, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,410 @@
+package browser
+
+// suggestJS finds, on a live chat page, the elements behind each site key
+// and every CSS selector that picks each of them out, with what each
+// selector rests on (a test id, an aria label, a role, a class...). It
+// does not rank them: rankCandidates (suggest.go) does, in Go, where the
+// weights are tested. Its state between evaluations lives in
+// window.__spoolgateSuggest: the elements found, and while a probe
+// message streams, what appeared, grew and went.
+//
+// The selectors it makes are the driver's own (qa in helpers): plain CSS,
+// found in the light DOM first and then in every open shadow root, or
+// `host >>> inner` chains; each candidate is checked with qa against the
+// element it is meant to find before it is returned.
+const suggestJS = helpers + `
+const SG = window.__spoolgateSuggest || (window.__spoolgateSuggest = {});
+const allEls = () => {
+  const out = [];
+  const walk = (r) => { for (const el of r.querySelectorAll('*')) { out.push(el); if (el.shadowRoot) walk(el.shadowRoot); } };
+  walk(document);
+  return out;
+};
+const norm = (s) => String(s || '').replace(/[\u00a0\s]+/g, ' ').replace(/[\u200b\ufeff]/g, '').trim();
+const textOf = (el) => norm(el.innerText ?? el.textContent);
+const parentOf = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+const contains = (a, b) => { for (let n = b; n; n = parentOf(n)) if (n === a) return true; return false; };
+const depth = (el) => { let d = 0; for (let n = el; n; n = parentOf(n)) d++; return d; };
+const quote = (v) => '"' + String(v).replace(/["\\]/g, '\\$&') + '"';
+const okText = (v) => !!v && v.length <= 60 && !/[\n\r]/.test(v) && norm(v) === v;
+
+// How a class or id reads: 'generated' (a build tool's hash: css-1x2ab,
+// sc-bdVaJa, _a1b2c3, svelte-xyz12), 'utility' (Tailwind and the like),
+// or 'ok' (a name a person wrote: Composer-input, rcb-chat-input).
+const UTIL = /^(-?(m|p)[trblxyse]?-|[wh]-|min-|max-|size-|text-|bg-|border|rounded|flex|grid|gap-|items-|justify-|content-|space-|shadow|font-|leading-|tracking-|overflow|absolute|relative|fixed|sticky|static|hidden|block|inline|contents|top-|left-|right-|bottom-|inset-|z-|opacity-|transition|duration-|ease-|delay-|animate-|cursor-|select-|pointer-events|ring|outline|sr-only|col-|row-|self-|place-|order-|aspect-|truncate|whitespace-|break-|underline|italic|uppercase|lowercase|capitalize|basis-|grow|shrink|visible|invisible|fill-|stroke-|dark|group|peer|prose|container$)/;
+const nameKind = (c) => {
+  if (!c || c.length > 48) return 'generated';
+  if (/[:\[\]\/!@]/.test(c) || UTIL.test(c)) return 'utility';
+  if (/^(css|sc|jsx|emotion|styled|svelte|astro|tw|ng-tns|ember)-/i.test(c) || /^_/.test(c) || /^[a-z]{1,3}-?\d/i.test(c)) return 'generated';
+  if (/^:r[0-9a-z]*:?$|^radix-|^headlessui-|^mui-\d|^react-aria\d/i.test(c)) return 'generated';
+  const parts = c.split(/[-_]+/).filter(Boolean);
+  for (const p of parts) {
+    if (/\d/.test(p) && /[a-z]/i.test(p) && !/^(h[1-6]|v\d+|x[1-9]|[1-9]x|2xl|3xl|4xl|i18n|l10n|mp3|mp4|utf8|base64)$/i.test(p)) return 'generated';
+    if (/^\d{3,}$/.test(p)) return 'generated';
+    if (p.length >= 5 && !/[aeiouy]/i.test(p)) return 'generated';
+    if (/[a-z][A-Z][a-z]?[A-Z]/.test(p) && p.length <= 8) return 'generated';
+    if (p.length >= 6 && /^[a-z0-9]+$/i.test(p) && /[A-Z]/.test(p.slice(1)) && /[a-z]/.test(p) && !/^[A-Z]?[a-z]+([A-Z][a-z]+)+$/.test(p)) return 'generated';
+  }
+  return 'ok';
+};
+const TESTIDS = ['data-testid', 'data-test-id', 'data-test', 'data-qa', 'data-cy', 'data-e2e'];
+const SKIPDATA = /^data-(v-|reactid|react|radix|headlessui|state$|rbd-|aria-|slot$|lexical|slate|gramm|new-gr|lt-|ms-|darkreader|sveltekit|astro|n-)/;
+const SEMANTIC = /^(textarea|input|button|form|main|footer|header|nav|aside|article|section|select|dialog|output|svg|time|ul|ol|li|p|pre|code|table|h[1-6])$/;
+
+// parts: the simple selectors that describe el alone, each with its kind.
+const parts = (el) => {
+  const tag = el.localName;
+  const out = [];
+  const add = (sel, kind, note) => out.push({sel, kind, note: note || ''});
+  for (const a of TESTIDS) { const v = el.getAttribute(a); if (okText(v)) add('[' + a + '=' + quote(v) + ']', 'testid', a); }
+  const role = el.getAttribute('role');
+  const aria = el.getAttribute('aria-label');
+  if (okText(aria)) add(tag + '[aria-label=' + quote(aria) + ']', 'aria', 'aria-label "' + aria + '"');
+  if (role && okText(role)) {
+    add('[role=' + quote(role) + ']', 'role', 'role ' + role);
+    if (okText(aria)) add('[role=' + quote(role) + '][aria-label=' + quote(aria) + ']', 'aria', 'role ' + role + ', aria-label "' + aria + '"');
+  }
+  for (const a of ['aria-roledescription', 'aria-live', 'aria-busy']) { const v = el.getAttribute(a); if (okText(v)) add('[' + a + '=' + quote(v) + ']', 'aria', a); }
+  const name = el.getAttribute('name');
+  if (okText(name) && nameKind(name) === 'ok') add(tag + '[name=' + quote(name) + ']', 'name', 'name "' + name + '"');
+  const ph = el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder');
+  if (okText(ph)) {
+    const a = el.hasAttribute('placeholder') ? 'placeholder' : el.hasAttribute('aria-placeholder') ? 'aria-placeholder' : 'data-placeholder';
+    add(tag + '[' + a + '=' + quote(ph) + ']', 'placeholder', a + ' "' + ph + '"');
+  }
+  const title = el.getAttribute('title');
+  if (okText(title)) add(tag + '[title=' + quote(title) + ']', 'title', 'title "' + title + '"');
+  const type = el.getAttribute('type');
+  if (type === 'submit') add(tag + '[type="submit"]', 'type', 'type=submit');
+  if (el.id && nameKind(el.id) === 'ok') add('#' + CSS.escape(el.id), 'id', 'id ' + el.id);
+  for (const a of el.getAttributeNames()) {
+    if (!a.startsWith('data-') || TESTIDS.includes(a) || SKIPDATA.test(a) || a === 'data-placeholder') continue;
+    const v = el.getAttribute(a);
+    if (v !== '' && okText(v) && nameKind(v) === 'ok' && !/^\d+$/.test(v) && v.length <= 40) add('[' + a + '=' + quote(v) + ']', 'data', a + '=' + v);
+    else if (nameKind(a.slice(5)) === 'ok') add('[' + a + ']', 'dataPresence', a);
+  }
+  if (el.isContentEditable && el.getAttribute('contenteditable') !== null) add(tag + '[contenteditable=' + quote(el.getAttribute('contenteditable')) + ']', 'editable', 'contenteditable');
+  if (tag.includes('-')) add(tag, 'component', 'element <' + tag + '>');
+  else if (SEMANTIC.test(tag)) add(tag, 'tag', '<' + tag + '>');
+  for (const c of el.classList) if (nameKind(c) === 'ok') add('.' + CSS.escape(c), 'class', 'class ' + c);
+  return out;
+};
+
+// hostChain: the shadow hosts around el, outermost first.
+const hostChain = (el) => {
+  const hosts = [];
+  for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) hosts.unshift(r.host);
+  return hosts;
+};
+
+// cands: every selector of up to two parts (an ancestor's and el's own)
+// for which ok(matches) holds; each with the kinds it rests on. Inside a
+// shadow root, a selector that the light-DOM-first lookup does not resolve
+// is also tried behind its hosts' tag names and >>>.
+const cands = (el, ok, limit) => {
+  const out = [];
+  const seen = new Set();
+  const own = parts(el);
+  const ancs = [];
+  for (let n = el.parentElement, i = 0; n && i < 8; n = n.parentElement, i++) {
+    for (const p of parts(n)) if (p.kind !== 'tag' || /^(form|footer|main|header|nav|aside|article|section|li|dialog)$/.test(p.sel)) ancs.push(p);
+  }
+  const hosts = hostChain(el);
+  const prefix = hosts.map((h) => h.localName).join(' >>> ');
+  const tryOne = (sel, kinds, notes, combo) => {
+    for (const s of hosts.length ? [sel, prefix + ' >>> ' + sel] : [sel]) {
+      if (seen.has(s)) continue;
+      seen.add(s);
+      const r = qa(s);
+      if (r.bad || !r.els.length || !ok(r.els)) continue;
+      out.push({sel: s, kinds, notes, combo, matches: r.els.length, shadow: s.includes('>>>') ? -1 : hosts.length ? 1 : 0});
+      return true;
+    }
+    return false;
+  };
+  for (const p of own) tryOne(p.sel, [p.kind], [p.note], false);
+  for (let i = 0; i < own.length && out.length < limit; i++) {
+    for (let j = i + 1; j < own.length; j++) {
+      const a = own[i], b = own[j];
+      if (a.sel.startsWith('.') || a.sel.startsWith('[') || a.sel.startsWith('#') || b.sel.startsWith('#')) continue;
+      if (!b.sel.startsWith('.') && !b.sel.startsWith('[')) continue;
+      tryOne(a.sel + b.sel, [a.kind, b.kind], [a.note, b.note], false);
+    }
+  }
+  for (const a of ancs) {
+    if (out.length >= limit) break;
+    for (const p of own) tryOne(a.sel + ' ' + p.sel, [a.kind, p.kind], [a.note + ' (an ancestor)', p.note], true);
+  }
+  return out;
+};
+const first = (target) => (els) => els[0] === target || editable(els[0]) === target;
+const labelOf = (el) => [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('placeholder'), el.getAttribute('aria-placeholder'), el.getAttribute('data-placeholder'), el.value && el.tagName === 'INPUT' && el.type !== 'text' ? el.value : '', ...TESTIDS.map((a) => el.getAttribute(a)), el.id, String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || '')].filter(Boolean).join(' ');
+const iconOf = (el) => [...el.querySelectorAll('svg, use, img, i, [data-icon]')].map((i) => [i.getAttribute('data-icon'), i.getAttribute('class'), i.getAttribute('href'), i.getAttribute('xlink:href'), i.getAttribute('alt'), i.getAttribute('aria-label')].filter(Boolean).join(' ')).join(' ');
+const describe = (el) => {
+  if (!el) return '';
+  const r = el.getBoundingClientRect();
+  const l = el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder') || el.getAttribute('title') || textOf(el).slice(0, 40);
+  return '<' + el.localName + '>' + (l ? ' "' + l + '"' : '') + ' at ' + Math.round(r.left) + ',' + Math.round(r.top) + (hostChain(el).length ? ', in an open shadow root' : '');
+};
+const BUTTONISH = 'button, [role=button], input[type=submit], input[type=button], a[href]';
+const clickable = (el) => el.matches(BUTTONISH) || getComputedStyle(el).cursor === 'pointer';
+
+// The message field: a visible textarea, text input, contenteditable root
+// or role=textbox, the one nearest the bottom of the page.
+SG.findInput = () => {
+  const fields = allEls().filter((e) => {
+    if (!vis(e)) return false;
+    if (e.tagName === 'TEXTAREA') return !e.disabled && !e.readOnly;
+    if (e.tagName === 'INPUT') return /^(text|search|)$/.test(e.getAttribute('type') || '') && !e.disabled && !e.readOnly;
+    if (e.isContentEditable) { const p = parentOf(e); return !(p && p.isContentEditable); }
+    return e.getAttribute('role') === 'textbox' && !e.querySelector('textarea, [contenteditable]');
+  });
+  fields.sort((a, b) => b.getBoundingClientRect().bottom - a.getBoundingClientRect().bottom || b.getBoundingClientRect().width - a.getBoundingClientRect().width);
+  SG.input = fields[0] || null;
+  return {count: fields.length};
+};
+
+// Buttons near the field: those inside the closest ancestor of the field
+// (up to 6 levels, across shadow hosts) that holds any.
+const nearButtons = () => {
+  const input = SG.input;
+  if (!input) return [];
+  let scope = input;
+  for (let i = 0; i < 7 && scope; i++) {
+    scope = parentOf(scope);
+    if (!scope) break;
+    const roots = [scope, ...(scope.shadowRoot ? [scope.shadowRoot] : [])];
+    const found = [];
+    const walk = (r) => { for (const e of r.querySelectorAll('*')) { if (e !== input && !contains(e, input) && !contains(input, e) && vis(e) && clickable(e) && !(parentOf(e) && clickable(parentOf(e)) && contains(scope, parentOf(e)) && parentOf(e) !== scope)) found.push(e); if (e.shadowRoot) walk(e.shadowRoot); } };
+    roots.forEach(walk);
+    if (found.length) return found;
+  }
+  return [];
+};
+const SENDWORD = /send|submit|发送|提交|傳送|送信|enviar|envoyer|senden|paper-?plane|arrow-?up|arrow-?right/i;
+SG.sendState = () => new Map(nearButtons().map((b) => [b, !(b.disabled || b.getAttribute('aria-disabled') === 'true')]));
+SG.findSend = (before) => {
+  const now = SG.sendState();
+  const ir = SG.input ? SG.input.getBoundingClientRect() : {right: 0, bottom: 0};
+  let best = null;
+  for (const [b, enabled] of now) {
+    const label = labelOf(b) + ' ' + iconOf(b) + ' ' + (textOf(b).length <= 20 ? textOf(b) : '');
+    const ev = [];
+    let s = 0;
+    if (SENDWORD.test(label)) { s += 10; ev.push('named ' + (label.match(SENDWORD)[0])); }
+    if (b.getAttribute('type') === 'submit') { s += 6; ev.push('type=submit'); }
+    if (before && enabled && before.get(b) === false) { s += 5; ev.push('enabled once text was typed'); }
+    if (before && !before.has(b)) { s += 4; ev.push('showed once text was typed'); }
+    if (/new|attach|upload|file|emoji|mic|voice|record|speech|camera|image|plus|clip|menu|setting|stop|cancel|clear/i.test(label)) s -= 8;
+    if (!enabled) s -= 3;
+    const r = b.getBoundingClientRect();
+    const dist = Math.hypot(Math.max(0, r.left - ir.right), Math.max(0, r.top - ir.bottom));
+    s -= Math.min(3, dist / 200);
+    if (!best || s > best.s) best = {b, s, ev};
+  }
+  SG.send = best ? best.b : null;
+  return best ? {why: best.ev.length ? best.ev.join(', ') : 'the button nearest the field', sure: best.s >= 9 ? 2 : best.s >= 4 ? 1 : 0} : null;
+};
+const NEWWORD = /\bnew\b.{0,20}\b(chat|conversation|thread|topic|session|message)\b|^\s*new\s*$|^\+?\s*new\b|新(对话|聊天|会话|建|話題)|开启新|開始新/i;
+SG.findNewChat = () => {
+  const hits = allEls().filter((e) => vis(e) && e.matches(BUTTONISH + ', [role=menuitem], [role=link]') && e !== SG.send && !(SG.input && contains(e, SG.input)) && NEWWORD.test(labelOf(e) + ' | ' + (textOf(e).length <= 40 ? textOf(e) : '')));
+  SG.newChat = hits[0] || null;
+  return SG.newChat ? {why: 'named "' + (((labelOf(SG.newChat) + ' ' + textOf(SG.newChat)).match(NEWWORD) || [''])[0].trim()) + '"'} : null;
+};
+const keyOut = (el, ok, why, extra) => el ? Object.assign({found: true, what: describe(el), why: why || '', cands: cands(el, ok, 40)}, extra || {}) : {found: false, cands: []};
+SG.rest = (before) => {
+  const fi = SG.findInput();
+  const send = SG.findSend(before ? SG.before : null);
+  const nc = SG.findNewChat();
+  const input = SG.input;
+  let inputWhy = '';
+  if (input) inputWhy = (fi.count > 1 ? 'the lowest of ' + fi.count + ' fields' : 'the only text field') + ' (' + (input.tagName === 'TEXTAREA' ? 'textarea' : input.tagName === 'INPUT' ? 'input' : input.isContentEditable ? 'contenteditable' : 'role=textbox') + ')';
+  return {
+    input: keyOut(input, first(input), inputWhy),
+    send: keyOut(SG.send, first(SG.send), send && send.why, {sure: send ? send.sure : 0}),
+    newChat: keyOut(SG.newChat, first(SG.newChat), nc && nc.why),
+  };
+};
+SG.keepBefore = () => { SG.before = SG.sendState(); return SG.before.size; };
+
+// The probe: everything on the page before the send is "old"; a sampler
+// (a MutationObserver on the document and every open shadow root, and a
+// 30 ms timer) records the elements that appear, when the page's text
+// last grew, and which elements showed only while it grew.
+SG.arm = (probe) => {
+  SG.probe = norm(probe);
+  SG.old = new WeakSet(allEls());
+  SG.visBefore = new WeakSet(allEls().filter(vis));
+  SG.appeared = new Map(); // el -> {first, last, cands: [{sel, kinds, notes, combo, matches, shadow, during: n}]}
+  SG.t0 = performance.now();
+  SG.firstGrowth = 0; SG.lastGrowth = 0; SG.samples = 0; SG.growSamples = 0;
+  SG.busyAttr = new Map();
+  const textLen = () => (document.documentElement.textContent || '').length + openRootsNow().reduce((n, r) => n + (r.textContent || '').length, 0);
+  const openRootsNow = () => allEls().filter((e) => e.shadowRoot).map((e) => e.shadowRoot);
+  SG.lastLen = textLen();
+  const INDICATOR = /typing|loading|loader|spinner|stop|progress|thinking|generat|busy|pending|cursor|dots|indicator|wait|streaming|cancel|abort/i;
+  const sample = () => {
+    const t = performance.now() - SG.t0;
+    SG.samples++;
+    const len = textLen();
+    const grew = len !== SG.lastLen;
+    if (grew) { SG.lastLen = len; if (!SG.firstGrowth) SG.firstGrowth = t; SG.lastGrowth = t; }
+    let described = 0;
+    for (const el of allEls()) {
+      if (SG.visBefore.has(el) || !vis(el)) continue;
+      let a = SG.appeared.get(el);
+      if (!a) {
+        a = {first: t, last: t, seen: 0, cands: null};
+        SG.appeared.set(el, a);
+      }
+      a.last = t; a.seen++;
+      if (a.cands === null && described < 40) {
+        const hint = labelOf(el) + ' ' + el.localName + ' ' + (el.getAttribute('role') || '');
+        const small = textOf(el).length <= 30 && el.querySelectorAll('*').length <= 30;
+        a.ind = small && INDICATOR.test(hint);
+        if (small && (a.ind || el.matches('button, [role=button], [role=progressbar], [role=status], [aria-busy=true], svg'))) {
+          described++;
+          a.cands = cands(el, (els) => vis(els[0]), 30);
+        } else if (!small) a.cands = [];
+      }
+      if (a.cands) for (const c of a.cands) if (vis(q(c.sel))) c.during = (c.during || 0) + 1;
+    }
+    for (const el of allEls()) if (el.getAttribute('aria-busy') === 'true') SG.busyAttr.set(el, (SG.busyAttr.get(el) || 0) + 1);
+  };
+  SG.sample = sample;
+  if (SG.mo) SG.mo.forEach((m) => m.disconnect());
+  SG.mo = [];
+  let queued = false;
+  const onMut = () => { if (!queued) { queued = true; queueMicrotask(() => { queued = false; sample(); }); } };
+  const observe = () => {
+    for (const r of [document, ...openRootsNow()]) {
+      if (r.__sgObserved) continue;
+      r.__sgObserved = true;
+      const mo = new MutationObserver(onMut);
+      mo.observe(r, {subtree: true, childList: true, characterData: true, attributes: true});
+      SG.mo.push(mo);
+    }
+  };
+  observe();
+  if (SG.timer) clearInterval(SG.timer);
+  SG.timer = setInterval(() => { observe(); sample(); }, 30);
+  return true;
+};
+SG.progress = () => {
+  const t = performance.now() - SG.t0;
+  let showing = 0;
+  for (const [el, a] of SG.appeared) if (a.ind && el.isConnected && vis(el) && a.first < SG.lastGrowth + 50) showing++;
+  return {grew: SG.firstGrowth > 0, sinceGrowth: SG.firstGrowth ? t - SG.lastGrowth : 0, elapsed: t, indicators: showing};
+};
+
+// finish reads what the probe left: the answer (the longest new text that
+// holds neither the probe's own message nor the field, descended to the
+// element that holds most of it), busy (shown only while the text grew),
+// done (shown only after), the answer's copy button, and any error.
+SG.finish = () => {
+  SG.done = true;
+  clearInterval(SG.timer);
+  SG.mo.forEach((m) => m.disconnect());
+  SG.sample && SG.sample();
+  const input = SG.input;
+  const fresh = allEls().filter((e) => !SG.old.has(e) && e.isConnected && vis(e));
+  let user = null;
+  for (const e of fresh) if (textOf(e) === SG.probe && (!user || contains(e, user))) user = e;
+  const bad = (e) => (user && (contains(e, user) || contains(user, e))) || (input && contains(e, input));
+  let box = null;
+  for (const e of fresh) {
+    if (bad(e)) continue;
+    const n = textOf(e).length;
+    if (n === 0) continue;
+    if (!box || n > textOf(box).length || (n === textOf(box).length && contains(e, box))) box = e;
+  }
+  const out = {user: user ? describe(user) : '', answer: {found: false, cands: []}, busy: {found: false, cands: []}, done: {found: false, cands: []}, copy: {found: false, cands: []}, error: {found: false, cands: []}};
+  if (!box) {
+    // No answer: an alert or error message that showed instead is the
+    // page's error (a successful probe shows none to learn from).
+    const err = fresh.find((e) => !bad(e) && textOf(e) && (e.matches('[role=alert], [aria-live=assertive]') || /error|fail|alert/i.test(labelOf(e))));
+    if (err) out.error = {found: true, what: describe(err), why: 'showed after the send instead of an answer', text: textOf(err), cands: cands(err, first(err), 20)};
+    return out;
+  }
+  // Descend while one child holds at least 80% of the text.
+  let ans = box;
+  for (;;) {
+    const total = textOf(ans).length;
+    const kids = [...ans.children, ...(ans.shadowRoot ? ans.shadowRoot.children : [])].filter((k) => textOf(k).length >= total * 0.8);
+    if (kids.length !== 1 || kids[0].matches('p, span, code, pre, li, strong, em, b, i, a') && ans !== box && textOf(kids[0]).length < total) break;
+    ans = kids[0];
+  }
+  // Climb back while the text stays the same: the higher element of the
+  // same text often has the better name (message-content, markdown...).
+  const chain = [ans];
+  for (let n = parentOf(ans); n && contains(box, n) && textOf(n) === textOf(ans); n = parentOf(n)) chain.push(n);
+  const text = textOf(ans);
+  SG.answer = ans;
+  const oldCount = (els) => els.filter((e) => SG.old.has(e)).length;
+  const answerOK = (els) => {
+    const last = els[els.length - 1];
+    if (!last || textOf(last) !== text) return false;
+    if (els.some((e) => bad(e) || (input && contains(input, e)))) return false;
+    return els.length > oldCount(els);
+  };
+  const ac = [];
+  const seen = new Set();
+  for (const el of chain) for (const c of cands(el, answerOK, 40)) if (!seen.has(c.sel)) { seen.add(c.sel); ac.push(c); }
+  out.answer = {found: true, what: describe(ans), why: 'the new text that grew after the send (' + text.length + ' characters' + (user ? ', beside the probe message ' + describe(user) : '') + ')', text, cands: ac};
+  // Busy: shown after the send, gone now.
+  const bc = [];
+  const bseen = new Set();
+  const gone = [];
+  for (const [el, a] of SG.appeared) {
+    if (!a.cands || !a.cands.length) continue;
+    if (el.isConnected && vis(el)) continue;
+    if (a.first > SG.lastGrowth + 50) continue;
+    gone.push(describe(el));
+    for (const c of a.cands) {
+      if (bseen.has(c.sel) || !c.during || vis(q(c.sel))) continue;
+      bseen.add(c.sel);
+      bc.push(Object.assign({}, c, {cover: SG.growSpan() ? Math.min(1, (a.last - Math.max(a.first, 0)) / SG.growSpan()) : 0, what: describe(el)}));
+    }
+  }
+  for (const [el, n] of SG.busyAttr) {
+    if (el.getAttribute('aria-busy') === 'true') continue;
+    const sel = '[aria-busy="true"]';
+    if (!bseen.has(sel)) { bseen.add(sel); bc.push({sel, kinds: ['aria'], notes: ['aria-busy=true'], combo: false, matches: 0, shadow: 0, cover: 1, what: describe(el)}); }
+  }
+  bc.sort((x, y) => (y.cover || 0) - (x.cover || 0));
+  if (bc.length) out.busy = {found: true, what: bc[0].what, why: 'showed after the send and went once the answer stopped growing', cands: bc};
+  // Done and copy: new, visible now, appeared after the text stopped growing
+  // (or with it), inside or beside the answer's container.
+  let scope = box;
+  for (let i = 0; i < 3 && parentOf(scope) && !bad(parentOf(scope)); i++) scope = parentOf(scope);
+  const late = [];
+  for (const [el, a] of SG.appeared) {
+    if (!el.isConnected || !vis(el) || !contains(scope, el) || contains(ans, el)) continue;
+    if (a.first < SG.lastGrowth - 100) continue;
+    late.push(el);
+  }
+  const lastIn = (target) => (els) => els[els.length - 1] === target && els.every((e) => !bad(e));
+  const copyBtn = [...scope.querySelectorAll('*'), ...(scope.shadowRoot ? scope.shadowRoot.querySelectorAll('*') : [])].filter((e) => vis(e) && clickable(e) && !contains(ans, e) && /copy|复制|複製|コピー|copiar|copier|kopieren/i.test(labelOf(e) + ' ' + iconOf(e) + ' ' + (textOf(e).length <= 20 ? textOf(e) : ''))).pop();
+  if (copyBtn) out.copy = {found: true, what: describe(copyBtn), why: 'a button named copy under the answer', cands: cands(copyBtn, lastIn(copyBtn), 30)};
+  const doneEl = late.filter((e) => clickable(e) || e.matches('[role=toolbar], [role=group]')).sort((x, y) => depth(x) - depth(y))[0] || (copyBtn && late.includes(copyBtn) ? copyBtn : null);
+  if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing', cands: cands(doneEl, lastIn(doneEl), 30)};
+  out.gone = gone.slice(0, 8);
+  return out;
+};
+SG.growSpan = () => Math.max(0, SG.lastGrowth - SG.firstGrowth);
+// current: does each of the config's selectors still find what was found?
+SG.current = (keys) => {
+  const res = {};
+  for (const [k, sel] of Object.entries(keys)) {
+    if (!sel) continue;
+    const r = qa(sel);
+    const target = SG[k];
+    if (r.bad) res[k] = 'not a valid selector';
+    else if (!r.els.length) res[k] = 'matches nothing';
+    else if (target && k === 'answer') res[k] = textOf(r.els[r.els.length - 1]) === textOf(target) ? 'ok' : 'its last match is not the answer';
+    else if (target) res[k] = first(target)(r.els) ? 'ok' : 'matches another element';
+    else res[k] = 'matches';
+  }
+  return res;
+};
+`

@@ -1,0 +1,106 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/chatuistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+// Issue 23's acceptance: on each real chat UI from npm (examples/chatuis),
+// `spoolgate site new NAME --url URL --send hello` exits 0 with a block
+// that, pasted into a fresh config unchanged, runs 3 tasks to success
+// through `spoolgate run`: the text typed exactly, the answer whole.
+func TestE2E_Suggest_ChatUIs(t *testing.T) {
+	testkit.NeedChromium(t)
+	stands := map[string]*chatuistand.Server{}
+	for _, ui := range chatuistand.UIs {
+		s, err := chatuistand.Start(chatuistand.Options{UI: ui})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stands[ui] = s
+	}
+	// 1. Suggest, on a config that has no site yet.
+	probe := e2eNewRig(t, e2eOpts{})
+	t.Cleanup(func() { e2eNoProcs(t, filepath.Join(probe.profiles, "e2e")) })
+	var sites, models strings.Builder
+	for _, ui := range chatuistand.UIs {
+		code, out, errOut := probe.e2eRun("site", "new", ui, "--url", stands[ui].URL(), "--send", "hello")
+		t.Logf("%s (%s):\n%s%s", ui, chatuistand.Packages[ui], out, errOut)
+		if code != 0 {
+			t.Errorf("%s: site new exited %d", ui, code)
+			continue
+		}
+		block := out[strings.Index(out, "\nsites:\n")+len("\nsites:\n"):]
+		sites.WriteString(block)
+		fmt.Fprintf(&models, "  - {name: %[1]s, kind: web, site: %[1]s, needEmptyPrompt: true}\n", ui)
+		if got := stands[ui].Received(); len(got) != 1 || got[0].Text != "hello" {
+			t.Errorf("%s: the probe sent %+v", ui, got)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	// 2. The blocks as they are, in a fresh config, through the daemon.
+	r := e2eNewRig(t, e2eOpts{TaskTimeout: 60 * time.Second, Tail: "models:\n" + models.String() + "sites:\n" + sites.String()})
+	t.Cleanup(func() { e2eNoProcs(t, filepath.Join(r.profiles, "e2e")) })
+	d := r.start()
+	contents := []string{
+		"Write one line about a spool folder.",
+		"第二段：中文，一个表情 🚀 and some English after it",
+		`quotes "double" and 'single', <tags> & ampersands; the last of three`,
+	}
+	var tasks []e2eTask
+	for _, ui := range chatuistand.UIs {
+		for i, c := range contents {
+			tasks = append(tasks, e2eTask{ID: fmt.Sprintf("%s-%d", ui, i), Model: ui, Content: c})
+		}
+	}
+	r.submit(tasks...)
+	results := map[string]string{}
+	for _, tk := range tasks {
+		got := r.final(spool.KindWeb, tk.ID, 120*time.Second)
+		if got.State != spool.StateSuccess {
+			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(spool.KindWeb, tk.ID), 25))
+			continue
+		}
+		results[tk.ID] = got.Result
+	}
+	d.stop()
+	for _, ui := range chatuistand.UIs {
+		rec := stands[ui].Received()[1:] // after the probe
+		sort.Slice(rec, func(i, j int) bool { return rec[i].Text < rec[j].Text })
+		byText := map[string]string{}
+		for _, e := range rec {
+			byText[e.Text] = e.Answer
+		}
+		if len(rec) != len(contents) {
+			t.Errorf("%s: the bot got %d messages, want %d: %+v", ui, len(rec), len(contents), rec)
+		}
+		for i, c := range contents {
+			id := fmt.Sprintf("%s-%d", ui, i)
+			want, ok := byText[c]
+			switch {
+			case !ok:
+				t.Errorf("%s: the bot never got the exact text %q", id, c)
+			case results[id] != want && results[id] != "":
+				t.Errorf("%s: result %q\nwant   %q", id, results[id], want)
+			}
+		}
+	}
+	if t.Failed() {
+		b, _ := os.ReadFile(r.cfgPath)
+		t.Logf("config:\n%s", b)
+	}
+}

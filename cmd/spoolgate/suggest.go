@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/spool"
+)
+
+func init() {
+	register("site", "site new NAME --url URL: start a site from its page, its selectors proposed", cmdSite)
+}
+
+// lockSession takes the session's web-runner lock, as login and check do,
+// so no task runs on the profile meanwhile.
+func lockSession(cmd string, cfg *spool.Config, sess spool.WebSession) (unlock func(), err error) {
+	lock := spool.OpenRunnerLock(sess.Lock)
+	if err := lock.TryLock(cfg.Host); err != nil {
+		if errors.Is(err, spool.ErrLockHeld) {
+			return nil, fmt.Errorf("%s: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", cmd, lock.Path(), lock.Holder())
+		}
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return func() { lock.Unlock() }, nil
+}
+
+// suggestFlags are the flags `check --suggest` and `site new` share.
+type suggestFlags struct {
+	show    bool
+	send    string
+	write   bool
+	account string
+}
+
+// cmdSite: spoolgate site new NAME --url URL [--send TEXT] [--write].
+func cmdSite(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] != "new" {
+		return usagef("site: want `site new NAME --url URL`")
+	}
+	var c common
+	var sf suggestFlags
+	fs := newFlags("site new", &c)
+	url := fs.String("url", "", "the chat page's address (signed in: `spoolgate login NAME` first if it needs an account)")
+	fs.BoolVar(&sf.show, "show", false, "a visible browser window instead of headless")
+	fs.StringVar(&sf.send, "send", "", "send this one probe message to find the answer, busy, done and copy keys")
+	fs.BoolVar(&sf.write, "write", false, "add the site to the config file (comments kept, a .bak beside it)")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *url == "" {
+		return usagef("site new: want NAME and --url URL")
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	name := pos[0]
+	if _, ok := cfg.Sites[name]; ok {
+		return usagef("site new: site %q is already in the config: `spoolgate check %s --suggest` proposes new selectors for it", name, name)
+	}
+	return runSuggest(ctx, env, cfg, "site new", name, spool.SiteConfig{URL: *url}, sf)
+}
+
+// runSuggest opens the page under the session's lock (as check does),
+// prints the suggestions and the ready-to-paste block, and with --write
+// puts the block into the config file.
+func runSuggest(ctx context.Context, env *Env, cfg *spool.Config, cmd, name string, sc spool.SiteConfig, sf suggestFlags) error {
+	sess, err := webSessionFor(cfg, cmd, name, sf.account)
+	if err != nil {
+		return err
+	}
+	unlock, err := lockSession(cmd, cfg, sess)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rep, err := browser.Suggest(ctx, cfg, name, sc, browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", cmd, name, err)
+	}
+	printSuggestions(env.Stdout, rep)
+	doc, src, err := readConfigDoc(cfg.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	site := applySuggestions(doc, name, sc, rep)
+	block, err := siteBlock(name, site)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	fmt.Fprintf(env.Stdout, "\n# paste under the config's sites: (or run with --write)\n%s", block)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(env.Stderr, "spoolgate: %s %s: %s\n", cmd, name, p)
+	}
+	if sf.write {
+		if cfg.Path == "" {
+			return fmt.Errorf("%s: --write: no config file (give --config FILE): the block is above", cmd)
+		}
+		if err := writeConfigDoc(cfg.Path, src, doc); err != nil {
+			return fmt.Errorf("%s: --write: %w; the block is above: paste it under sites: by hand", cmd, err)
+		}
+		fmt.Fprintf(env.Stdout, "wrote %s (the old one is %s.bak)\n", cfg.Path, cfg.Path)
+	}
+	if !suggestComplete(rep, sf.send != "") {
+		return &exitErr{code: 1}
+	}
+	return nil
+}
+
+// suggestComplete: the keys a task needs were found (input and send; the
+// answer too when a probe was sent).
+func suggestComplete(rep *browser.SuggestReport, probed bool) bool {
+	need := []string{"input", "send"}
+	if probed {
+		need = append(need, "answer")
+	}
+	for _, k := range need {
+		if s, _ := rep.Get(k); s.Selector == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
+	fmt.Fprintf(w, "site %s  %s\n", rep.Site, rep.URL)
+	for _, k := range rep.Keys {
+		if k.Selector == "" {
+			fmt.Fprintf(w, "  %-8s not found: %s\n", k.Key, k.Why)
+			continue
+		}
+		cur := ""
+		if k.Current != "" {
+			cur = " (the config's selector: " + k.Current + ")"
+		}
+		fmt.Fprintf(w, "  %-8s %s  [%s] %s%s\n", k.Key, k.Selector, k.Confidence, k.Why, cur)
+		for _, o := range k.Others {
+			fmt.Fprintf(w, "           or %s (%d)\n", o.Selector, o.Score)
+		}
+	}
+	if rep.Probe != "" {
+		fmt.Fprintf(w, "probe %q answered: %q\n", rep.Probe, rep.Answer)
+	}
+}
+
+// blockKeys are the site keys a suggestion may set, in the block's order.
+var blockKeys = []string{"input", "send", "answer", "busy", "done", "copy", "newChat", "error"}
+
+// applySuggestions puts the suggestions into doc's sites.NAME (made if
+// missing) and returns that mapping. A key is set when the config has
+// none, or its selector no longer finds what was found; a key whose
+// selector still does is kept. Keys the config cannot take yet (see
+// browser.SiteKeyKnown) stay out. Every other key and every comment is
+// left as it was.
+func applySuggestions(doc *yaml.Node, name string, sc spool.SiteConfig, rep *browser.SuggestReport) *yaml.Node {
+	root := doc.Content[0]
+	sites := mapGet(root, "sites", yaml.MappingNode)
+	site := mapGet(sites, name, yaml.MappingNode)
+	if u := mapLookup(site, "url"); u == nil {
+		v := mapGet(site, "url", yaml.ScalarNode)
+		v.Value, v.Style = sc.URL, yaml.DoubleQuotedStyle
+	}
+	for _, key := range blockKeys {
+		s, ok := rep.Get(key)
+		if !ok || s.Selector == "" || !browser.SiteKeyKnown(key) {
+			continue
+		}
+		old := mapLookup(site, key)
+		if old != nil && old.Value != "" && s.Current == "ok" {
+			old.LineComment = "still finds it (suggested: " + s.Selector + ")"
+			continue
+		}
+		v := mapGet(site, key, yaml.ScalarNode)
+		v.Value, v.Style, v.Tag = s.Selector, yaml.DoubleQuotedStyle, "!!str"
+		v.LineComment = clip(s.Confidence+": "+s.Why, 140)
+	}
+	return site
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// mapLookup returns the value of key in mapping m, or nil.
+func mapLookup(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// mapGet returns the value of key in mapping m, adding it (of kind) when
+// missing; a null value becomes an empty node of kind.
+func mapGet(m *yaml.Node, key string, kind yaml.Kind) *yaml.Node {
+	if v := mapLookup(m, key); v != nil {
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && kind != yaml.ScalarNode {
+			v.Kind, v.Tag, v.Value = kind, "", ""
+		}
+		return v
+	}
+	v := &yaml.Node{Kind: kind}
+	if kind == yaml.MappingNode {
+		v.Tag = "!!map"
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	return v
+}
+
+// readConfigDoc reads the config file as a YAML node tree (comments
+// kept); no file, or an empty one, is an empty mapping.
+func readConfigDoc(path string) (*yaml.Node, []byte, error) {
+	var src []byte
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("read config: %w", err)
+		}
+		src = b
+	}
+	doc := &yaml.Node{}
+	if len(bytes.TrimSpace(src)) > 0 {
+		if err := yaml.Unmarshal(src, doc); err != nil {
+			return nil, nil, fmt.Errorf("read config: %w", err)
+		}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		doc = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	if doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, errors.New("the config is not a mapping of keys")
+	}
+	return doc, src, nil
+}
+
+// siteBlock is `sites:` with the one site, as YAML to paste.
+func siteBlock(name string, site *yaml.Node) (string, error) {
+	m := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "sites"},
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: name}, site}},
+	}}
+	return encodeYAML(m)
+}
+
+func encodeYAML(n *yaml.Node) (string, error) {
+	var b bytes.Buffer
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := e.Encode(n); err != nil {
+		return "", err
+	}
+	if err := e.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// writeConfigDoc writes doc over path durably, the old content kept in
+// path.bak first; the new content must load as a config, or nothing is
+// written.
+func writeConfigDoc(path string, old []byte, doc *yaml.Node) error {
+	out, err := encodeYAML(doc)
+	if err != nil {
+		return err
+	}
+	if _, err := spool.ParseConfig([]byte(out)); err != nil {
+		return fmt.Errorf("the updated config would not load (%w); nothing written", err)
+	}
+	if err := checkWritable(path); err != nil {
+		return err
+	}
+	if old != nil {
+		if err := spool.WriteFileAtomic(path+".bak", old); err != nil {
+			return fmt.Errorf("keep the old config: %w", err)
+		}
+	}
+	return spool.WriteFileAtomic(path, []byte(out))
+}
+
+// checkWritable fails clearly when the config or its folder cannot be
+// written: the rename needs the folder, an operator expects the file.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%s is read-only", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".sg-check-*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", filepath.Dir(path), errors.Unwrap(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
