@@ -146,7 +146,7 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 // openTab launches the browser on profile (default: the first
 // session's) after the self-check, as a task would, and returns its tab,
 // which ends with ctx; closeTab closes the browser.
-func openTab(ctx context.Context, cfg *spool.Config, profile string, show bool, log *slog.Logger) (tab context.Context, closeTab func(), err error) {
+func openTab(ctx context.Context, cfg *config.Config, profile string, show bool, log *slog.Logger) (tab context.Context, closeTab func(), err error) {
 	if profile == "" {
 		profile = ProfileDir(cfg)
 	}

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // Candidate is one selector that picks out a key's element, with what it
@@ -209,7 +208,7 @@ return `+call+`;
 // a suggestion for a key the config cannot take (done and copy before
 // they exist) is reported but kept out of the block.
 func SiteKeyKnown(key string) bool {
-	t := reflect.TypeOf(spool.SiteConfig{})
+	t := reflect.TypeOf(config.SiteConfig{})
 	for i := range t.NumField() {
 		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == key {
 			return true
@@ -223,7 +222,7 @@ func SiteKeyKnown(key string) bool {
 // and watches the answer stream. The caller holds the web-runner lock, as
 // for Check. sc's own selectors, if any, are checked against what was
 // found (Suggestion.Current).
-func Suggest(ctx context.Context, cfg *spool.Config, name string, sc spool.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
+func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -237,7 +236,7 @@ func Suggest(ctx context.Context, cfg *spool.Config, name string, sc spool.SiteC
 	}
 	defer closeTab()
 	rep := &SuggestReport{Site: name, URL: sc.URL, Probe: opts.Send}
-	d := newDriver(spool.SiteConfig{URL: sc.URL}, name, opts.Timings, log)
+	d := newDriver(config.SiteConfig{URL: sc.URL}, name, opts.Timings, log)
 	if err := chromedp.Do(tab, chromedp.Navigate(sc.URL)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", sc.URL, err)
 	}
@@ -322,7 +321,7 @@ func Suggest(ctx context.Context, cfg *spool.Config, name string, sc spool.SiteC
 
 // current notes, per key the page found, whether sc's own selector
 // still finds the same element.
-func (r *SuggestReport) current(tab context.Context, sc spool.SiteConfig) {
+func (r *SuggestReport) current(tab context.Context, sc config.SiteConfig) {
 	cur := map[string]string{"input": sc.Input, "send": sc.Send, "newChat": sc.NewChat, "answer": sc.Answer}
 	res, err := sgEval[map[string]string](tab, `SG.current(`+js(cur)+`)`)
 	if err != nil {

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatuistand"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-func suggestCfg(t *testing.T) *spool.Config {
+func suggestCfg(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := spool.ParseConfig([]byte(fmt.Sprintf("spool: %q\nweb: {profiles: %q, instance: test}\n", filepath.Join(t.TempDir(), "spool"), t.TempDir())))
+	cfg, err := config.ParseConfig([]byte(fmt.Sprintf("spool: %q\nweb: {profiles: %q, instance: test}\n", filepath.Join(t.TempDir(), "spool"), t.TempDir())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestSuggest_ChatUIs(t *testing.T) {
 			cfg := suggestCfg(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			rep, err := Suggest(ctx, cfg, ui, spool.SiteConfig{URL: s.URL()}, SuggestOptions{Send: "hello"})
+			rep, err := Suggest(ctx, cfg, ui, config.SiteConfig{URL: s.URL()}, SuggestOptions{Send: "hello"})
 			assertNoProcs(t, ProfileDir(cfg))
 			if err != nil {
 				t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/chatuistand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Issue 23's acceptance: on each real chat UI from npm (examples/chatuis),
@@ -70,9 +70,9 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	r.submit(tasks...)
 	results := map[string]string{}
 	for _, tk := range tasks {
-		got := r.final(spool.KindWeb, tk.ID, 120*time.Second)
-		if got.State != spool.StateSuccess {
-			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(spool.KindWeb, tk.ID), 25))
+		got := r.final(taskfile.KindWeb, tk.ID, 120*time.Second)
+		if got.State != taskfile.StateSuccess {
+			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 			continue
 		}
 		results[tk.ID] = got.Result

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 func init() {
@@ -22,7 +23,7 @@ func init() {
 
 // lockSession takes the session's web-runner lock, as login and check do,
 // so no task runs on the profile meanwhile.
-func lockSession(cmd string, cfg *spool.Config, sess spool.WebSession) (unlock func(), err error) {
+func lockSession(cmd string, cfg *config.Config, sess config.WebSession) (unlock func(), err error) {
 	lock := spool.OpenRunnerLock(sess.Lock)
 	if err := lock.TryLock(cfg.Host); err != nil {
 		if errors.Is(err, spool.ErrLockHeld) {
@@ -68,13 +69,13 @@ func cmdSite(ctx context.Context, env *Env, args []string) error {
 	if _, ok := cfg.Sites[name]; ok {
 		return usagef("site new: site %q is already in the config: `spoolgate check %s --suggest` proposes new selectors for it", name, name)
 	}
-	return runSuggest(ctx, env, cfg, "site new", name, spool.SiteConfig{URL: *url}, sf)
+	return runSuggest(ctx, env, cfg, "site new", name, config.SiteConfig{URL: *url}, sf)
 }
 
 // runSuggest opens the page under the session's lock (as check does),
 // prints the suggestions and the ready-to-paste block, and with --write
 // puts the block into the config file.
-func runSuggest(ctx context.Context, env *Env, cfg *spool.Config, cmd, name string, sc spool.SiteConfig, sf suggestFlags) error {
+func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name string, sc config.SiteConfig, sf suggestFlags) error {
 	sess, err := webSessionFor(cfg, cmd, name, sf.account)
 	if err != nil {
 		return err
@@ -162,7 +163,7 @@ var blockKeys = []string{"input", "send", "answer", "busy", "done", "copy", "new
 // selector still does is kept. Keys the config cannot take yet (see
 // browser.SiteKeyKnown) stay out. Every other key and every comment is
 // left as it was.
-func applySuggestions(doc *yaml.Node, name string, sc spool.SiteConfig, rep *browser.SuggestReport) *yaml.Node {
+func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *browser.SuggestReport) *yaml.Node {
 	root := doc.Content[0]
 	sites := mapGet(root, "sites", yaml.MappingNode)
 	site := mapGet(sites, name, yaml.MappingNode)
@@ -278,7 +279,7 @@ func writeConfigDoc(path string, old []byte, doc *yaml.Node) error {
 	if err != nil {
 		return err
 	}
-	if _, err := spool.ParseConfig([]byte(out)); err != nil {
+	if _, err := config.ParseConfig([]byte(out)); err != nil {
 		return fmt.Errorf("the updated config would not load (%w); nothing written", err)
 	}
 	if err := checkWritable(path); err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 const commentedConfig = `# the team's config: keep this comment
@@ -42,7 +42,7 @@ func TestApplySuggestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	site := applySuggestions(doc, "examplechat", spool.SiteConfig{URL: "https://chat.example.com/"}, suggestReport())
+	site := applySuggestions(doc, "examplechat", config.SiteConfig{URL: "https://chat.example.com/"}, suggestReport())
 	block, err := siteBlock("examplechat", site)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestApplySuggestions(t *testing.T) {
 	if bak, _ := os.ReadFile(path + ".bak"); string(bak) != commentedConfig {
 		t.Errorf(".bak is not the old config:\n%s", bak)
 	}
-	cfg, err := spool.LoadConfig(path)
+	cfg, err := config.LoadConfig(path)
 	if err != nil {
 		t.Fatalf("the written config does not load: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestWriteConfigDoc_ReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applySuggestions(doc, "examplechat", spool.SiteConfig{}, suggestReport())
+	applySuggestions(doc, "examplechat", config.SiteConfig{}, suggestReport())
 	err = writeConfigDoc(path, src, doc)
 	if err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("err = %v, want read-only", err)
@@ -121,11 +121,11 @@ func TestApplySuggestions_NewSite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			applySuggestions(doc, "fresh", spool.SiteConfig{URL: "http://127.0.0.1:1/"}, suggestReport())
+			applySuggestions(doc, "fresh", config.SiteConfig{URL: "http://127.0.0.1:1/"}, suggestReport())
 			if err := writeConfigDoc(path, old, doc); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := spool.LoadConfig(path)
+			cfg, err := config.LoadConfig(path)
 			if err != nil {
 				t.Fatal(err)
 			}
