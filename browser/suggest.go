@@ -26,6 +26,7 @@ type Candidate struct {
 	Matches  int      `json:"matches"`
 	Shadow   int      `json:"shadow"`          // 1: found in an open shadow root, -1: through >>>
 	Cover    float64  `json:"cover,omitempty"` // busy: the share of the answer's growth it showed for
+	Lag      float64  `json:"lag,omitempty"`   // busy: ms the text still grew after it went
 	What     string   `json:"what,omitempty"`
 	Score    int      `json:"score"`
 }
@@ -186,6 +187,7 @@ type probeKeys struct {
 	Copy   found    `json:"copy"`
 	Error  found    `json:"error"`
 	Gone   []string `json:"gone"`
+	MaxGap float64  `json:"maxGap"` // ms: the longest pause of the answer while it grew
 }
 
 type progress struct {
@@ -312,6 +314,9 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	if busy.Selector == "" && len(pk.Gone) > 0 {
 		rep.Keys[len(rep.Keys)-1].Why += " (shown and gone, but not to be picked out: " + strings.Join(pk.Gone, ", ") + ")"
 	}
+	if q, why := quietFor(pk, busy); q > 0 {
+		rep.Keys = append(rep.Keys, Suggestion{Key: "quiet", Selector: q.String(), Confidence: "medium", Why: why})
+	}
 	add("done", pk.Done, "nothing showed under the answer only once it was finished")
 	add("copy", pk.Copy, "no copy button under the answer")
 	add("error", pk.Error, "the page showed no error during the probe (optional)")
@@ -407,7 +412,7 @@ func probeAnswer(tab context.Context, d *driver, sendSel, probe string) (probeKe
 			return probeKeys{}, fmt.Errorf("watch the page: %w", err)
 		}
 		switch {
-		case p.Grew && p.SinceGrow >= 2500 && p.Indicators == 0, p.Grew && p.SinceGrow >= 10000:
+		case p.Grew && p.SinceGrow >= 4000 && p.Indicators == 0, p.Grew && p.SinceGrow >= 10000:
 			return sgEval[probeKeys](tab, `SG.finish()`)
 		case !p.Grew && time.Since(sent) > d.t.Start:
 			return sgEval[probeKeys](tab, `SG.finish()`)
@@ -421,4 +426,25 @@ func probeAnswer(tab context.Context, d *driver, sendSel, probe string) (probeKe
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// quietFor proposes a `quiet` longer than the default 1 s when the probe
+// showed that one would cut the answer: the answer paused that long
+// while it grew, or went on growing after the busy element went (pages
+// that animate their text). Twice the longest such time, in whole
+// seconds.
+func quietFor(pk probeKeys, busy Suggestion) (time.Duration, string) {
+	gap := time.Duration(pk.MaxGap) * time.Millisecond
+	why := fmt.Sprintf("the answer paused for up to %s while it streamed", gap.Round(10*time.Millisecond))
+	for _, c := range pk.Busy.Cands {
+		if c.Selector == busy.Selector && time.Duration(c.Lag)*time.Millisecond > gap {
+			gap = time.Duration(c.Lag) * time.Millisecond
+			why = fmt.Sprintf("the answer still grew for %s after busy went", gap.Round(10*time.Millisecond))
+		}
+	}
+	q := (2*gap + time.Second - 1).Truncate(time.Second)
+	if q <= time.Second {
+		return 0, ""
+	}
+	return q, why + "; the default 1s would cut it"
 }

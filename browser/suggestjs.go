@@ -126,6 +126,7 @@ const cands = (el, ok, limit) => {
   for (let i = 0; i < own.length && out.length < limit; i++) {
     for (let j = i + 1; j < own.length; j++) {
       const a = own[i], b = own[j];
+      if (a.sel.includes(b.sel)) continue;
       if (a.sel.startsWith('.') || a.sel.startsWith('[') || a.sel.startsWith('#') || b.sel.startsWith('#')) continue;
       if (!b.sel.startsWith('.') && !b.sel.startsWith('[')) continue;
       tryOne(a.sel + b.sel, [a.kind, b.kind], [a.note, b.note], false);
@@ -237,7 +238,7 @@ SG.arm = (probe) => {
   SG.visBefore = new WeakSet(allEls().filter(vis));
   SG.appeared = new Map(); // el -> {first, last, cands: [{sel, kinds, notes, combo, matches, shadow, during: n}]}
   SG.t0 = performance.now();
-  SG.firstGrowth = 0; SG.lastGrowth = 0; SG.samples = 0; SG.growSamples = 0;
+  SG.firstGrowth = 0; SG.lastGrowth = 0; SG.maxGap = 0; SG.samples = 0;
   SG.busyAttr = new Map();
   const textLen = () => (document.documentElement.textContent || '').length + openRootsNow().reduce((n, r) => n + (r.textContent || '').length, 0);
   const openRootsNow = () => allEls().filter((e) => e.shadowRoot).map((e) => e.shadowRoot);
@@ -248,7 +249,12 @@ SG.arm = (probe) => {
     SG.samples++;
     const len = textLen();
     const grew = len !== SG.lastLen;
-    if (grew) { SG.lastLen = len; if (!SG.firstGrowth) SG.firstGrowth = t; SG.lastGrowth = t; }
+    if (grew) {
+      SG.lastLen = len;
+      if (!SG.firstGrowth) SG.firstGrowth = t;
+      else SG.maxGap = Math.max(SG.maxGap, t - SG.lastGrowth);
+      SG.lastGrowth = t;
+    }
     let described = 0;
     for (const el of allEls()) {
       if (SG.visBefore.has(el) || !vis(el)) continue;
@@ -363,7 +369,7 @@ SG.finish = () => {
     for (const c of a.cands) {
       if (bseen.has(c.sel) || !c.during || vis(q(c.sel))) continue;
       bseen.add(c.sel);
-      bc.push(Object.assign({}, c, {cover: SG.growSpan() ? Math.min(1, (a.last - Math.max(a.first, 0)) / SG.growSpan()) : 0, what: describe(el)}));
+      bc.push(Object.assign({}, c, {cover: SG.growSpan() ? Math.min(1, (a.last - Math.max(a.first, 0)) / SG.growSpan()) : 0, lag: Math.max(0, SG.lastGrowth - a.last), what: describe(el)}));
     }
   }
   for (const [el, n] of SG.busyAttr) {
@@ -389,6 +395,7 @@ SG.finish = () => {
   const doneEl = late.filter((e) => clickable(e) || e.matches('[role=toolbar], [role=group]')).sort((x, y) => depth(x) - depth(y))[0] || (copyBtn && late.includes(copyBtn) ? copyBtn : null);
   if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing', cands: cands(doneEl, lastIn(doneEl), 30)};
   out.gone = gone.slice(0, 8);
+  out.maxGap = SG.maxGap;
   return out;
 };
 SG.growSpan = () => Math.max(0, SG.lastGrowth - SG.firstGrowth);

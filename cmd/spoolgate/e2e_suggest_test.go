@@ -13,6 +13,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/chatuistand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -102,5 +103,57 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	if t.Failed() {
 		b, _ := os.ReadFile(r.cfgPath)
 		t.Logf("config:\n%s", b)
+	}
+}
+
+// `check SITE --suggest --write` on a config whose input selector broke:
+// the file gets the new selector with its comments kept and a .bak; a
+// read-only config gets a clear error and the block on stdout.
+func TestE2E_Suggest_Write(t *testing.T) {
+	testkit.NeedChromium(t)
+	s, err := chatuistand.Start(chatuistand.Options{UI: "chatscope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r := e2eNewRig(t, e2eOpts{Tail: fmt.Sprintf(`models:
+  - {name: chat, kind: web, site: chatscope, needEmptyPrompt: true}
+# the vendor's page
+sites:
+  chatscope:
+    url: %q
+    input: ".old-input"   # renamed by the vendor
+    send: ".cs-button--send"
+    answer: "section[aria-label=\"Bot\"]"
+`, s.URL())})
+	t.Cleanup(func() { e2eNoProcs(t, filepath.Join(r.profiles, "e2e")) })
+	before, _ := os.ReadFile(r.cfgPath)
+	code, _, errOut := r.e2eRun("check", "chatscope")
+	if code != 1 || !strings.Contains(errOut, "--suggest") {
+		t.Errorf("check with a broken input: exit %d, no hint to --suggest:\n%s", code, errOut)
+	}
+	out := r.cli("check", "chatscope", "--suggest", "--write")
+	after, _ := os.ReadFile(r.cfgPath)
+	for _, want := range []string{"# the vendor's page", `input: "div[data-placeholder=\"Type message here\"]" # high:`, `send: ".cs-button--send" # still finds it`} {
+		if !strings.Contains(string(after), want) {
+			t.Errorf("written config lacks %q:\n%s\nstdout:\n%s", want, after, out)
+		}
+	}
+	if bak, _ := os.ReadFile(r.cfgPath + ".bak"); string(bak) != string(before) {
+		t.Errorf(".bak is not the old config:\n%s", bak)
+	}
+	if _, err := config.LoadConfig(r.cfgPath); err != nil {
+		t.Errorf("the written config does not load: %v", err)
+	}
+	r.cli("check", "chatscope") // the site is ready again
+	if err := os.Chmod(r.cfgPath, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = r.e2eRun("check", "chatscope", "--suggest", "--write")
+	if code == 0 || !strings.Contains(errOut, "read-only") || !strings.Contains(out, "\nsites:\n  chatscope:\n") {
+		t.Errorf("read-only config: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if now, _ := os.ReadFile(r.cfgPath); string(now) != string(after) {
+		t.Errorf("a read-only config changed")
 	}
 }

@@ -155,7 +155,7 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 }
 
 // blockKeys are the site keys a suggestion may set, in the block's order.
-var blockKeys = []string{"input", "send", "answer", "busy", "done", "copy", "newChat", "error"}
+var blockKeys = []string{"input", "send", "answer", "busy", "done", "copy", "newChat", "error", "quiet"}
 
 // applySuggestions puts the suggestions into doc's sites.NAME (made if
 // missing) and returns that mapping. A key is set when the config has
@@ -177,15 +177,28 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 			continue
 		}
 		old := mapLookup(site, key)
+		if key == "quiet" && old != nil && longerQuiet(old.Value, s.Selector) {
+			continue
+		}
 		if old != nil && old.Value != "" && s.Current == "ok" {
 			old.LineComment = "still finds it (suggested: " + s.Selector + ")"
 			continue
 		}
 		v := mapGet(site, key, yaml.ScalarNode)
 		v.Value, v.Style, v.Tag = s.Selector, yaml.DoubleQuotedStyle, "!!str"
+		if key == "quiet" {
+			v.Style = 0 // a duration, not a selector
+		}
 		v.LineComment = clip(s.Confidence+": "+s.Why, 140)
 	}
 	return site
+}
+
+// longerQuiet: the config's quiet is already at least the suggested one.
+func longerQuiet(have, want string) bool {
+	h, err1 := config.ParseDuration(have)
+	w, err2 := config.ParseDuration(want)
+	return err1 == nil && err2 == nil && h >= w
 }
 
 func clip(s string, n int) string {
