@@ -80,6 +80,7 @@ const parts = (el) => {
   for (const a of el.getAttributeNames()) {
     if (!a.startsWith('data-') || TESTIDS.includes(a) || SKIPDATA.test(a) || a === 'data-placeholder') continue;
     const v = el.getAttribute(a);
+    if (/^(true|false|on|off|open|closed|active|inactive|checked|unchecked|selected|visible|hidden|empty|loading|idle)$/i.test(v)) continue; // a state, not a name
     if (v !== '' && okText(v) && nameKind(v) === 'ok' && !/^\d+$/.test(v) && v.length <= 40) add('[' + a + '=' + quote(v) + ']', 'data', a + '=' + v);
     else if (nameKind(a.slice(5)) === 'ok') add('[' + a + ']', 'dataPresence', a);
   }
