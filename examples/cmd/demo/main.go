@@ -144,7 +144,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "demo: daemon running: %s run --config %s (pid %d, log %s)\n", o.bin, cfgPath, d.cmd.Process.Pid, d.logPath)
 
 	tasks := bench.Workload(o.seed, o.nWeb, o.nAPI)
-	ids, err := submit(ctx, bin, cfgPath, dir, tasks, o.renderer != "")
+	contents := taskContents(tasks, o.renderer != "")
+	ids, err := submit(ctx, bin, cfgPath, dir, tasks, contents)
 	if err != nil {
 		return err
 	}
@@ -157,6 +158,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	sum, sumErr := summarize(ctx, bin, cfgPath, cfg.Spool, tasks, ids, cfg.API.Concurrency, len(sessions), o.scale)
 	if sum != nil {
 		sum.perAccount, sum.total = chat.MaxPerAccount(), chat.MaxTotal()
+		if o.renderer != "" {
+			// One web result beside the Markdown the chat page streamed.
+			sum.sampleID = sampleWeb(tasks)
+			sum.sampleWant = chatstand.MarkdownFor(contents[sum.sampleID])
+		}
 	}
 	stopped = true
 	fmt.Fprintln(stdout)
@@ -381,23 +387,32 @@ func tail(path string, n int) string {
 
 // submit writes each task as a file under <dir>/tasks and drops them all
 // with one `spoolgate submit`; it returns the taskIds it printed.
-func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task, markdown bool) ([]string, error) {
+// taskContents is each task's content by id; with markdown, each web task
+// asks the chat stand-in for one of its Markdown answers.
+func taskContents(tasks []bench.Task, markdown bool) map[string]string {
+	corpus := chatstand.Corpus()
+	out := map[string]string{}
+	for i, t := range tasks {
+		out[t.ID] = t.Content()
+		if t.Kind == taskfile.KindWeb && markdown {
+			out[t.ID] += fmt.Sprintf(" [[md=%s]]", corpus[i%len(corpus)])
+		}
+	}
+	return out
+}
+
+func submit(ctx context.Context, bin, cfgPath, dir string, tasks []bench.Task, contents map[string]string) ([]string, error) {
 	tdir := filepath.Join(dir, "tasks")
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return nil, err
 	}
 	args := []string{"submit", "--config", cfgPath}
-	corpus := chatstand.Corpus()
-	for i, t := range tasks {
-		model, content := "writer", t.Content()
+	for _, t := range tasks {
+		model := "writer"
 		if t.Kind == taskfile.KindWeb {
 			model = "thinker-web"
-			if markdown {
-				// Each web answer is one of the stand-in's Markdown answers.
-				content += fmt.Sprintf(" [[md=%s]]", corpus[i%len(corpus)])
-			}
 		}
-		st := &taskfile.Task{TaskID: t.ID, Model: model, Content: content, Batch: batchName,
+		st := &taskfile.Task{TaskID: t.ID, Model: model, Content: contents[t.ID], Batch: batchName,
 			Output: batchName + "/" + t.ID + ".txt"}
 		data, err := st.Encode()
 		if err != nil {

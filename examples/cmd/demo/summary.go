@@ -22,15 +22,18 @@ import (
 
 // row is the part of a `spoolgate results` JSONL row the summary reads.
 type row struct {
-	TaskID      string     `json:"taskId"`
-	Lane        string     `json:"lane"`
-	State       string     `json:"state"`
-	Attempt     int        `json:"attempt"`
-	SubmittedAt *time.Time `json:"submittedAt"`
-	StartedAt   *time.Time `json:"startedAt"`
-	FinishedAt  *time.Time `json:"finishedAt"`
-	ErrorClass  string     `json:"errorClass"`
-	Error       string     `json:"error"`
+	TaskID       string     `json:"taskId"`
+	Lane         string     `json:"lane"`
+	State        string     `json:"state"`
+	Attempt      int        `json:"attempt"`
+	SubmittedAt  *time.Time `json:"submittedAt"`
+	StartedAt    *time.Time `json:"startedAt"`
+	FinishedAt   *time.Time `json:"finishedAt"`
+	ErrorClass   string     `json:"errorClass"`
+	Error        string     `json:"error"`
+	Result       string     `json:"result"`
+	ResultFormat string     `json:"resultFormat"`
+	ResultMethod string     `json:"resultMethod"`
 }
 
 type laneSum struct {
@@ -53,6 +56,9 @@ type summary struct {
 	sessions   int            // web sessions (accounts)
 	perAccount map[string]int // the chat stand-in's most generations at once, per account
 	total      int            // ... and over all accounts
+	rows       map[string]row // the result table by taskId
+	sampleID   string         // a web task whose result the summary shows
+	sampleWant string         // ... and the Markdown the chat stand-in streamed for it
 }
 
 // summarize reads the batch's result table through `spoolgate results`.
@@ -112,6 +118,7 @@ func summarize(ctx context.Context, bin, cfgPath, spoolDir string, tasks []bench
 		s.makespan = last.Sub(first)
 	}
 	s.launch, s.closing = webStages(spoolDir)
+	s.rows = rows
 	return s, nil
 }
 
@@ -148,6 +155,7 @@ func (s *summary) print(w io.Writer) {
 			(field+float64(per)*float64(perSession))/float64(bench.Unscale(s.lowerBound, s.scale)))
 	}
 	fmt.Fprintln(w, "  wait = startedAt - submittedAt (a retried task's startedAt is its last attempt's)")
+	s.printSample(w)
 	if s.lost > 0 {
 		fmt.Fprintf(w, "  LOST: %d tasks have no final state\n", s.lost)
 	}
@@ -187,3 +195,53 @@ func webStages(spoolDir string) (launch, closing []time.Duration) {
 }
 
 var tookRE = regexp.MustCompile(`\btook=([0-9.]+[a-zµ]+)`)
+
+// sampleWeb is the web task the summary shows: the first by id.
+func sampleWeb(tasks []bench.Task) string {
+	id := ""
+	for _, t := range tasks {
+		if t.Kind == taskfile.KindWeb && (id == "" || t.ID < id) {
+			id = t.ID
+		}
+	}
+	return id
+}
+
+// printSample shows one web result as the task got it, and whether it is
+// the Markdown the chat page streamed.
+func (s *summary) printSample(w io.Writer) {
+	r, ok := s.rows[s.sampleID]
+	if s.sampleID == "" || !ok || r.State != "success" {
+		return
+	}
+	format, method := r.ResultFormat, r.ResultMethod
+	if format == "" {
+		format, method = "text", "text"
+	}
+	fmt.Fprintf(w, "  one web result, %s (resultFormat %s, resultMethod %s):\n", s.sampleID, format, method)
+	lines := strings.Split(r.Result, "\n")
+	for i, line := range lines {
+		if i == 30 {
+			fmt.Fprintf(w, "    | … %d more lines\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintln(w, "    | "+line)
+	}
+	if r.Result == s.sampleWant {
+		fmt.Fprintln(w, "  it is, character for character, the Markdown the chat page streamed")
+		return
+	}
+	want, got := strings.Split(s.sampleWant, "\n"), strings.Split(r.Result, "\n")
+	n := 0
+	for n < len(want) && n < len(got) && want[n] == got[n] {
+		n++
+	}
+	fmt.Fprintf(w, "  it differs from the Markdown the chat page streamed from line %d on (the page streamed %q there)\n", n+1, at(want, n))
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
+}
