@@ -20,12 +20,14 @@ var errNoExchange = errors.New("rename exchange not supported")
 // moved on, gets ErrFenced instead of recreating the file (which would
 // leave one task in two folders). On Linux the swap is atomic
 // (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
-// the check and the rename are two steps.
-func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task) error {
+// the check and the rename are two steps. The folder is synced, and with
+// it the folders also (at once: see syncDirs): the source folder of the
+// move that brought the file here.
+func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task, also ...string) error {
 	if err := s.swapIn(k, dir, t, nil); err != nil {
 		return err
 	}
-	return SyncDir(s.Layout.Lane(k, dir))
+	return syncDirs(append([]string{s.Layout.Lane(k, dir)}, also...)...)
 }
 
 // writeFenced is rewrite that also requires the file on disk to belong to

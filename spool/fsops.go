@@ -97,13 +97,10 @@ func (f files) renameNoReplace(src, dst string) error {
 	if err := f.guardedRename(src, dst); err != nil {
 		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
 	}
-	if err := SyncDir(filepath.Dir(dst)); err != nil {
-		return err
-	}
 	if filepath.Dir(src) != filepath.Dir(dst) {
-		return SyncDir(filepath.Dir(src))
+		return syncDirs(filepath.Dir(dst), filepath.Dir(src))
 	}
-	return nil
+	return SyncDir(filepath.Dir(dst))
 }
 
 func unwrapLink(err error) error {
@@ -201,3 +198,28 @@ func kindOf(m os.FileMode) string {
 
 // now is the clock; tests may not replace it, but one place reads it.
 func now() time.Time { return time.Now().UTC() }
+
+// syncDirs fsyncs the folders at once. Each fsync waits for the file
+// system's journal commit; issued together, the fsyncs of two folders of
+// one file system share a commit, so a move (two folders) or an intake
+// (pending/ and the drop box) costs one commit's wait, not two. It returns
+// the first error.
+func syncDirs(dirs ...string) error {
+	switch len(dirs) {
+	case 0:
+		return nil
+	case 1:
+		return SyncDir(dirs[0])
+	}
+	errs := make(chan error, len(dirs)-1)
+	for _, d := range dirs[1:] {
+		go func() { errs <- SyncDir(d) }()
+	}
+	err := SyncDir(dirs[0])
+	for range dirs[1:] {
+		if e := <-errs; err == nil {
+			err = e
+		}
+	}
+	return err
+}

@@ -120,12 +120,9 @@ func (l *Lease) Mark(now time.Time) (*taskfile.Task, error) {
 	m.NotBefore, m.FinishedAt = time.Time{}, time.Time{}
 	m.Owner, m.BrowserPID, m.Account = l.owner, 0, l.account
 	m.OpenAttempt(l.claimed, now, l.owner, l.account)
-	if err := l.s.rewrite(l.kind, taskfile.DirRunning, m); err != nil {
-		return nil, err
-	}
-	// The rewrite synced running/; the claim's source folder too, or a
-	// crash could bring the file back in pending/ as well.
-	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
+	// The rewrite syncs running/, and the claim's source folder with it,
+	// or a crash could bring the file back in pending/ as well.
+	if err := l.s.rewrite(l.kind, taskfile.DirRunning, m, l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
 		return nil, err
 	}
 	l.task, l.marked = m, true
