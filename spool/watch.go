@@ -1,12 +1,14 @@
 package spool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +67,7 @@ type Watcher struct {
 }
 
 type obs struct {
+	seq     uint64 // order of first sight: files are handed over in it
 	dir     int
 	name    string
 	st      stamp     // as last looked at
@@ -137,6 +140,7 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
+	var seq uint64
 	doRescan := func() {
 		for i, d := range w.Dirs {
 			ents, err := ReadDir(d.Path)
@@ -145,14 +149,30 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 				continue
 			}
 			w.fails.OK("rescan:" + d.Path)
+			// Files first seen by a listing are taken oldest first (by
+			// mtime, then name): the listing does not say in which order
+			// they arrived, their mtimes come closest.
+			type found struct {
+				name  string
+				mtime time.Time
+			}
+			var fresh []found
 			for _, e := range ents {
 				if !w.accept(d, e.Name()) {
 					continue
 				}
-				p := filepath.Join(d.Path, e.Name())
-				if _, ok := cands[p]; !ok {
-					cands[p] = &obs{dir: i, name: e.Name()}
+				if _, ok := cands[filepath.Join(d.Path, e.Name())]; !ok {
+					f := found{name: e.Name()}
+					if fi, err := e.Info(); err == nil {
+						f.mtime = fi.ModTime()
+					}
+					fresh = append(fresh, f)
 				}
+			}
+			slices.SortStableFunc(fresh, func(a, b found) int { return a.mtime.Compare(b.mtime) })
+			for _, f := range fresh {
+				seq++
+				cands[filepath.Join(d.Path, f.name)] = &obs{seq: seq, dir: i, name: f.name}
 			}
 		}
 		if w.AfterRescan != nil {
@@ -190,7 +210,8 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 			}
 			o := cands[ev.Name]
 			if o == nil {
-				o = &obs{dir: i, name: name}
+				seq++
+				o = &obs{seq: seq, dir: i, name: name}
 				cands[ev.Name] = o
 			}
 			now := time.Now()
@@ -238,9 +259,13 @@ func renamedInto(ev fsnotify.Event) bool {
 }
 
 // process checks every candidate that is due, hands complete files to
-// Handle, and returns when the next candidate falls due.
+// Handle in the order they were first seen (the order they were dropped:
+// intake stamps submittedAt, which orders the queue, so a burst of drops
+// runs in drop order, not in a map's), and returns when the next
+// candidate falls due.
 func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 	var next time.Time
+	var due []string
 	for p, o := range cands {
 		if o.due.After(now) {
 			if next.IsZero() || o.due.Before(next) {
@@ -248,6 +273,11 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			}
 			continue
 		}
+		due = append(due, p)
+	}
+	slices.SortFunc(due, func(a, b string) int { return cmp.Compare(cands[a].seq, cands[b].seq) })
+	for _, p := range due {
+		o := cands[p]
 		d := w.Dirs[o.dir]
 		fi, err := os.Lstat(p)
 		if err != nil {

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -113,6 +114,48 @@ func TestWatcher_IgnoresNonDrops(t *testing.T) {
 	for _, n := range []string{".hidden.yaml", "x.tmp", "notes.txt"} {
 		if _, _, ok := seen.get(n); ok {
 			t.Errorf("%s was taken", n)
+		}
+	}
+}
+
+// TestWatcher_DropOrder: a burst of drops is handed over in the order the
+// files arrived (intake stamps submittedAt in that order, which orders the
+// queue), not in a map's or the names' order.
+func TestWatcher_DropOrder(t *testing.T) {
+	dir := t.TempDir()
+	const n = 40
+	got := make(chan string, n)
+	w := &Watcher{Dirs: []WatchDir{{Path: dir}}, Settle: time.Second, Rescan: time.Hour,
+		Handle: func(d WatchDir, name string) {
+			got <- name
+			os.Rename(filepath.Join(d.Path, name), filepath.Join(d.Path, "."+name+".taken"))
+		}}
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	<-w.Started()
+	var want []string
+	for i := n - 1; i >= 0; i-- { // names in reverse order of arrival
+		name := fmt.Sprintf("d-%02d.yaml", i)
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, []byte("content: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	deadline := time.After(10 * time.Second)
+	for i := range n {
+		select {
+		case name := <-got:
+			if name != want[i] {
+				t.Fatalf("handed over #%d: %s, want %s (the order of arrival)", i, name, want[i])
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d handed over in 10 s", i, n)
 		}
 	}
 }
