@@ -237,3 +237,35 @@ func TestLanes_Run(t *testing.T) {
 		t.Errorf("waits: api %d web %d", len(res.APIWaits), len(res.WebWaits))
 	}
 }
+
+func TestHandOff(t *testing.T) {
+	m := time.Minute
+	tasks := []Task{{Kind: taskfile.KindWeb, Dur: 3 * m}, {Kind: taskfile.KindAPI, Dur: m}, {Kind: taskfile.KindWeb, Dur: m},
+		{Kind: taskfile.KindWeb, Dur: m}, {Kind: taskfile.KindWeb, Dur: 2 * m}}
+	tests := []struct {
+		name string
+		l    Limits
+		want time.Duration
+	}{
+		// s1: 3; s2: 1, 1, 2 → 4 (the bound Σweb/2 is 3.5)
+		{"two sessions, in queue order", Limits{Sessions: 2, API: 1}, 4 * m},
+		{"one session", Limits{Sessions: 1, API: 1}, 7 * m},
+		{"more sessions than tasks", Limits{Sessions: 8, API: 1}, 3 * m},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HandOff(tasks, tt.l); got != tt.want {
+				t.Errorf("HandOff = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	api := append(slices.Clone(tasks), Task{Kind: taskfile.KindAPI, Dur: 9 * m})
+	if got := HandOff(api, Limits{Sessions: 2, API: 1}); got != 10*m {
+		t.Errorf("with 10m of API work on one slot: HandOff = %v, want 10m", got)
+	}
+	// The figures for the bench's own seed, web-first order.
+	ts := WebFirst(FieldReport(DefaultSeed))
+	t.Logf("field report, web first: 2 sessions %v (%.3f× the bound), 3 sessions %v (%.3f×)",
+		HandOff(ts, Limits{Sessions: 2, API: 3}), float64(HandOff(ts, Limits{Sessions: 2, API: 3}))/float64(LowerBound(ts, Limits{Sessions: 2, API: 3})),
+		HandOff(ts, Limits{Sessions: 3, API: 3}), float64(HandOff(ts, Limits{Sessions: 3, API: 3}))/float64(LowerBound(ts, Limits{Sessions: 3, API: 3})))
+}

@@ -188,3 +188,32 @@ func Order(tasks []Task, name string) []Task {
 	}
 	panic("bench: unknown queue order " + name)
 }
+
+// HandOff is the makespan, in field time, of handing the web tasks in
+// queue order to whichever of l.Sessions sessions frees first, each task
+// taking its own duration and no time between tasks: what several
+// sessions that hand over like one lane reach with these durations. The
+// other terms of LowerBound (the API work, the longest task) still apply.
+// It is computed offline, from the durations alone.
+func HandOff(tasks []Task, l Limits) time.Duration {
+	other := LowerBound(tasks, Limits{API: l.API, Workers: l.Workers})
+	if l.Sessions <= 0 {
+		return other
+	}
+	free := make([]time.Duration, l.Sessions) // when each session is next free
+	var end time.Duration
+	for _, t := range tasks {
+		if t.Kind != taskfile.KindWeb {
+			continue
+		}
+		i := 0
+		for j := range free {
+			if free[j] < free[i] {
+				i = j
+			}
+		}
+		free[i] += t.Dur
+		end = max(end, free[i])
+	}
+	return max(end, other)
+}

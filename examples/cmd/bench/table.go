@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -349,6 +350,23 @@ func checks(w io.Writer, o options, rs []row) {
 					mark(d <= 0.05), order, field(m, o.scale), field(a, o.scale), 100*d)
 			}
 		}
+		// Issue 24: several sessions hand over like one lane: each row
+		// within 1% of the offline hand-off of the same durations (the web
+		// tasks in queue order to the first free session), in every run.
+		for _, r := range rs {
+			c := r.cells[i]
+			if len(c.runs) == 0 || !strings.HasPrefix(r.name, "spoolgate") || c.runs[0].Limits.Sessions < 2 {
+				continue
+			}
+			off := bench.HandOff(c.tasks, c.runs[0].Limits)
+			var per []float64
+			for _, x := range c.runs {
+				per = append(per, float64(x.Makespan)/(float64(off)*x.Scale)) // Makespan is scaled time
+			}
+			worst := slices.Max(per)
+			fmt.Fprintf(w, "  %s %s: %s within 1%% of the offline hand-off %s, every run: median %.3f×, runs %s\n",
+				mark(worst <= 1.01), order, r.name, off.Round(time.Second), median(per), ratios(per))
+		}
 		for _, name := range []string{"pool 8, no gate", "pool 16, no gate", "pool 2, no gate"} {
 			if r := find(name); r != nil {
 				n := bench.Over(r.cells[i].runs, collisions).Median
@@ -356,4 +374,27 @@ func checks(w io.Writer, o options, rs []row) {
 			}
 		}
 	}
+}
+
+// median is the middle of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ratios lists xs as "1.012× 1.030×".
+func ratios(xs []float64) string {
+	var b []string
+	for _, x := range xs {
+		b = append(b, fmt.Sprintf("%.3f×", x))
+	}
+	return strings.Join(b, " ")
 }
