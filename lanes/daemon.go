@@ -215,6 +215,9 @@ func (d *Daemon) Stop() {
 }
 
 func (d *Daemon) handle(w spool.WatchDir, name string) {
+	if (w.CancelRequests || w.PriorityRequests) && !d.plainRequest(w, name) {
+		return
+	}
 	if w.CancelRequests {
 		d.cancelRequest(w.Lane, name)
 		return
@@ -272,7 +275,7 @@ func (d *Daemon) cancelRequest(k taskfile.Kind, id string) {
 	log := laneLogger(d.Log, k).With("taskId", id)
 	consume := func() {
 		if err := os.Remove(req); err != nil && !errors.Is(err, os.ErrNotExist) {
-			log.Error("consume cancel request", "err", err)
+			d.Store.Limiter().Fail("cancel consume:"+req, "consume cancel request", err, "lane", k, "taskId", id)
 		}
 		if d.Hooks.OnCancelRequest != nil {
 			d.Hooks.OnCancelRequest(k, id)
@@ -301,7 +304,7 @@ func (d *Daemon) cancelRequest(k taskfile.Kind, id string) {
 			if err != nil {
 				// Left for the next rescan: the request stays, and a
 				// claim this cut short goes back to pending/.
-				log.Error("cancel pending", "err", err)
+				d.Store.Limiter().Fail("cancel pending:"+req, "cancel pending", err, "lane", k, "taskId", id)
 				return
 			}
 			if l != nil {

@@ -20,10 +20,10 @@ func (d *Daemon) priorityRequest(k taskfile.Kind, id string) {
 		return
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		d.Log.Error("priority request: read pending task", "lane", k, "taskId", id, "err", err)
+		d.Store.Limiter().Fail("priority:"+d.Store.Layout.PriorityPath(k, id), "priority request: read pending task", err, "lane", k, "taskId", id)
 		return
 	}
 	if err := os.Remove(d.Store.Layout.PriorityPath(k, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		d.Log.Error("consume priority request", "lane", k, "taskId", id, "err", err)
+		d.Store.Limiter().Fail("priority consume:"+d.Store.Layout.PriorityPath(k, id), "consume priority request", err, "lane", k, "taskId", id)
 	}
 }

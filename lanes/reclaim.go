@@ -12,7 +12,9 @@ import (
 func (l *Lane) reclaim(now time.Time) {
 	done, err := l.store.Reclaim(l.kind, now, l.holds)
 	if err != nil {
-		l.log.Error("reclaim", "err", err)
+		l.store.Limiter().Fail("reclaim:"+string(l.kind), "reclaim", err, "lane", l.kind)
+	} else {
+		l.store.Limiter().OK("reclaim:" + string(l.kind))
 	}
 	for _, r := range done {
 		t := r.Task

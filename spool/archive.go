@@ -219,7 +219,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 
 func (a *archiver) fail(path string, err error) {
 	a.stats.Failed++
-	a.s.Log.Error("archive: left in place, tried again next pass", "path", path, "err", err)
+	a.s.Limiter().Fail("archive:"+path, "archive: left in place, tried again next pass", err, "path", path)
 }
 
 // logFiles lists the files of logs/ that belong to task id: ID.log and

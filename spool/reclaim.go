@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -69,10 +70,11 @@ func (s *Store) Reclaim(k taskfile.Kind, now time.Time, held func(id string) boo
 		t, err := s.Read(k, taskfile.DirRunning, id)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
-				s.Log.Error("reclaim: unreadable running task", "lane", k, "taskId", id, "err", err)
+				s.unreadableRunning(k, name, err, now)
 			}
 			continue
 		}
+		s.Limiter().Forget("running:" + filepath.Join(dir, name))
 		reason := s.orphanReason(k, t, now)
 		if reason == "" {
 			continue
@@ -134,7 +136,7 @@ func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now
 	}
 	if err := s.move(k, taskfile.DirRunning, to, id); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			s.Log.Error("reclaim failed", "lane", k, "taskId", id, "err", err)
+			s.Limiter().Fail("reclaim:"+s.Layout.TaskPath(k, taskfile.DirRunning, id), "reclaim failed", err, "lane", k, "taskId", id)
 		}
 		return Reclaimed{}, false
 	}
@@ -153,7 +155,7 @@ func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now
 		t.State, t.FinishedAt = taskfile.StateFailed, now
 	}
 	if err := s.rewrite(k, to, t); err != nil {
-		s.Log.Error("reclaim: rewrite failed; recovery repairs the state", "lane", k, "taskId", id, "err", err)
+		s.Limiter().Fail("reclaim rewrite:"+s.Layout.TaskPath(k, to, id), "reclaim: rewrite failed; recovery repairs the state", err, "lane", k, "taskId", id)
 	}
 	return r, true
 }
@@ -199,4 +201,30 @@ func (f *firstSeen) forget(keep func(key string) bool) {
 			delete(f.m, k)
 		}
 	}
+}
+
+// unreadableRunning handles a file in running/ that is not a task spoolgate
+// can read (garbage, a fifo, too large): logged once, then counted, and
+// once it has been still for staleAfter (its mtime, or from when first
+// seen for an mtime in the future) it leaves running/ as a rejected file
+// in failed/, its bytes untouched and the reason beside it, so it neither
+// counts as running for ever nor logs at every rescan.
+func (s *Store) unreadableRunning(k taskfile.Kind, name string, err error, now time.Time) {
+	p := filepath.Join(s.Layout.Lane(k, taskfile.DirRunning), name)
+	s.Limiter().Fail("running:"+p, "running task unreadable: it moves to failed/ once staleAfter old", err, "lane", k, "file", name)
+	fi, lerr := os.Lstat(p)
+	if lerr != nil {
+		return
+	}
+	at, _ := s.clampFuture("running", p, fi.ModTime(), now)
+	if now.Sub(at) <= s.Cfg.Timing().StaleAfter {
+		return
+	}
+	res, rerr := s.reject(p, name, k, taskfile.Rejectf(taskfile.ClassInvalid, "unreadable in running/ (%s): moved here untouched", taskfile.OneLine(err.Error())))
+	if rerr != nil {
+		s.Limiter().Fail("running reject:"+p, "unreadable running file not moved", rerr, "lane", k, "file", name)
+		return
+	}
+	s.Limiter().Forget("running:" + p)
+	s.Log.Warn("unreadable running file moved to failed/", "lane", k, "file", name, "to", s.rel(res.Path))
 }
