@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -161,8 +162,18 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 		for r, n := range reasons {
 			g(descHeld, n, ln.Lane, r)
 		}
+		// One series per task: two running files can carry one taskId
+		// and a taskId may hold bytes that are not UTF-8 (both from files
+		// anyone may drop); a duplicate or invalid series would fail the
+		// whole scrape with a 500. The label is escaped as status shows it.
+		seen := map[string]bool{}
 		for _, r := range ln.Running {
-			g(descHeartbeat, r.HeartbeatAgeSeconds, ln.Lane, r.TaskID)
+			id := safetext.Text(r.TaskID)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			g(descHeartbeat, r.HeartbeatAgeSeconds, ln.Lane, id)
 		}
 		collectSessions(g, ln)
 	}

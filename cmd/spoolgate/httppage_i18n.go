@@ -53,21 +53,29 @@ var (
 	}
 )
 
-// pageLangs are the languages the page speaks, the default first.
-var pageLangs = language.NewMatcher([]language.Tag{language.English, language.Chinese})
-
 // labelsFor picks the page's language from the request's Accept-Language:
-// Chinese when the browser prefers any zh (zh, zh-CN, zh-TW, zh-Hans...)
-// over English, English otherwise, including for a missing or malformed
-// header.
+// the first language the browser prefers that the page speaks, by base
+// language: every zh (zh, zh-CN, zh-TW, zh-HK, zh-Hant, zh-Hans...) gets
+// the Chinese page (simplified Chinese text, for traditional too), en
+// English; English for anything else, a missing or a malformed header.
+// (language.Matcher judged zh-HK and zh-Hant too far from zh-Hans and
+// gave them English.)
 func labelsFor(r *http.Request) pageLabels {
 	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
-	if err != nil || len(tags) == 0 {
+	if err != nil {
 		return labelsEN
 	}
-	_, i, conf := pageLangs.Match(tags...)
-	if i == 1 && conf != language.No {
-		return labelsZH
+	for _, t := range tags { // most preferred first
+		b, conf := t.Base()
+		if conf == language.No {
+			continue
+		}
+		switch b.String() {
+		case "zh":
+			return labelsZH
+		case "en":
+			return labelsEN
+		}
 	}
 	return labelsEN
 }

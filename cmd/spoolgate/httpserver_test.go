@@ -379,3 +379,54 @@ func TestHTTPServer_AccountHeld(t *testing.T) {
 		t.Errorf("the page does not show the held account:\n%s", page)
 	}
 }
+
+// TestHTTPServer_MetricsHostileRunning: two running files with one taskId,
+// and a taskId that is not UTF-8 (a file name of raw bytes), still give a
+// 200 with every series, each task once (was a 500 and no series at all).
+func TestHTTPServer_MetricsHostileRunning(t *testing.T) {
+	cfg := httpSpool(t)
+	L := spool.NewLayout(cfg.Spool)
+	now := time.Now().UTC()
+	run := func(name, id string) {
+		tk := taskfile.Task{TaskID: id, Model: "writer", ModelKind: taskfile.KindAPI, State: taskfile.StateRunning, Content: "x", Attempt: 1,
+			StartedAt: now.Add(-time.Second), HeartbeatAt: now, Owner: "testhost:1", SubmittedAt: now}
+		data, err := tk.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "running"), name), data, spool.FilePerm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("dup.yaml", "a4") // a second running file of task a4
+	run("dup2.yml", "a4")
+	bad := "bad\xff\xfe"
+	if err := os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "running"), bad+".yaml"), []byte("model: writer\ncontent: x\nstate: running\nheartbeatAt: "+now.Format(time.RFC3339)+"\n"), spool.FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	h := startTestHTTP(t, cfg, webInfo(false))
+	defer h.Stop()
+	resp, body := get(t, h, "/metrics")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	tp := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := tp.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if fams["spoolgate_tasks"] == nil {
+		t.Fatal("spoolgate_tasks missing")
+	}
+	n := 0
+	for _, m := range fams["spoolgate_running_heartbeat_age_seconds"].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == "task" && lp.GetValue() == "a4" {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("task a4 has %d heartbeat series, want 1:\n%s", n, body)
+	}
+}

@@ -61,20 +61,25 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	} else if refs, err = resolveTasks("retry", st.Layout, ids); err != nil {
 		return err
 	}
-	for _, r := range refs {
-		if r.dir == "" {
-			return usagef("retry: %s: no such task", r)
-		}
-		var re *spool.RetryError
-		if _, err := st.Retryable(r.lane, r.id); errors.As(err, &re) {
-			if re.Rejected {
-				return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
-			}
-			return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, re.State)
-		}
-	}
+	// Named tasks are all checked before any moves (a refused one changes
+	// nothing). A batch's tasks come from files anyone may drop: one whose
+	// taskId cannot name its file (`../done/x`), or that is not where its
+	// id says, is refused with its reason and the others go on.
 	var errs int
+	ok := refs[:0:0]
 	for _, r := range refs {
+		err := checkRetry(st, r)
+		if err == nil {
+			ok = append(ok, r)
+			continue
+		}
+		if !bulk {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "spoolgate: %s\n", safetext.Text(err.Error()))
+		errs++
+	}
+	for _, r := range ok {
 		if err := retryTask(st, r); err != nil {
 			if !bulk {
 				return err
@@ -87,6 +92,27 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	}
 	if errs > 0 {
 		return &exitErr{code: 1, msg: fmt.Sprintf("retry: %d of %d tasks not moved", errs, len(refs))}
+	}
+	return nil
+}
+
+// checkRetry says why r cannot be retried (a usage error), or nil.
+func checkRetry(st *spool.Store, r taskRef) error {
+	if !taskfile.ValidTaskID(r.id) {
+		return usagef("retry: %s/%s: not a taskId (%s): refused", r.lane, r.id, taskfile.TaskIDProblem(r.id))
+	}
+	if r.dir == "" {
+		return usagef("retry: %s: no such task", r)
+	}
+	var re *spool.RetryError
+	if _, err := st.Retryable(r.lane, r.id); errors.As(err, &re) {
+		if re.Rejected {
+			return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
+		}
+		if re.State == "" {
+			return usagef("retry: %s: no such task (its file is not named after its taskId)", r)
+		}
+		return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, re.State)
 	}
 	return nil
 }

@@ -169,3 +169,18 @@ func walk(v reflect.Value) {
 		}
 	}
 }
+
+// ShellArg quotes s as one POSIX shell word, for commands spoolgate
+// suggests to its operators (`spoolgate resume web --host H`): a name of
+// letters, digits, '.', '_', '-', '+', '@', ':' and '/' stands as it is;
+// anything else is single-quoted, so a host name taken from a file name
+// (`paused.x;$(id)`) is never a second command when pasted. Control
+// characters are then escaped by Text or Line on the way out.
+func ShellArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+@:/", r))
+	}) < 0 && s[0] != '-' {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -147,3 +147,20 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"render-02":    "render-02",
+		"x;$(id)":      `'x;$(id)'`,
+		"a b":          `'a b'`,
+		"it's":         `'it'\''s'`,
+		"":             `''`,
+		"-rf":          `'-rf'`,
+		"h`reboot`":    "'h`reboot`'",
+		"host.example": "host.example",
+	} {
+		if got := ShellArg(in); got != want {
+			t.Errorf("ShellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -52,9 +52,12 @@ func simulate(now time.Time, concurrency int, typical, agingAfter time.Duration,
 	slots := make([]time.Duration, max(concurrency, len(running), 1))
 	out := make([]time.Duration, 0, len(running)+len(pending))
 	for i, r := range running {
+		// A start in the future (a clock far off, or a planted file)
+		// counts as now: what is left is never more than typical (was an
+		// ETA of 631,886 h for a running file dated 2099).
 		left := typical
 		if !r.startedAt.IsZero() {
-			left = max(typical-now.Sub(r.startedAt), 0)
+			left = min(max(typical-now.Sub(r.startedAt), 0), typical)
 		}
 		slots[i] = left
 		out = append(out, left)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -100,7 +101,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	for _, r := range running {
 		rt := Running{TaskID: r.id, Model: r.model, Batch: r.batch, Attempt: r.attempt, Owner: r.owner, StartedAt: r.startedAt}
 		if !r.startedAt.IsZero() {
-			rt.ElapsedSeconds = secs(now.Sub(r.startedAt))
+			rt.ElapsedSeconds = secs(max(now.Sub(r.startedAt), 0))
 		}
 		if !r.heartbeatAt.IsZero() {
 			rt.HeartbeatAt = ptr(r.heartbeatAt)
@@ -119,7 +120,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	}
 	for _, host := range pausedHosts(s.store.Layout.Lane(k, "")) {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Host: host,
-			Message: fmt.Sprintf("lane paused on host %s (spoolgate resume %s --host %s)", host, k, host)})
+			Message: fmt.Sprintf("lane paused on host %s (spoolgate resume %s --host %s)", host, k, safetext.ShellArg(host))})
 	}
 	accts := make([]string, 0, len(heldAccount))
 	for a := range heldAccount {
