@@ -26,17 +26,17 @@ type session struct {
 	lease *spool.AccountLease // held while the session has work; nil otherwise
 
 	// Guarded by the lane's mu.
-	running    string // the task it runs or claims, "" when free
-	standby    bool   // its lock is held by another process here
-	holder     string
-	leasedBy   string // the owner of the account's live lease, when not us
+	running  string // the task it runs or claims, "" when free
+	standby  bool   // its lock is held by another process here
+	holder   string
+	leasedBy string // the owner of the account's live lease, when not us
 	// leaseForeign names the foreign lease file that blocks the account
 	// (for staleAfter at most), when one does.
 	leaseForeign string
-	loggedOut  bool   // its last attempt ended signed out (class account)
-	finished   int
-	failed     int
-	lastReason string
+	loggedOut    bool // its last attempt ended signed out (class account)
+	finished     int
+	failed       int
+	lastReason   string
 }
 
 // SessionExecutor builds the executor of one web session (its browser on
