@@ -150,7 +150,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 	logDir := filepath.Join(month, taskfile.DirLogs)
 	dst := filepath.Join(month, dir)
 	for _, d := range []string{dst, logDir} {
-		if err := os.MkdirAll(d, DirPerm); err != nil {
+		if err := a.s.files.mkdirBeneath(d); err != nil {
 			a.fail(src, err)
 			return
 		}
@@ -191,7 +191,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		return
 	}
 	dst := filepath.Join(a.s.Layout.Archive(a.k), fi.ModTime().UTC().Format("2006-01"), dir)
-	if err := os.MkdirAll(dst, DirPerm); err != nil {
+	if err := a.s.files.mkdirBeneath(dst); err != nil {
 		a.fail(filepath.Join(from, base+".error"), err)
 		return
 	}

@@ -3,6 +3,7 @@ package status
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +46,29 @@ func TestSnapshot_Hostile(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("paused host not shown: %+v", api.Held)
+	}
+}
+
+// TestSnapshot_ForeignHolds: hold files of accounts the config does not
+// know, and forged holds of one it knows, hold nothing and do not swell
+// the view: no account held, at most ListCap foreign files named and the
+// rest counted (was one held account, and two /metrics series, per file).
+func TestSnapshot_ForeignHolds(t *testing.T) {
+	cfg := newSpool(t)
+	L := spool.NewLayout(cfg.Spool)
+	os.MkdirAll(L.Accounts(), 0o750)
+	for i := range 1000 {
+		os.WriteFile(filepath.Join(L.Accounts(), "stranger"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strconv.Itoa(i)+taskfile.HeldExt),
+			[]byte("until: 2099-01-01T00:00:00Z\nreason: forged\nsince: 2026-01-01T00:00:00Z\n"), 0o640)
+	}
+	st, err := Snapshot(cfg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Accounts) != 0 {
+		t.Errorf("%d accounts held by forged files", len(st.Accounts))
+	}
+	if len(st.Foreign) != ListCap || st.ForeignMore != 1000-ListCap {
+		t.Errorf("foreign %d listed + %d more, want %d + %d", len(st.Foreign), st.ForeignMore, ListCap, 1000-ListCap)
 	}
 }
