@@ -315,9 +315,12 @@ SG.finish = () => {
   SG.sample && SG.sample();
   const input = SG.input;
   const fresh = allEls().filter((e) => !SG.old.has(e) && e.isConnected && vis(e));
-  let user = null;
-  for (const e of fresh) if (textOf(e) === SG.probe && (!user || contains(e, user))) user = e;
-  const bad = (e) => (user && (contains(e, user) || contains(user, e))) || (input && contains(e, input));
+  // The probe's own text: its bubble, and wherever else the page repeats
+  // it (a history entry titled with it).
+  const same = fresh.filter((e) => textOf(e) === SG.probe);
+  const users = same.filter((e) => !same.some((o) => o !== e && contains(o, e)));
+  const user = users.find((u) => u.closest('[data-message-author-role], [data-turn], [class*=message], [class*=msg], [class*=bubble]')) || users[0] || null;
+  const bad = (e) => users.some((u) => contains(e, u) || contains(u, e)) || (input && contains(e, input));
   let box = null;
   for (const e of fresh) {
     if (bad(e)) continue;
@@ -333,12 +336,18 @@ SG.finish = () => {
     if (err) out.error = {found: true, what: describe(err), why: 'showed after the send instead of an answer', text: textOf(err), cands: cands(err, first(err), 20)};
     return out;
   }
-  // Descend while one child holds at least 80% of the text.
+  // Descend while one child holds at least 80% of the text that is not
+  // a button's (an action bar's "Copy Regenerate" is no part of the answer).
+  const contentLen = (el) => {
+    let n = textOf(el).length;
+    for (const b of el.querySelectorAll(BUTTONISH)) if (!parentOf(b).closest(BUTTONISH)) n -= textOf(b).length;
+    return Math.max(0, n);
+  };
   let ans = box;
   for (;;) {
-    const total = textOf(ans).length;
-    const kids = [...ans.children, ...(ans.shadowRoot ? ans.shadowRoot.children : [])].filter((k) => textOf(k).length >= total * 0.8);
-    if (kids.length !== 1 || kids[0].matches('p, span, code, pre, li, strong, em, b, i, a') && ans !== box && textOf(kids[0]).length < total) break;
+    const total = contentLen(ans);
+    const kids = [...ans.children, ...(ans.shadowRoot ? ans.shadowRoot.children : [])].filter((k) => contentLen(k) >= total * 0.8 && contentLen(k) > 0);
+    if (kids.length !== 1 || kids[0].matches('p, span, code, pre, li, strong, em, b, i, a') && ans !== box && contentLen(kids[0]) < total) break;
     ans = kids[0];
   }
   // Climb back while the text stays the same: the higher element of the

@@ -1,0 +1,70 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// The project's own stand-in with every class renamed at random on each
+// load (a CSS-modules site after a deploy): the site's class selectors
+// all broke; `check --suggest --send hello --write` still finds input,
+// send, answer and busy from roles, labels and structure, proposes no
+// class (each load has other ones), and the written config runs 3 tasks.
+func TestE2E_Suggest_RandomClasses(t *testing.T) {
+	site := &e2eSite{name: "random", opts: chatstand.Options{Renderer: "markdown-it", RandomClasses: true}, keys: `    input: "textarea.input"
+    send: "button.send"
+    answer: ".message.assistant"
+    busy: "button.stop"
+`}
+	r := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.5, site)
+	code, _, errOut := r.e2eRun("check", "random")
+	if code != 1 {
+		t.Errorf("check with the class selectors: exit %d, want 1\n%s", code, errOut)
+	}
+	out := r.cli("check", "random", "--suggest", "--send", "hello", "--write")
+	t.Logf("%s", out)
+	cfg, err := config.LoadConfig(r.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.Sites["random"]
+	class := regexp.MustCompile(`\.[_a-zA-Z]`)
+	for key, sel := range map[string]string{"input": sc.Input, "send": sc.Send, "answer": sc.Answer, "busy": sc.Busy} {
+		switch {
+		case sel == "" || sel == map[string]string{"input": "textarea.input", "send": "button.send", "answer": ".message.assistant", "busy": "button.stop"}[key]:
+			t.Errorf("%s: not replaced (%q)", key, sel)
+		case class.MatchString(sel):
+			t.Errorf("%s: %q rests on a class name", key, sel)
+		}
+	}
+	if t.Failed() {
+		b, _ := os.ReadFile(r.cfgPath)
+		t.Fatalf("config:\n%s", b)
+	}
+	d := r.start()
+	var tasks []e2eTask
+	for i, c := range []string{"one line", "第二段：中文 🚀", `quotes "double" and <tags>`} {
+		tasks = append(tasks, e2eTask{ID: fmt.Sprintf("random-%d", i), Model: "random", Content: c})
+	}
+	r.submit(tasks...)
+	for _, tk := range tasks {
+		got := r.final(taskfile.KindWeb, tk.ID, 90*time.Second)
+		if want := chatstand.AnswerFor(tk.Content); got.State != taskfile.StateSuccess || strings.TrimSpace(got.Result) != want {
+			t.Errorf("%s: %s %q result %q, want %q\nlog:\n%s", tk.ID, got.State, got.Error, got.Result, want, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
+		}
+		if n := site.stand.SendsOf(tk.Content); n != 1 {
+			t.Errorf("%s: sent %d times", tk.ID, n)
+		}
+	}
+	d.stop()
+}
