@@ -73,7 +73,7 @@ func RecordResume(path string, now time.Time) error {
 func (s *Store) Pauses(k taskfile.Kind, from time.Time) []PauseSpan {
 	var out []PauseSpan
 	lane := filepath.Join(s.Layout.Root, string(k))
-	if data, _, err := readTail(filepath.Join(lane, PausesLog), maxPausesRead); err == nil {
+	if data, _, err := ReadTail(filepath.Join(lane, PausesLog), maxPausesRead); err == nil {
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			f := strings.SplitN(string(line), " ", 4)
 			if len(f) < 3 {
@@ -106,10 +106,10 @@ func (s *Store) Pauses(k taskfile.Kind, from time.Time) []PauseSpan {
 	return out
 }
 
-// readTail reads at most the last limit bytes of the regular file at path
+// ReadTail reads at most the last limit bytes of the regular file at path
 // (never following a link, never blocking on a fifo), from the start of a
 // line.
-func readTail(path string, limit int64) ([]byte, os.FileInfo, error) {
+func ReadTail(path string, limit int64) ([]byte, os.FileInfo, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		return nil, nil, err

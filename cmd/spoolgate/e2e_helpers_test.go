@@ -41,6 +41,7 @@ type e2eOpts struct {
 	StaleAfter  time.Duration // default 1s
 	Grace       time.Duration // shutdownGrace, default 5s
 	Tail        string        // models: and sites: sections (YAML)
+	HTTP        string        // the status page's address; default "off"
 }
 
 // e2eRig is one test's spool, config file and the processes it started.
@@ -73,6 +74,9 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	if o.Grace == 0 {
 		o.Grace = 5 * time.Second
 	}
+	if o.HTTP == "" {
+		o.HTTP = "off"
+	}
 	api := ""
 	if o.APIConc != 0 {
 		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
@@ -87,12 +91,12 @@ staleAfter: %s
 maxRetries: %d
 retryBackoff: 50ms
 shutdownGrace: %s
-http: "off"
+http: %q
 %sweb:
   profiles: %q
   instance: e2e
   taskTimeout: %s
-%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, o.Grace, api, r.profiles, o.TaskTimeout, o.Tail)
+%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, o.Grace, o.HTTP, api, r.profiles, o.TaskTimeout, o.Tail)
 	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
 	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

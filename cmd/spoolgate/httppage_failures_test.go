@@ -31,7 +31,7 @@ func TestHTTPServer_PageFailures(t *testing.T) {
 		"<caption>rejected drops, newest first</caption>",
 		`<td>drop.yaml</td><td>nope: unknown field</td></tr>`,
 		"<h2>failed tasks, newest first</h2>",
-		`<tr class="failed-task"><td>api/a3</td><td>b1</td>`,
+		`<tr class="failed-task"><td><a href="/task/api/a3">api/a3</a></td><td><a href="/batch/b1">b1</a></td>`,
 	} {
 		if !strings.Contains(en, want) {
 			t.Errorf("page lacks %q", want)

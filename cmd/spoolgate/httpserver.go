@@ -17,8 +17,11 @@ import (
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
-// httpServer is the daemon's read-only window: `/` the status page, `/api/status`
-// the JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
+// httpServer is the daemon's read-only window: `/` the status page (with
+// its timeline, ?since=), `/task/LANE/ID` a task's page (its screenshots
+// under /shot/N, its saved pages as downloads under /page/N),
+// `/batch/NAME` a batch's page (?download=csv|jsonl), `/api/status` the
+// JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
 // answers GET and HEAD only; nothing on it changes state. It answers only
 // requests whose Host names it (hostGuard: DNS-rebinding protection).
 type httpServer struct {
@@ -95,6 +98,10 @@ func (h *httpServer) Start(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", h.page)
 	mux.HandleFunc("/api/status", h.apiStatus)
+	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
+	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
+	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
+	mux.HandleFunc("/batch/{name...}", h.batchPage)
 	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
 	srv := &http.Server{
 		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, readOnly(mux)),

@@ -41,6 +41,9 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 	watch := fs.Bool("watch", false, "redraw in place until interrupted")
 	interval := fs.Duration("interval", time.Second, "redraw period of --watch")
 	archive := fs.Bool("archive", false, "count the tasks of each lane's archive/ too")
+	tl := fs.String("timeline", "", "write the timeline of attempts to this SVG file (the status page's picture) and print nothing else")
+	tlBatch := fs.String("batch", "", "with --timeline: only this batch's attempts (from its first claim, unless --since)")
+	tlSince := fs.String("since", "", "with --timeline: how far back, such as 30m, 2h, 1d (default 2h, or the whole batch)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -61,6 +64,9 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 	}
 	snap := status.NewSnapshotter(cfg, nil)
 	snap.Archive = *archive
+	if *tl != "" || *tlBatch != "" || *tlSince != "" {
+		return writeTimelineFile(env, snap, now(), *tl, *tlBatch, *tlSince)
+	}
 	render := func(w io.Writer) error {
 		st, err := snap.Snapshot(now())
 		if err != nil {

@@ -130,6 +130,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	d, answer := ParseDirectives(rec.User)
+	if s.opts.Answer != nil {
+		if a, ok := s.opts.Answer(rec.User); ok {
+			answer = a
+		}
+	}
 	if d.Fail > 0 {
 		s.mu.Lock()
 		s.failSeen[rec.User]++

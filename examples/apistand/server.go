@@ -39,6 +39,10 @@ type Options struct {
 	// Models listed by GET /v1/models; default ["stand-in"]. Requests may
 	// name any model.
 	Models []string
+	// Answer, if set, may give the answer text for a user message in place
+	// of the directives' "Answer: ..." (ok false keeps that): a test's
+	// Markdown answer, say. Directives still apply.
+	Answer func(user string) (answer string, ok bool)
 	// Log receives one line per request; default: discard.
 	Log *slog.Logger
 }

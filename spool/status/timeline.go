@@ -133,7 +133,7 @@ func records(t task) []taskfile.AttemptRecord {
 	}
 	r := taskfile.AttemptRecord{N: t.sum.attempt, ClaimedAt: t.sum.startedAt, StartedAt: t.sum.startedAt, Account: t.sum.account}
 	if t.dir != taskfile.DirRunning {
-		r.EndedAt, r.Outcome = t.sum.finishedAt, finalOutcome(t.dir)
+		r.EndedAt, r.Outcome = t.sum.finishedAt, LastOutcome(t.dir)
 		if r.EndedAt.IsZero() {
 			r.EndedAt = t.sum.heartbeatAt
 		}
@@ -144,8 +144,8 @@ func records(t task) []taskfile.AttemptRecord {
 	return []taskfile.AttemptRecord{r}
 }
 
-// finalOutcome is the outcome of the last attempt of a task in dir.
-func finalOutcome(dir string) string {
+// LastOutcome is the outcome of the last attempt of a task in dir.
+func LastOutcome(dir string) string {
 	switch dir {
 	case taskfile.DirDone:
 		return taskfile.AttemptSuccess
@@ -190,7 +190,7 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]task, 
 						b.End = latest(t.sum.finishedAt, t.sum.heartbeatAt, b.Start)
 						b.Outcome = timeline.Returned
 						if last {
-							b.Outcome = timeline.Outcome(finalOutcome(t.dir))
+							b.Outcome = timeline.Outcome(LastOutcome(t.dir))
 						}
 					}
 				}

@@ -110,7 +110,7 @@ func TestSnapshotter_Timeline(t *testing.T) {
 	if err := timeline.Render(&svg, c); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(svg.String(), `class="bar"`); n != 8 || !strings.Contains(svg.String(), `href="/task/api/a1"`) {
+	if n := strings.Count(svg.String(), `class="tl-bar"`); n != 8 || !strings.Contains(svg.String(), `href="/task/api/a1"`) {
 		t.Errorf("%d bars drawn, want 8, each linking to its task", n)
 	}
 

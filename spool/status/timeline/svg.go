@@ -38,9 +38,11 @@ var tickSteps = []time.Duration{
 // Render writes c as one SVG element (no XML prolog: the status page
 // inlines it; a file gets Document). Everything it shows that came from a
 // task file is escaped, and control and bidi characters are made visible.
-func Render(w io.Writer, c Chart) error {
+func Render(w io.Writer, c Chart) error { return render(w, c, false) }
+
+func render(w io.Writer, c Chart, standalone bool) error {
 	r := newRenderer(c)
-	r.draw()
+	r.draw(standalone)
 	_, err := io.WriteString(w, r.b.String())
 	return err
 }
@@ -50,7 +52,7 @@ func Document(w io.Writer, c Chart) error {
 	if _, err := io.WriteString(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"); err != nil {
 		return err
 	}
-	if err := Render(w, c); err != nil {
+	if err := render(w, c, true); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")
@@ -110,9 +112,14 @@ func (r *renderer) printf(format string, a ...any) { fmt.Fprintf(&r.b, format, a
 
 func esc(s string) string { return html.EscapeString(safetext.Line(s)) }
 
-func (r *renderer) draw() {
+func (r *renderer) draw(standalone bool) {
 	c := r.c
-	r.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s" data-from="%s" data-to="%s" font-family="system-ui,-apple-system,Segoe UI,sans-serif" font-size="12">`,
+	if standalone {
+		r.b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg"`) // inside a page, HTML knows it
+	} else {
+		r.b.WriteString(`<svg`)
+	}
+	r.printf(` class="timeline" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s" data-from="%s" data-to="%s" font-family="system-ui,-apple-system,Segoe UI,sans-serif" font-size="12">`,
 		width, r.height, width, r.height, esc(c.Labels.Title), c.From.UTC().Format(time.RFC3339), c.To.UTC().Format(time.RFC3339))
 	r.printf("\n<title>%s</title>\n", esc(c.Labels.Title))
 	r.printf(`<defs><pattern id="sg-tl-pause" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#eceef1"/><rect width="3" height="8" fill="#cfd3d9"/></pattern>` +
@@ -144,11 +151,11 @@ func (r *renderer) rows() {
 		if i%2 == 1 {
 			fill = "#eef0f3"
 		}
-		r.printf(`<g class="row" data-row="%s" data-lane="%s"><rect x="%.0f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/><text x="16" y="%.1f" fill="#444">%s</text></g>`+"\n",
+		r.printf(`<g class="tl-row" data-row="%s" data-lane="%s"><rect x="%.0f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/><text x="16" y="%.1f" fill="#444">%s</text></g>`+"\n",
 			esc(row.Key), esc(row.Lane), labelW, y, plotRight-labelW, rowH, fill, y+rowH/2+4, esc(clip(row.Label, 20)))
 	}
 	if len(r.c.Rows) == 0 {
-		r.printf(`<text x="%.1f" y="%.1f" fill="#777" text-anchor="middle" class="empty">%s</text>`+"\n", (labelW+plotRight)/2, topM+rowH+4, esc(r.c.Labels.Empty))
+		r.printf(`<text x="%.1f" y="%.1f" fill="#777" text-anchor="middle" class="tl-empty">%s</text>`+"\n", (labelW+plotRight)/2, topM+rowH+4, esc(r.c.Labels.Empty))
 	}
 }
 
@@ -177,7 +184,7 @@ func (r *renderer) axis() {
 	if first.Before(r.c.From) {
 		first = first.Add(step)
 	}
-	r.printf(`<g class="axis" fill="#666">`)
+	r.printf(`<g class="tl-axis" fill="#666">`)
 	for t := first; !t.After(r.c.To); t = t.Add(step) {
 		x := r.x(t)
 		r.printf(`<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f" stroke="#dde0e5"/><text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
@@ -218,7 +225,7 @@ func (r *renderer) spans() {
 		if s.Note != "" {
 			title += " · " + s.Note
 		}
-		r.printf(`<rect class="span" data-kind="%s" data-lane="%s" data-row="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
+		r.printf(`<rect class="tl-span" data-kind="%s" data-lane="%s" data-row="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
 			s.Kind, esc(s.Lane), esc(s.Row), x0, y0, max(x1-x0, 1), y1-y0, fill, esc(title))
 	}
 }
@@ -299,8 +306,8 @@ func (r *renderer) bar(row Row, g *group) {
 	} else {
 		title = fmt.Sprintf(L.Attempts, g.n) + " · " + L.Outcome[b.Outcome] + " · " + r.clock(b.Start) + "–" + r.clock(r.end(g.last))
 	}
-	rect := fmt.Sprintf(`<rect class="bar" data-outcome="%s" data-lane="%s" data-row="%s" data-task="%s" data-attempt="%d" data-n="%d" x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="2" fill="%s"><title>%s</title></rect>`,
-		b.Outcome, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, g.x0, y, w, barH, Colour(b.Outcome), esc(title))
+	rect := fmt.Sprintf(`<rect class="tl-bar" data-outcome="%s" data-lane="%s" data-row="%s" data-task="%s" data-attempt="%d" data-n="%d" data-start="%s" data-end="%s" x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="2" fill="%s"><title>%s</title></rect>`,
+		b.Outcome, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, stamp(b.Start), stamp(r.end(g.last)), g.x0, y, w, barH, Colour(b.Outcome), esc(title))
 	if g.n == 1 && b.Href != "" {
 		r.printf(`<a href="%s">%s</a>`+"\n", esc(b.Href), rect)
 		return
@@ -320,14 +327,14 @@ func (r *renderer) nowLine() {
 	if x-4-textWidth(label) < labelW {
 		tx, anchor = x+4, "start"
 	}
-	r.printf(`<g class="now"><line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f" stroke="#e0245e" stroke-width="1.5" stroke-dasharray="4 3"/><text x="%.1f" y="%.0f" text-anchor="%s" fill="#e0245e" font-weight="600">%s</text></g>`+"\n",
+	r.printf(`<g class="tl-now"><line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f" stroke="#e0245e" stroke-width="1.5" stroke-dasharray="4 3"/><text x="%.1f" y="%.0f" text-anchor="%s" fill="#e0245e" font-weight="600">%s</text></g>`+"\n",
 		x, topM-6, x, bottom, tx, topM+9, anchor, esc(label))
 }
 
 func (r *renderer) legend() {
 	y := r.height - legendH + 4
 	x := 8.0
-	r.printf(`<g class="legend" fill="#444">`)
+	r.printf(`<g class="tl-legend" fill="#444">`)
 	item := func(fill, label string) {
 		w := 19 + textWidth(label) + 14
 		if x+w > plotRight {
@@ -387,3 +394,7 @@ func clip(s string, n int) string {
 	}
 	return string(rs[:n-1]) + "…"
 }
+
+// stamp is t for a data attribute: RFC 3339 UTC, to the millisecond, so
+// a reader can match a bar to the attempt record it stands for.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
