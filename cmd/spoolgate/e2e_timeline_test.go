@@ -409,7 +409,7 @@ func e2eStatusURL(t *testing.T, d *e2eDaemon) string {
 // svgBar is one bar of a timeline, as the SVG carries it.
 type svgBar struct {
 	Task, Outcome, Row, Lane, Fill, Start, End string
-	Attempt, N                            int
+	Attempt, N                                 int
 }
 
 var svgBarRe = regexp.MustCompile(`<rect class="tl-bar" data-outcome="([^"]*)" data-lane="([^"]*)" data-row="([^"]*)" data-task="([^"]*)" data-attempt="(\d+)" data-n="(\d+)" data-start="([^"]*)" data-end="([^"]*)"[^>]* fill="([^"]*)">`)

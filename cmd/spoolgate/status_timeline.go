@@ -42,7 +42,11 @@ func writeTimelineFile(env *Env, snap *status.Snapshotter, now time.Time, file, 
 	if err := spool.WriteFileAtomic(abs, b.Bytes()); err != nil {
 		return fmt.Errorf("status --timeline: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "timeline of %d attempts in %d rows, %s to %s: %s\n", len(c.Bars), len(c.Rows),
+	rows := "rows"
+	if len(c.Rows) == 1 {
+		rows = "row"
+	}
+	fmt.Fprintf(env.Stdout, "timeline of %d attempts in %d %s, %s to %s: %s\n", len(c.Bars), len(c.Rows), rows,
 		c.From.Local().Format("2006-01-02 15:04"), now.Local().Format("15:04"), abs)
 	return nil
 }
