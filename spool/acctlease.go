@@ -320,13 +320,13 @@ func (s *Store) AccountInUse(account, owner string, now time.Time) (LeaseInfo, b
 			continue
 		}
 		id := taskfile.TrimTaskExt(n)
-		data, _, err := ReadOwn(filepath.Join(dir, n), taskfile.MaxTaskSize)
+		data, _, err := ReadOwn(filepath.Join(dir, n), taskfile.MaxRecordSize)
 		if err != nil {
 			continue
 		}
 		sum, ok := taskfile.ScanSummary(data)
 		if !ok {
-			t, err := taskfile.DecodeTask(data)
+			t, err := taskfile.DecodeRecord(data)
 			if err != nil {
 				continue
 			}

@@ -214,14 +214,14 @@ func (b *BatchScanner) scanDir(k taskfile.Kind, dir string, seen map[string]bool
 // readSummary reads a task file of spoolgate's own folders: the line scan
 // when the file is in spoolgate's form, else a full decode.
 func readSummary(p string) (taskfile.Summary, bool) {
-	data, _, err := ReadOwn(p, taskfile.MaxTaskSize)
+	data, _, err := ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return taskfile.Summary{}, false
 	}
 	if s, ok := taskfile.ScanSummary(data); ok {
 		return s, true
 	}
-	t, err := taskfile.DecodeTask(data)
+	t, err := taskfile.DecodeRecord(data)
 	if err != nil {
 		return taskfile.Summary{}, false
 	}

@@ -108,12 +108,12 @@ func LoadPending[E any](s *Store, k taskfile.Kind, of func(*taskfile.Task) E) ([
 // left out of the index; the daemon's periodic merge normalizes it once it
 // has stayed so for staleAfter (a crash's leftover).
 func (s *Store) loadPendingFast(k taskfile.Kind, id string) (*taskfile.Task, error) {
-	data, _, err := ReadOwn(s.Layout.TaskPath(k, taskfile.DirPending, id), taskfile.MaxTaskSize)
+	data, _, err := ReadOwn(s.Layout.TaskPath(k, taskfile.DirPending, id), taskfile.MaxRecordSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
 		}
-		if t, derr := taskfile.DecodeTask(data); derr == nil {
+		if t, derr := taskfile.DecodeRecord(data); derr == nil {
 			if normalizedPending(t, k, id) {
 				return t, nil // normalized, in a form the scanner declines
 			}

@@ -72,11 +72,11 @@ func (s *Store) Read(k taskfile.Kind, dir, id string) (*taskfile.Task, error) {
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
 // refusing symlinks and special files (not extra hard links: see ReadOwn).
 func ReadTaskFile(path string) (*taskfile.Task, error) {
-	data, _, err := ReadOwn(path, taskfile.MaxTaskSize)
+	data, _, err := ReadOwn(path, taskfile.MaxRecordSize)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
-	t, err := taskfile.DecodeTask(data)
+	t, err := taskfile.DecodeRecord(data)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}

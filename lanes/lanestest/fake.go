@@ -12,6 +12,7 @@
 //	[[fail=N]]       the first N attempts fail transiently
 //	[[status=400]]   fails permanently
 //	[[empty]]        answers an empty text (a permanent failure)
+//	[[bytes=N]]      answers about N bytes of text (BigAnswer)
 //	[[limit=300ms]]  the first attempt meets a usage limit: an account
 //	                 error carrying a hold of the account for that long
 package lanestest
@@ -200,7 +201,26 @@ func (f *Fake) Execute(ctx context.Context, job *attempt.Job) (attempt.Result, e
 		return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: empty answer")
 	}
 	job.Beat()
+	if v, ok := d["bytes"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "fake: bad bytes %q", v)
+		}
+		return attempt.Result{Text: BigAnswer(job.Task.Content, n)}, nil
+	}
 	return attempt.Result{Text: Answer(job.Task.Content)}, nil
+}
+
+// BigAnswer is the answer of a [[bytes=N]] task: Answer's text, then lines
+// of text up to N bytes.
+func BigAnswer(content string, n int) string {
+	var b strings.Builder
+	b.WriteString(Answer(content))
+	line := "\nA long answer line, as a model writes a long report, one of many."
+	for b.Len()+len(line) <= n {
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // Max is the largest number of calls seen at once.

@@ -46,8 +46,8 @@ func (s *Snapshotter) failed(perLane map[taskfile.Kind][]task) ([]Failed, int) {
 			f.FinishedAt = ptr(t.sum.finishedAt)
 		}
 		p := filepath.Join(s.store.Layout.Lane(t.lane, t.dir), t.name)
-		if data, _, err := spool.ReadOwn(p, taskfile.MaxTaskSize); err == nil {
-			if tk, err := taskfile.DecodeTask(data); err == nil {
+		if data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize); err == nil {
+			if tk, err := taskfile.DecodeRecord(data); err == nil {
 				f.ErrorClass, f.Error = string(tk.ErrorClass), clipReason(tk.Error)
 			} else {
 				f.Error = clipReason("unreadable task file: " + err.Error())

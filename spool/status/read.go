@@ -42,7 +42,7 @@ func parseSummary(data []byte) (summary, bool) {
 			return s, true
 		}
 	}
-	t, err := taskfile.DecodeTask(data)
+	t, err := taskfile.DecodeRecord(data)
 	if err != nil {
 		return summary{}, false
 	}

@@ -237,7 +237,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.sum, c.ok
 	}
-	data, _, err := spool.ReadOwn(p, taskfile.MaxTaskSize)
+	data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return summary{}, false // moved away meanwhile, or not a task file
 	}

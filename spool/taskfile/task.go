@@ -62,8 +62,16 @@ const (
 	ClassCanceled    ErrorClass = "canceled"
 )
 
-// MaxTaskSize is the largest task file spoolgate reads.
+// MaxTaskSize is the largest drop spoolgate takes: it guards intake (and
+// submit) only.
 const MaxTaskSize = 1 << 20
+
+// MaxRecordSize is the largest of spoolgate's own task files (pending,
+// running, done, failed, canceled, archive) it reads: far past MaxTaskSize,
+// because a record holds the answer, and an answer paid for must stay
+// readable whatever its size. The bound only keeps a file that is not a
+// record at all (a stray disk image) from taking the memory.
+const MaxRecordSize = 256 << 20
 
 // Task is one task file. Field order here is the order on disk: what the
 // submitter wrote first, then what spoolgate writes.
@@ -129,6 +137,20 @@ func DecodeTask(data []byte) (*Task, error) {
 	if len(data) > MaxTaskSize {
 		return nil, ErrTooLarge
 	}
+	return decode(data)
+}
+
+// DecodeRecord is DecodeTask for spoolgate's own task files, which
+// MaxRecordSize bounds instead of MaxTaskSize: a record with a large
+// result is as readable as any other.
+func DecodeRecord(data []byte) (*Task, error) {
+	if len(data) > MaxRecordSize {
+		return nil, fmt.Errorf("file is %d bytes, over the %d byte limit of a task record", len(data), MaxRecordSize)
+	}
+	return decode(data)
+}
+
+func decode(data []byte) (*Task, error) {
 	data, err := textOf(data)
 	if err != nil {
 		return nil, err
