@@ -2,6 +2,8 @@ package spool
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -151,10 +154,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 	base, ext := taskfile.TrimTaskExt(name), strings.TrimPrefix(name, taskfile.TrimTaskExt(name))
 	var dst, errPath string
 	for n := 1; ; n++ {
-		b := base
-		if n > 1 {
-			b = fmt.Sprintf("%s~%d", base, n)
-		}
+		b := rejectBase(base, ext, n)
 		dst, errPath = filepath.Join(failed, b+ext), filepath.Join(failed, taskfile.ReasonFileName(b))
 		if exists(dst) || exists(errPath) {
 			continue
@@ -176,6 +176,35 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 		return IntakeResult{}, fmt.Errorf("reject %s: write reason: %w", src, err)
 	}
 	return IntakeResult{Outcome: Rejected, Lane: lane, Reason: rej.Msg, Path: dst}, nil
+}
+
+// maxNameBytes is the longest file name the file systems spoolgate runs on
+// take (ext4, XFS, NTFS, SMB: 255 bytes, or 255 UTF-16 units).
+const maxNameBytes = 255
+
+// rejectBase is the base name of the n-th candidate for a rejected drop
+// in failed/: base itself (with ~n past the first), or, where base with
+// its extension or its reason file's would not fit in a file name (a drop
+// named near 255 bytes), base cut at a character boundary with ~ and 8 hex
+// digits of its SHA-256, so that the drop and its reason file still pair
+// (NAME.yaml beside NAME.error) and two long names that share a start do
+// not clash.
+func rejectBase(base, ext string, n int) string {
+	suffix := ""
+	if n > 1 {
+		suffix = fmt.Sprintf("~%d", n)
+	}
+	longest := max(len(ext), len(taskfile.ReasonFileName("")))
+	if len(base)+len(suffix)+longest <= maxNameBytes {
+		return base + suffix
+	}
+	sum := sha256.Sum256([]byte(base))
+	tag := "~" + hex.EncodeToString(sum[:4])
+	keep := maxNameBytes - longest - len(suffix) - len(tag)
+	for keep > 0 && !utf8.RuneStart(base[keep]) {
+		keep--
+	}
+	return base[:keep] + tag + suffix
 }
 
 func exists(p string) bool {
