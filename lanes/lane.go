@@ -40,6 +40,7 @@ type Lane struct {
 
 	mu       sync.Mutex
 	running  map[string]*runner
+	finished map[string]time.Time // ids whose runner ended lately: never reclaimed by this lane (see holds)
 	draining bool // stop claiming (shutdown stage one)
 	standby  bool
 	holder   string
@@ -74,7 +75,7 @@ func NewLane(o LaneOptions) *Lane {
 	l := &Lane{
 		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, timing: cfg.Timing(), owner: o.Owner,
 		hooks: o.Hooks, index: o.Index, log: o.Log, admission: o.Admission,
-		wake: make(chan struct{}, 1), running: map[string]*runner{},
+		wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{},
 	}
 	if l.index == nil {
 		l.index = NewIndex(nil)
@@ -366,7 +367,10 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 	}
 	go func() {
 		defer l.Wake()
-		defer release()
+		defer func() {
+			l.noteFinished(e.ID) // before the runner lets go: holds never sees a gap
+			release()
+		}()
 		if t, model, ok := l.markRunning(lease, e); ok {
 			r.init(lease, t, model)
 			r.run(ctx)

@@ -39,10 +39,31 @@ func (l *Lane) reclaim(now time.Time) {
 	}
 }
 
-// holds reports whether a runner of this lane holds id.
+// holds reports whether a runner of this lane holds id, or held it until
+// lately (its final move done or under way: on a share whose moves are
+// link+unlink, and whose listings lag, the task can still show in
+// running/ for a moment with the record of before). Reclaim asks twice:
+// before it reads the file and again right before it moves it.
 func (l *Lane) holds(id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := l.running[id]
-	return ok
+	if _, ok := l.running[id]; ok {
+		return true
+	}
+	at, ok := l.finished[id]
+	return ok && time.Since(at) < l.timing.StaleAfter
+}
+
+// noteFinished records that this lane's runner of id ends now, and forgets
+// what ended longer than staleAfter ago.
+func (l *Lane) noteFinished(id string) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, at := range l.finished {
+		if now.Sub(at) >= l.timing.StaleAfter {
+			delete(l.finished, k)
+		}
+	}
+	l.finished[id] = now
 }

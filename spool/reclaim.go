@@ -79,6 +79,9 @@ func (s *Store) Reclaim(k taskfile.Kind, now time.Time, held func(id string) boo
 		if reason == "" {
 			continue
 		}
+		if held(id) {
+			continue // claimed, or finished, by this process while we looked
+		}
 		if r, ok := s.reclaimOne(k, t, reason, now); ok {
 			out = append(out, r)
 		}
@@ -128,6 +131,17 @@ func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now
 			return Reclaimed{}, false
 		}
 		return Reclaimed{Action: Returned, Task: t, Reason: reason}, true
+	}
+	// Look once more right before the move: a record that reached a final
+	// state since we read it goes to its final folder, never back to
+	// pending (its runner finished it; running it again would run it
+	// twice), and one that changed otherwise has a live owner.
+	if cur, err := s.Read(k, taskfile.DirRunning, id); err != nil {
+		return Reclaimed{}, false
+	} else if cur.State.Final() {
+		return s.reclaimOne(k, cur, reason, now)
+	} else if cur.Owner != t.Owner || cur.Attempt != t.Attempt || !cur.HeartbeatAt.Equal(t.HeartbeatAt) {
+		return Reclaimed{}, false
 	}
 	r := Reclaimed{Action: Failed, Task: t, Reason: reason}
 	to := taskfile.DirFailed
