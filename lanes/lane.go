@@ -41,7 +41,7 @@ type Lane struct {
 	mu       sync.Mutex
 	running  map[string]*runner
 	finished map[string]time.Time // ids whose runner ended lately: never reclaimed by this lane (see holds)
-	draining bool // stop claiming (shutdown stage one)
+	draining bool                 // stop claiming (shutdown stage one)
 	standby  bool
 	holder   string
 	held     string // last logged hold reason, to log once
