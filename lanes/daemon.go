@@ -120,7 +120,7 @@ func (d *Daemon) start(ctx context.Context) error {
 	d.watcher = &spool.Watcher{
 		Dirs: dirs, Settle: d.cfg.Settle.D(), Rescan: d.cfg.Rescan.D(), Poll: d.cfg.Poll,
 		Log: d.Log.With("component", "intake"), Handle: d.handle,
-		AfterRescan: func() { d.Store.Maintain(); d.mergePending() },
+		AfterRescan: func() { d.Store.Maintain(); d.Store.Rejudge(); d.mergePending() },
 	}
 	if err := d.watcher.Start(ctx); err != nil {
 		for _, l := range d.lanes {

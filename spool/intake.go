@@ -175,6 +175,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 	if err := s.files.writeAtomic(errPath, []byte(line)); err != nil {
 		return IntakeResult{}, fmt.Errorf("reject %s: write reason: %w", src, err)
 	}
+	s.watchRejected(dst, errPath, filepath.Dir(src), name)
 	return IntakeResult{Outcome: Rejected, Lane: lane, Reason: rej.Msg, Path: dst}, nil
 }
 

@@ -32,6 +32,7 @@ type Store struct {
 	linked       linkSightings // drops seen hard-linked
 	unmarked     firstSeen     // running/ files seen not yet marked, by "lane/id"
 	unnormalized firstSeen     // pending/ files seen not yet normalized, by "lane/id"
+	rejects      rejectWatch   // rejected drops, judged again if they change (rejudge.go)
 
 	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
 	files files // durable writes: temps named for cfg.Host, folders guarded from the root down
