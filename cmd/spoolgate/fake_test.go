@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/spoolgate/spoolgate/examples/bench"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -19,6 +20,10 @@ import (
 // DIR/web.trace and DIR/api.trace, so a test can check from outside that
 // the web lane never overlapped, across kills and restarts.
 // SPOOLGATE_FAKE_SCALE multiplies [[duration=...]] directives.
+// SPOOLGATE_FAKE_CHAT=URL sends the web lane's calls to the chat stand-in's
+// HTTP form at URL instead (examples/bench.ChatHTTP: one generation per
+// account, each session's account its user), so a test counts what the
+// stand-in saw per account across hosts.
 func init() {
 	if os.Getenv("SPOOLGATE_FAKE") == "" {
 		return
@@ -30,6 +35,9 @@ func init() {
 		api := &lanestest.Fake{Quota: cfg.API.Concurrency, Scale: scale}
 		if trace != "" {
 			web.Trace, api.Trace = filepath.Join(trace, "web.trace"), filepath.Join(trace, "api.trace")
+		}
+		if u := os.Getenv("SPOOLGATE_FAKE_CHAT"); u != "" {
+			return map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: &bench.ChatHTTP{URL: u}, taskfile.KindAPI: api}, nil
 		}
 		return map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: web, taskfile.KindAPI: api}, nil
 	}

@@ -167,6 +167,7 @@ type daemonOpts struct {
 	Profiles string // default <rig>/profiles (shared: the web lock is shared)
 	Trace    string // default <rig>/trace-NAME
 	Scale    float64
+	Env      []string // more environment (SPOOLGATE_FAKE_CHAT=URL...)
 }
 
 // start runs a daemon on the rig. It is killed (SIGKILL) at cleanup if the
@@ -200,7 +201,7 @@ func (r *rig) start(o daemonOpts) *daemon {
 	if o.Scale != 0 {
 		env = append(env, "SPOOLGATE_FAKE_SCALE="+strconv.FormatFloat(o.Scale, 'f', -1, 64))
 	}
-	cmd.Env = env
+	cmd.Env = append(env, o.Env...)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start daemon %s: %v", o.Name, err)
 	}
