@@ -32,7 +32,10 @@ func (r *runner) recordSend(cancel context.CancelCauseFunc, rec *taskfile.SendRe
 			r.log.Info("send recorded: sent", "conversation", rec.Conversation)
 		}
 	}
-	if d != nil {
+	if d != nil && d.How != r.delivered {
+		// Once per attempt and way: the sending and the sent record of
+		// one send carry the same line.
+		r.delivered = d.How
 		args := []any{"how", d.How, "conversation", d.Conversation}
 		if d.Reason != "" {
 			args = append(args, "reason", d.Reason)

@@ -30,6 +30,9 @@ type runner struct {
 	job     *attempt.Job
 	stageAt string // the job's stage when a cancel was requested
 	execErr error  // the executor's error, for the lane's Admission
+	// delivered is how the attempt delivered its prompt, as last logged
+	// (executor goroutine only).
+	delivered taskfile.DeliveryHow
 }
 
 // canceled reports whether a cancel by request reached the runner before

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -216,9 +219,25 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 	killedWith := len(c.Turns[0].Answer)
 	d.kill()
 	d2 := onceStart(r, "second")
+	// While attempt 2 collects the answer, status says how.
+	r.running(taskfile.KindWeb, "long", 60*time.Second, func(t *taskfile.Task) bool {
+		d := t.LastDelivery()
+		return t.Attempt == 2 && d != nil && d.N == 2
+	})
+	statusText := r.cli("status")
+	statusJSON := r.cli("status", "--json")
 	got := r.final(taskfile.KindWeb, "long", 2*time.Minute)
 	d2.stop()
 	log := r.taskLog(taskfile.KindWeb, "long")
+	if want := "attempt 2  elapsed"; !strings.Contains(statusText, want) || !strings.Contains(statusText, "reattached "+sent.Send.Conversation) {
+		t.Errorf("status during the reattach does not show attempt 2 reattached to %s:\n%s", sent.Send.Conversation, statusText)
+	}
+	if !strings.Contains(statusJSON, `"delivery": "reattached"`) && !strings.Contains(statusJSON, `"delivery":"reattached"`) {
+		t.Errorf("status --json during the reattach lacks delivery reattached:\n%s", statusJSON)
+	}
+	if res := r.cli("results", "web/long"); !strings.Contains(res, `"conversation":"`+sent.Send.Conversation+`"`) {
+		t.Errorf("results lacks the conversation %s: %s", sent.Send.Conversation, res)
+	}
 	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
 		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
 	}
@@ -258,4 +277,149 @@ func TestE2E_Web_KillPoints(t *testing.T) {
 		fmt.Fprintf(&b, "  %2d  %-28s %-8s sends %d  %-40s %s%s\n", i, run.point, run.result, run.sends, run.deliveries, run.took.Round(100*time.Millisecond), note)
 	}
 	t.Log(b.String())
+}
+
+// A conversation the site no longer has (deleted by its user): the next
+// attempt sends again, once, in a new chat, and says so.
+func TestE2E_Web_ForgottenConversation(t *testing.T) {
+	r, stand := onceRig(t, 0.25)
+	content := "[[duration=20s]] a conversation that will be forgotten"
+	d := onceStart(r, "first")
+	r.submit(e2eTask{ID: "gone", Model: "md", Content: content})
+	sent := r.running(taskfile.KindWeb, "gone", 60*time.Second, func(t *taskfile.Task) bool {
+		return t.Send != nil && t.Send.State == taskfile.SendSent && t.Send.Conversation != ""
+	})
+	d.kill()
+	if !stand.Forget(convOf(sent.Send.Conversation)) {
+		t.Fatalf("the stand-in has no conversation %s", sent.Send.Conversation)
+	}
+	d2 := onceStart(r, "second")
+	got := r.final(taskfile.KindWeb, "gone", 2*time.Minute)
+	d2.stop()
+	log := r.taskLog(taskfile.KindWeb, "gone")
+	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
+		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
+	}
+	if n := stand.SendsOf(content); n != 2 {
+		t.Fatalf("sent %d times, want twice (the first into the forgotten conversation, one resend)", n)
+	}
+	last := got.LastDelivery()
+	if last == nil || last.N != 2 || last.Delivery != taskfile.DeliveryResent || !strings.Contains(last.DeliveryReason, "no longer opens") ||
+		last.Conversation == "" || last.Conversation == sent.Send.Conversation || last.PossibleDoubleSend {
+		t.Fatalf("attempts %+v: want attempt 2 resent into a new conversation because the old one no longer opens", got.Attempts)
+	}
+	if !strings.Contains(log, "delivery: resent") || strings.Count(log, "delivery: resent") != 1 {
+		t.Errorf("the task log should say resent once:\n%s", log)
+	}
+	t.Logf("forgotten conversation: %s; reason %q", deliveries(got), last.DeliveryReason)
+}
+
+// Text left in the composer (a saved draft the site restores): the
+// stand-in receives exactly the task's text.
+func TestE2E_Web_LeftoverComposer(t *testing.T) {
+	r, stand := onceRig(t, 0.01)
+	stand.SetDraft("an old draft that must never be sent")
+	d := onceStart(r, "first")
+	content := "exactly this text 中文"
+	r.submit(e2eTask{ID: "clean", Model: "md", Content: content})
+	got := r.final(taskfile.KindWeb, "clean", time.Minute)
+	d.stop()
+	if got.State != taskfile.StateSuccess {
+		t.Fatalf("state %s error %q", got.State, got.Error)
+	}
+	var gotContent []string
+	for _, m := range stand.Received() {
+		gotContent = append(gotContent, m.Content)
+	}
+	if len(gotContent) != 1 || gotContent[0] != content {
+		t.Fatalf("the stand-in received %q, want exactly [%q]", gotContent, content)
+	}
+	if log := r.taskLog(taskfile.KindWeb, "clean"); !strings.Contains(log, "cleared and checked empty") {
+		t.Errorf("the log does not say the composer was cleared:\n%s", log)
+	}
+}
+
+// Two hosts on one spool with account leases: the host holding account
+// demo is SIGKILLed mid-answer; the other takes the lease once it is
+// stale, reclaims the task and reattaches on the same account. One send.
+func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
+	testkit.NeedChromium(t)
+	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stand.Close() })
+	tail := fmt.Sprintf("models:\n  - {name: md, kind: web, site: md, account: demo, needEmptyPrompt: true}\nsites:\n  md:\n    url: %q\n%saccounts:\n  demo: {site: md}\n", stand.URL(), onceKeys())
+	r := e2eNewRig(t, e2eOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute})
+	// Host B: the same spool and key, its own host name and profiles.
+	cfgB := filepath.Join(r.dir, "spoolgate-b.yaml")
+	data, err := os.ReadFile(r.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profB := filepath.Join(r.dir, "profiles-b")
+	b := strings.Replace(strings.Replace(string(data), "host: e2e\n", "host: e2e-b\n", 1), fmt.Sprintf("profiles: %q", r.profiles), fmt.Sprintf("profiles: %q", profB), 1)
+	if b == string(data) || !strings.Contains(b, "e2e-b") || !strings.Contains(b, profB) {
+		t.Fatalf("could not derive host B's config from:\n%s", data)
+	}
+	if err := os.WriteFile(cfgB, []byte(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cB, err := config.LoadConfig(cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := map[string]string{"e2e": r.cfg.WebSessions()[0].Profile, "e2e-b": cB.WebSessions()[0].Profile}
+	for _, p := range profiles {
+		t.Cleanup(func() { e2eNoProcs(t, p) })
+		loginAs(t, r.cfg, p, stand.URL(), "demo")
+	}
+	dA := onceStart(&e2eSites{e2eRig: r}, "host-a")
+	rB := *r
+	rB.cfgPath, rB.dir = cfgB, filepath.Join(r.dir, "b")
+	if err := os.MkdirAll(rB.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rB.t = t
+	dB := onceStart(&e2eSites{e2eRig: &rB}, "host-b")
+	dA.e2eDaemon.t, dB.e2eDaemon.t = t, t
+
+	content := "[[duration=20s]] moved between hosts"
+	r.submit(e2eTask{ID: "moved", Model: "md", Content: content})
+	sent := r.running(taskfile.KindWeb, "moved", 60*time.Second, func(t *taskfile.Task) bool {
+		return t.Send != nil && t.Send.State == taskfile.SendSent && t.Send.Conversation != ""
+	})
+	holder, _ := spool.ParseOwner(sent.Owner)
+	victim, survivor := dA, dB
+	if holder == "e2e-b" {
+		victim, survivor = dB, dA
+	}
+	at := sent.Send.SentAt.Add(2 * time.Second) // 8 s of the scaled 20 s answer
+	e2eWait(t, "40% of the answer", 30*time.Second, func() bool { return !time.Now().Before(at) })
+	victim.kill()
+	// The killed host's browser is left behind, as after a crash; nobody
+	// restarts that host here, so the test ends it as an operator would.
+	t.Cleanup(func() {
+		for _, p := range e2ePgrep(t, profiles[holder]) {
+			if pid, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	got := r.final(taskfile.KindWeb, "moved", 2*time.Minute)
+	survivor.stop()
+	log := r.taskLog(taskfile.KindWeb, "moved")
+	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
+		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
+	}
+	if n := stand.SendsOf(content); n != 1 {
+		t.Fatalf("sent %d times, want once", n)
+	}
+	last := got.LastDelivery()
+	host, _ := spool.ParseOwner(last.Owner)
+	if last.N != 2 || last.Delivery != taskfile.DeliveryReattached || host == holder || last.Account != "demo" || last.Conversation != sent.Send.Conversation {
+		t.Fatalf("attempts %+v: want attempt 2 reattached on the other host, account demo, conversation %s", got.Attempts, sent.Send.Conversation)
+	}
+	t.Logf("holder %s killed 8 s into the answer; %s took account demo's lease and reattached: %s, sent once, %s from the kill to success",
+		holder, host, deliveries(got), got.FinishedAt.Sub(at).Round(100*time.Millisecond))
 }

@@ -26,6 +26,10 @@ type metrics struct {
 	reclaims *prometheus.CounterVec
 	rejects  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// Web: how attempts delivered their prompts, and resends after a
+	// send whose outcome was unknown.
+	deliveries *prometheus.CounterVec
+	doubles    prometheus.Counter
 }
 
 func newMetrics(h *httpServer) *metrics {
@@ -53,13 +57,24 @@ func newMetrics(h *httpServer) *metrics {
 			Buckets: durationBuckets,
 		}, []string{"lane"}),
 	}
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "spoolgate_web_deliveries_total",
+		Help: "Web attempts by how they delivered the prompt: sent (first send), reattached (answer collected from the recorded conversation, nothing sent), resent (sent again in a new chat).",
+	}, []string{"how"})
+	m.doubles = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "spoolgate_web_possible_double_sends_total",
+		Help: "Web prompts sent again after a send whose outcome could not be known (cut off between sending and the page's acceptance, and not found in the history).",
+	})
+	for _, h := range []taskfile.DeliveryHow{taskfile.DeliverySent, taskfile.DeliveryReattached, taskfile.DeliveryResent} {
+		m.deliveries.WithLabelValues(string(h))
+	}
 	for _, k := range taskfile.Kinds { // present from the start, at zero
 		m.retries.WithLabelValues(string(k))
 		m.reclaims.WithLabelValues(string(k))
 		m.rejects.WithLabelValues(string(k))
 		m.duration.WithLabelValues(string(k))
 	}
-	m.reg.MustRegister(m.attempts, m.retries, m.reclaims, m.rejects, m.duration, &spoolCollector{h: h},
+	m.reg.MustRegister(m.deliveries, m.doubles, m.attempts, m.retries, m.reclaims, m.rejects, m.duration, &spoolCollector{h: h},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -77,6 +92,12 @@ func (m *metrics) hooks() lanes.Hooks {
 		},
 		OnReject:  func(k taskfile.Kind, _ string) { m.rejects.WithLabelValues(string(k)).Inc() },
 		OnReclaim: func(k taskfile.Kind, _ *taskfile.Task) { m.reclaims.WithLabelValues(string(k)).Inc() },
+		OnDelivery: func(_ taskfile.Kind, _ *taskfile.Task, d taskfile.Delivery) {
+			m.deliveries.WithLabelValues(string(d.How)).Inc()
+			if d.PossibleDoubleSend {
+				m.doubles.Inc()
+			}
+		},
 	}
 }
 

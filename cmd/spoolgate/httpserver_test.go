@@ -131,6 +131,9 @@ func TestHTTPServer_Metrics(t *testing.T) {
 	hooks.OnAttemptEnd(taskfile.KindWeb, &taskfile.Task{State: taskfile.StateFailed}, 200*time.Second)
 	hooks.OnReject(taskfile.KindAPI, "bad")
 	hooks.OnReclaim(taskfile.KindWeb, &taskfile.Task{})
+	hooks.OnDelivery(taskfile.KindWeb, &taskfile.Task{}, taskfile.Delivery{Attempt: 1, How: taskfile.DeliverySent})
+	hooks.OnDelivery(taskfile.KindWeb, &taskfile.Task{}, taskfile.Delivery{Attempt: 2, How: taskfile.DeliveryReattached})
+	hooks.OnDelivery(taskfile.KindWeb, &taskfile.Task{}, taskfile.Delivery{Attempt: 2, How: taskfile.DeliveryResent, PossibleDoubleSend: true})
 
 	resp, body := get(t, h, "/metrics")
 	if resp.StatusCode != 200 {
@@ -198,6 +201,10 @@ func TestHTTPServer_Metrics(t *testing.T) {
 		{"spoolgate_tasks_reclaimed_total", map[string]string{"lane": "web"}, 1},
 		{"spoolgate_task_duration_seconds", map[string]string{"lane": "api"}, 2},
 		{"spoolgate_task_duration_seconds", map[string]string{"lane": "web"}, 1},
+		{"spoolgate_web_deliveries_total", map[string]string{"how": "sent"}, 1},
+		{"spoolgate_web_deliveries_total", map[string]string{"how": "reattached"}, 1},
+		{"spoolgate_web_deliveries_total", map[string]string{"how": "resent"}, 1},
+		{"spoolgate_web_possible_double_sends_total", nil, 1},
 		{"spoolgate_web_runner", map[string]string{"state": "held"}, 1},
 		{"spoolgate_web_runner", map[string]string{"state": "standby"}, 0},
 	} {

@@ -46,7 +46,10 @@ type resultRow struct {
 	Error       string        `json:"error"`
 	Output      string        `json:"output"` // absolute path of the result file, if the task names one
 	Result      string        `json:"result"`
-	Archived    string        `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	// Conversation (web) is the URL of the conversation the answer came
+	// from (or the prompt's last send went to); absent for the others.
+	Conversation string `json:"conversation,omitempty"`
+	Archived     string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -229,6 +232,11 @@ func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 	if t.Output != "" {
 		r.Output = filepath.Join(L.Output(), filepath.FromSlash(t.Output))
 	}
+	if d := t.LastDelivery(); d != nil && d.Conversation != "" {
+		r.Conversation = d.Conversation
+	} else if t.Send != nil {
+		r.Conversation = t.Send.Conversation
+	}
 }
 
 // writeResultsCSV writes the table for a spreadsheet: every cell, not only
@@ -236,11 +244,16 @@ func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 // model, error, path or result that starts with = + - @ tab or CR is not
 // run as a formula, and control characters are shown escaped. The exact
 // text is in --format jsonl.
-// writeResultsCSV writes rows under resultColumns, and an `archived`
-// column last when the archive was read.
+// writeResultsCSV writes rows under resultColumns, then a `conversation`
+// column when a row has one (web tasks sent since issue 21), and an
+// `archived` column last when the archive was read.
 func writeResultsCSV(w io.Writer, rows []resultRow, archive bool) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns
+	conv := slices.ContainsFunc(rows, func(r resultRow) bool { return r.Conversation != "" })
+	if conv {
+		cols = append(slices.Clip(cols), "conversation")
+	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
 	}
@@ -260,6 +273,9 @@ func writeResultsCSV(w io.Writer, rows []resultRow, archive bool) error {
 		}
 		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
 			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result}
+		if conv {
+			rec = append(rec, r.Conversation)
+		}
 		if archive {
 			rec = append(rec, r.Archived)
 		}

@@ -160,6 +160,12 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			if r.Owner != "" {
 				line += "  on " + r.Owner
 			}
+			if r.Delivery != "" {
+				line += "  " + r.Delivery
+				if r.Conversation != "" {
+					line += " " + r.Conversation
+				}
+			}
 			if r.Stale {
 				line += "  STALE"
 			}

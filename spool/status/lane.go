@@ -108,6 +108,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		}
 		age, stale := taskfile.Stale(taskfile.Summary{HeartbeatAt: r.heartbeatAt, StartedAt: r.startedAt}, now, cfg.Timing().StaleAfter)
 		rt.HeartbeatAgeSeconds, rt.Stale = secs(age), stale
+		if n := len(r.attempts); n > 0 && r.attempts[n-1].N == r.attempt {
+			rt.Delivery, rt.Conversation = string(r.attempts[n-1].Delivery), r.attempts[n-1].Conversation
+		}
 		ln.Running = append(ln.Running, rt)
 	}
 

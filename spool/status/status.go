@@ -185,6 +185,11 @@ type Running struct {
 	// Stale is true when the heartbeat is older than staleAfter: the owner is
 	// probably gone and the task will be reclaimed.
 	Stale bool `json:"stale"`
+	// Delivery (web) is how the running attempt delivered its prompt so
+	// far: sent, reattached or resent (absent before it reached the
+	// page); Conversation the conversation's URL.
+	Delivery     string `json:"delivery,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // ETA is a lane's or a batch's estimate.
