@@ -26,14 +26,11 @@ import (
 // answer, restarted, and each task must end success with the whole answer
 // and the stand-in must have received its text exactly once.
 
-// onceKeys are the stand-in's keys (standin-md) plus the conversation keys.
+// onceKeys are the stand-in's keys (standin-md), the conversation keys
+// (conversation, userMessage, history, notFound) included.
 func onceKeys() string {
 	keys := testkit.StandinMarkdownSite("x")
-	return keys[strings.Index(keys, "    input:"):] + `    conversation: "/c/[^/?#]+"
-    userMessage: "[data-message-author-role='user']"
-    history: "nav[aria-label='Chat history'] a[href^='/c/']"
-    notFound: "[role=alert].not-found"
-`
+	return keys[strings.Index(keys, "    input:"):]
 }
 
 // onceRig is one stand-in site "md", its spool and signed-in profile.

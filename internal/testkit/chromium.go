@@ -63,6 +63,10 @@ func StandinMarkdownSite(url string) string {
     newChat: "[aria-label='New chat']"
     error: "#log ~ [role=alert]"
     promptInput: "textarea[placeholder^='Default instructions']"
+    conversation: "/c/[^/?#]+"
+    userMessage: "[data-message-author-role='user']"
+    history: "nav[aria-label='Chat history'] a[href^='/c/']"
+    notFound: "[role=alert]:has(~ #log)"
 `, url)
 }
 
