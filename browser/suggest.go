@@ -360,6 +360,9 @@ func confidence(key string, best Candidate, f found) string {
 	case key == "busy" && best.Cover < 0.5:
 		s = min(s, 55)
 	}
+	if singleKeys[key] && best.Matches > 1 {
+		s = min(s, 70) // the first of several: it rests on page order too
+	}
 	switch {
 	case s >= 75:
 		return "high"

@@ -44,6 +44,7 @@ func TestConfidence(t *testing.T) {
 		{"send", Candidate{Score: 90}, found{Sure: 1}, "medium"},
 		{"send", Candidate{Score: 90}, found{Sure: 2}, "high"},
 		{"busy", Candidate{Score: 95, Cover: 0.2}, found{}, "medium"},
+		{"send", Candidate{Score: 95, Matches: 3}, found{Sure: 2}, "medium"},
 	}
 	for _, tt := range tests {
 		if got := confidence(tt.key, tt.c, tt.f); got != tt.want {

@@ -207,7 +207,7 @@ SG.findSend = (before) => {
   SG.send = best ? best.b : null;
   return best ? {why: best.ev.length ? best.ev.join(', ') : 'the button nearest the field', sure: best.s >= 9 ? 2 : best.s >= 4 ? 1 : 0} : null;
 };
-const NEWWORD = /\bnew\b.{0,20}\b(chat|conversation|thread|topic|session|message)\b|^\s*new\s*$|^\+?\s*new\b|新(对话|聊天|会话|建|話題)|开启新|開始新/i;
+const NEWWORD = /\bnew\b.{0,20}?\b(chat|conversation|thread|topic|session|message)\b|^\s*new\s*$|^\+?\s*new\b|新(对话|聊天|会话|建|話題)|开启新|開始新/i;
 SG.findNewChat = () => {
   const hits = allEls().filter((e) => vis(e) && e.matches(BUTTONISH + ', [role=menuitem], [role=link]') && e !== SG.send && !(SG.input && contains(e, SG.input)) && NEWWORD.test(labelOf(e) + ' | ' + (textOf(e).length <= 40 ? textOf(e) : '')));
   SG.newChat = hits[0] || null;
