@@ -103,8 +103,12 @@ func (d *Daemon) start(ctx context.Context) error {
 				adm = g
 			}
 		}
-		d.lanes[k] = NewLane(LaneOptions{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
+		l, err := NewLane(Config{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
 			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
+		if err != nil {
+			return err
+		}
+		d.lanes[k] = l
 	}
 	d.Store.SetOutputOwner(d.outputOwner)
 	for _, l := range d.lanes {
@@ -260,7 +264,7 @@ func (d *Daemon) handle(w spool.WatchDir, name string) {
 func (d *Daemon) mergePending() {
 	now := time.Now()
 	for k, l := range d.lanes {
-		for _, t := range d.Store.MergePending(k, now, l.index.Has) {
+		for _, t := range d.Store.MergePending(k, now, l.c.Index.Has) {
 			l.Requeue(t)
 		}
 	}
@@ -308,7 +312,7 @@ func (d *Daemon) cancelRequest(k taskfile.Kind, id string) {
 				return
 			}
 			if l != nil {
-				l.index.Remove(id)
+				l.c.Index.Remove(id)
 			}
 			TaskLogger(laneLogger(d.Log, k), d.Store, k, id).Info("canceled while pending")
 			consume()

@@ -44,8 +44,8 @@ func (r *runner) recordSend(cancel context.CancelCauseFunc, rec *taskfile.SendRe
 			args = append(args, "possibleDoubleSend", true)
 		}
 		r.log.Info("delivery: "+string(d.How), args...)
-		if r.l.hooks.OnDelivery != nil {
-			r.l.hooks.OnDelivery(r.l.kind, r.lease.Task().Clone(), *d)
+		if r.l.c.Hooks.OnDelivery != nil {
+			r.l.c.Hooks.OnDelivery(r.l.c.Kind, r.lease.Task().Clone(), *d)
 		}
 	}
 	return nil

@@ -1,8 +1,9 @@
 package lanes
 
 import (
-	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"time"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Hooks let the daemon's observers (metrics) and tests see what the lanes

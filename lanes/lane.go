@@ -21,46 +21,47 @@ import (
 )
 
 // Lane is one scheduler loop and one worker pool for one kind of model.
-// Lanes never share workers.
+// Lanes never share workers. It keeps only what it owns: its config, its
+// sessions, its runners and its loop's state; the spool config, the
+// timings and the concurrency are read from the Store's config, never
+// copied.
 type Lane struct {
-	kind        taskfile.Kind
-	concurrency int
-	exec        attempt.Executor
-	store       *spool.Store
-	cfg         *config.Config
-	timing      config.Timing
-	log         *slog.Logger
-	owner       string
-	hooks       Hooks
-	index       *Index
-	admission   Admission  // may be nil: every task admitted
-	sessions    []*session // web lane only: one per account, each its own guarantee (see spool.RunnerLock)
-
-	wake chan struct{}
+	c        Config     // checked, defaults filled (NewLane)
+	sessions []*session // web lane only: one per account, each its own guarantee (see spool.RunnerLock)
+	wake     chan struct{}
 
 	mu       sync.Mutex
 	running  map[string]*runner
 	finished map[string]time.Time // ids whose runner ended lately: never reclaimed by this lane (see holds)
 	draining bool                 // stop claiming (shutdown stage one)
-	standby  bool
-	holder   string
-	held     string // last logged hold reason, to log once
+	held     string               // last logged hold reason, to log once
 
-	lastReclaim time.Time
+	lastReclaim time.Time // the loop's own
 
 	startstop.Base
 	wg sync.WaitGroup // runners
 }
 
-// LaneOptions configures a Lane.
-type LaneOptions struct {
-	Kind     taskfile.Kind
+// Config configures a Lane. NewLane checks it and fills in the defaults
+// of the optional fields, in river's manner: the zero value of an
+// optional field means its default.
+type Config struct {
+	// Kind is the lane's kind of model. Required.
+	Kind taskfile.Kind
+	// Executor runs the lane's attempts (the web lane's sessions, unless
+	// SessionExecutor builds their own). Required.
 	Executor attempt.Executor
-	Store    *spool.Store
-	Owner    string // host:pid
-	Log      *slog.Logger
-	Hooks    Hooks
-	Index    *Index
+	// Store is the spool; its Cfg is the lane's config. Required.
+	Store *spool.Store
+	// Owner names this daemon in the task files (host:pid). Default:
+	// spool.OwnerOf(Store.Cfg.Host).
+	Owner string
+	// Log is the lane's logger; it gets the field lane=Kind. Default:
+	// discard.
+	Log   *slog.Logger
+	Hooks Hooks
+	// Index is the lane's pending index. Default: an empty one.
+	Index *Index
 	// Admission, if set, decides which pending tasks may start now
 	// (per-model quotas); the lane takes the first one it admits.
 	Admission Admission
@@ -69,33 +70,77 @@ type LaneOptions struct {
 	SessionExecutor SessionExecutor
 }
 
+// withDefaults checks c and returns it with its defaults filled in.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case !c.Kind.Valid():
+		return c, fmt.Errorf("lane config: kind %q is not web or api", c.Kind)
+	case c.Store == nil || c.Store.Cfg == nil:
+		return c, errors.New("lane config: no store")
+	case c.Executor == nil && c.SessionExecutor == nil:
+		return c, fmt.Errorf("lane config: %s lane without an executor", c.Kind)
+	}
+	if c.Owner == "" {
+		c.Owner = spool.OwnerOf(c.Store.Cfg.Host)
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	c.Log = c.Log.With("lane", string(c.Kind))
+	if c.Index == nil {
+		c.Index = NewIndex(nil)
+	}
+	return c, nil
+}
+
 // NewLane builds a lane; Start runs it.
-func NewLane(o LaneOptions) *Lane {
-	cfg := o.Store.Cfg
-	l := &Lane{
-		kind: o.Kind, exec: o.Executor, store: o.Store, cfg: cfg, timing: cfg.Timing(), owner: o.Owner,
-		hooks: o.Hooks, index: o.Index, log: o.Log, admission: o.Admission,
-		wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{},
+func NewLane(c Config) (*Lane, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if l.index == nil {
-		l.index = NewIndex(nil)
+	l := &Lane{c: c, wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{}}
+	if c.Kind == taskfile.KindWeb {
+		l.sessions = newSessions(c.Store.Cfg, c.Executor, c.SessionExecutor)
 	}
-	if l.log == nil {
-		l.log = slog.New(slog.DiscardHandler)
+	return l, nil
+}
+
+// cfg is the spool's config (the Store's).
+func (l *Lane) cfg() *config.Config { return l.c.Store.Cfg }
+
+// timing is the timings derived from the config.
+func (l *Lane) timing() config.Timing { return l.c.Store.Cfg.Timing() }
+
+// concurrency is how many tasks the lane runs at once.
+func (l *Lane) concurrency() int { return config.Concurrency(l.c.Store.Cfg, l.c.Kind) }
+
+// standby reports whether the web lane waits for other processes' locks:
+// none of its sessions holds its lock. holder names the first session's
+// holder then.
+func (l *Lane) standby() (standby bool, holder string) {
+	if len(l.sessions) == 0 {
+		return false, ""
 	}
-	l.log = l.log.With("lane", string(o.Kind))
-	if o.Kind == taskfile.KindWeb {
-		l.sessions = newSessions(cfg, o.Executor, o.SessionExecutor)
+	for _, s := range l.sessions {
+		s.mu.Lock()
+		sb := s.standby
+		s.mu.Unlock()
+		if !sb {
+			return false, ""
+		}
 	}
-	l.concurrency = config.Concurrency(cfg, o.Kind)
-	return l
+	s := l.sessions[0]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return true, s.holder
 }
 
 // Index is the lane's pending index.
-func (l *Lane) Index() *Index { return l.index }
+func (l *Lane) Index() *Index { return l.c.Index }
 
 // Kind is the lane's kind.
-func (l *Lane) Kind() taskfile.Kind { return l.kind }
+func (l *Lane) Kind() taskfile.Kind { return l.c.Kind }
 
 // Start runs the scheduler loop until Stop.
 // Start runs the scheduler loop until Stop; Started is closed once the
@@ -165,10 +210,12 @@ func (l *Lane) Info() status.LaneInfo {
 	if l.sessions != nil {
 		sessions = l.sessionInfos(time.Now())
 	}
+	standby, holder := l.standby()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	li := status.LaneInfo{Kind: l.kind, Concurrency: l.concurrency, Pending: l.index.Len(),
-		Paused: l.store.Paused(l.kind), Standby: l.standby, Holder: l.holder}
+	li := status.LaneInfo{Kind: l.c.Kind, Concurrency: l.concurrency(), Pending: l.c.Index.Len(),
+		Paused: l.c.Store.Paused(l.c.Kind)}
+	li.Standby, li.Holder = standby, holder
 	for id := range l.running {
 		li.Running = append(li.Running, id)
 	}
@@ -215,28 +262,28 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	now := time.Now()
-	if now.Sub(l.lastReclaim) >= l.timing.ReclaimEvery {
+	if now.Sub(l.lastReclaim) >= l.timing().ReclaimEvery {
 		l.lastReclaim = now
 		l.reclaim(now)
 	}
 	l.mu.Lock()
-	free := l.concurrency - len(l.running)
+	free := l.concurrency() - len(l.running)
 	draining := l.draining
 	l.mu.Unlock()
 	if draining || free <= 0 {
 		return time.Time{}
 	}
-	if err := l.store.LayoutFault(); err != nil {
+	if err := l.c.Store.LayoutFault(); err != nil {
 		l.holdOnce("spool folder unsafe: " + err.Error())
 		return time.Time{}
 	}
-	if l.store.Paused(l.kind) {
-		l.holdOnce("lane paused: remove " + l.store.Layout.Paused(l.kind) + " to resume")
+	if l.c.Store.Paused(l.c.Kind) {
+		l.holdOnce("lane paused: remove " + l.c.Store.Layout.Paused(l.c.Kind) + " to resume")
 		return time.Time{}
 	}
 	disabled := map[string]bool{}
 	eligible := func(e Entry) bool {
-		if l.admission != nil && !l.admission.Admit(e, now) {
+		if l.c.Admission != nil && !l.c.Admission.Admit(e, now) {
 			return false
 		}
 		if e.Account == "" {
@@ -244,15 +291,16 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		}
 		d, ok := disabled[e.Account]
 		if !ok {
-			d = l.store.AccountDisabled(e.Account)
-			if d {
+			why, until := accountBlocked(l.c.Store, e.Account, time.Now())
+			switch why {
+			case "disabled":
 				l.holdOnce("account " + e.Account + " disabled: its tasks wait")
-			} else if h, held := l.store.AccountHold(e.Account); held && h.Active(time.Now()) {
+			case "held":
 				// A usage limit holds the account, as a disabled one:
 				// its tasks wait, spending nothing; others run.
-				d = true
-				l.holdOnce("account " + e.Account + " held by a usage limit until " + h.Until.Format(time.RFC3339) + ": its tasks wait")
+				l.holdOnce("account " + e.Account + " held by a usage limit until " + until.Format(time.RFC3339) + ": its tasks wait")
 			}
+			d = why != ""
 			disabled[e.Account] = d
 		}
 		return !d
@@ -262,10 +310,10 @@ func (l *Lane) round(ctx context.Context) time.Time {
 	}
 	for free > 0 && !l.isDraining() {
 		now = time.Now()
-		entries, wake := l.index.Next(now, 1, eligible)
+		entries, wake := l.c.Index.Next(now, 1, eligible)
 		if len(entries) == 0 {
-			if l.admission != nil {
-				if w := l.admission.Wake(now); !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
+			if l.c.Admission != nil {
+				if w := l.c.Admission.Wake(now); !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
 					wake = w
 				}
 			}
@@ -289,9 +337,9 @@ func (l *Lane) holdOnce(reason string) {
 	defer l.mu.Unlock()
 	if l.held != reason {
 		l.held = reason
-		l.log.Info("held", "reason", reason)
-		if l.hooks.OnHold != nil {
-			l.hooks.OnHold(l.kind, reason)
+		l.c.Log.Info("held", "reason", reason)
+		if l.c.Hooks.OnHold != nil {
+			l.c.Hooks.OnHold(l.c.Kind, reason)
 		}
 	}
 }
@@ -302,15 +350,15 @@ func (l *Lane) holdOnce(reason string) {
 // that the lane's loop does no fsync and claims for several slots proceed
 // (and reach the disk) together. It reports whether a runner started.
 func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
-	l.index.Remove(e.ID)
+	l.c.Index.Remove(e.ID)
 	// The runner is registered before the move, so that a cancel request
 	// finds it at every moment the task is in running/ on our behalf.
 	r := &runner{l: l, output: e.Output, sess: s}
 	admitted := func(error) {}
-	if l.admission != nil {
-		rel, ok := l.admission.Acquire(e, time.Now())
+	if l.c.Admission != nil {
+		rel, ok := l.c.Admission.Acquire(e, time.Now())
 		if !ok {
-			l.index.Put(e) // not admitted after all: it stays pending
+			l.c.Index.Put(e) // not admitted after all: it stays pending
 			return false
 		}
 		admitted = rel
@@ -319,12 +367,14 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 	if l.draining {
 		l.mu.Unlock()
 		admitted(nil)
-		l.index.Put(e) // shutdown began: leave it pending
+		l.c.Index.Put(e) // shutdown began: leave it pending
 		return false
 	}
 	l.running[e.ID] = r
 	if s != nil {
+		s.mu.Lock()
 		s.running = e.ID
+		s.mu.Unlock()
 	}
 	// Add under l.mu: Drain takes l.mu too, so no Add follows a Drain and
 	// WaitRunning's Wait never races an Add.
@@ -335,8 +385,8 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 			// A cancel request reached this claim and was consumed, but
 			// the task is not ours to run: ask again, so the next rescan
 			// cancels it wherever it is.
-			if err := l.store.RequestCancel(l.kind, e.ID); err != nil {
-				l.log.Error("re-request cancel", "taskId", e.ID, "err", err)
+			if err := l.c.Store.RequestCancel(l.c.Kind, e.ID); err != nil {
+				l.c.Log.Error("re-request cancel", "taskId", e.ID, "err", err)
 			}
 		}
 		admitted(r.execErr)
@@ -348,16 +398,20 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 		if l.running[e.ID] == r {
 			delete(l.running, e.ID)
 		}
-		if cur := l.running[e.ID]; s != nil && s.running == e.ID && (cur == nil || cur.sess != s) {
-			s.running = ""
+		if cur := l.running[e.ID]; s != nil && (cur == nil || cur.sess != s) {
+			s.mu.Lock()
+			if s.running == e.ID {
+				s.running = ""
+			}
+			s.mu.Unlock()
 		}
 		l.mu.Unlock()
 		l.wg.Done()
 	}
-	lease, err := l.store.Claim(l.kind, e.ID, l.owner)
+	lease, err := l.c.Store.Claim(l.c.Kind, e.ID, l.c.Owner)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			l.log.Error("claim failed", "taskId", e.ID, "err", err)
+			l.c.Log.Error("claim failed", "taskId", e.ID, "err", err)
 		}
 		release()
 		return false // another daemon took it, or it was canceled
@@ -386,24 +440,24 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config.ModelConfig, bool) {
 	t, err := lease.Load()
 	if err != nil {
-		l.log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
+		l.c.Log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
 		return nil, nil, false
 	}
-	model, ok := l.cfg.Model(t.Model)
-	if !ok || model.Kind != l.kind {
+	model, ok := l.cfg().Model(t.Model)
+	if !ok || model.Kind != l.c.Kind {
 		o := spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassInvalid,
-			Error: fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.kind)}
+			Error: fmt.Sprintf("model: %q is no longer a %s model in the config", t.Model, l.c.Kind)}
 		if t, err := lease.Finish(o, time.Now()); err != nil {
-			l.log.Error("finish failed", "taskId", e.ID, "err", err)
+			l.c.Log.Error("finish failed", "taskId", e.ID, "err", err)
 		} else {
-			l.hooks.final(l.kind, t)
+			l.c.Hooks.final(l.c.Kind, t)
 		}
 		return nil, nil, false
 	}
 	if l.isDraining() {
 		// Shutdown began while we claimed: hand it back unspent.
 		if err := lease.Return(time.Time{}); err == nil {
-			l.index.Put(e)
+			l.c.Index.Put(e)
 		}
 		return nil, nil, false
 	}
@@ -413,12 +467,12 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		// this account in running/ means someone drives it whatever the
 		// lease files say (one was renamed or deleted): hand ours back
 		// unspent rather than send a second generation on one account.
-		if w, busy := l.store.AccountInUse(t.Account, l.owner, time.Now()); busy {
-			l.store.Limiter().Fail("account in use:"+t.Account, "account in use by another owner: task back to pending", errors.New(w.By()), "taskId", e.ID, "account", t.Account)
+		if w, busy := l.c.Store.AccountInUse(t.Account, l.c.Owner, time.Now()); busy {
+			l.c.Store.Limiter().Fail("account in use:"+t.Account, "account in use by another owner: task back to pending", errors.New(w.By()), "taskId", e.ID, "account", t.Account)
 			notBefore := time.Now().Add(time.Second)
 			if rerr := lease.Return(notBefore); rerr == nil {
 				e.NotBefore = notBefore
-				l.index.Put(e)
+				l.c.Index.Put(e)
 			}
 			return nil, nil, false
 		}
@@ -427,11 +481,11 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at
 		// once and spin, logging this line thousands of times a second.
-		l.log.Error("mark running failed: back to pending", "taskId", e.ID, "err", err)
+		l.c.Log.Error("mark running failed: back to pending", "taskId", e.ID, "err", err)
 		notBefore := time.Now().Add(time.Second)
 		if rerr := lease.Return(notBefore); rerr == nil {
 			e.NotBefore = notBefore
-			l.index.Put(e)
+			l.c.Index.Put(e)
 		}
 		return nil, nil, false
 	}
@@ -440,6 +494,6 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 
 // Requeue adds a pending task (after intake or a retry) to the index.
 func (l *Lane) Requeue(t *taskfile.Task) {
-	l.index.Put(EntryOf(l.cfg, t))
+	l.c.Index.Put(EntryOf(l.cfg(), t))
 	l.Wake()
 }

@@ -6,7 +6,7 @@ import "github.com/spoolgate/spoolgate/spool/taskfile"
 // whose output is key (a spool.OutputKey): its index for pending tasks, its
 // runners (at most five) for running ones.
 func (l *Lane) OutputOwner(key string) (string, bool) {
-	if id, ok := l.index.OutputOwner(key); ok {
+	if id, ok := l.c.Index.OutputOwner(key); ok {
 		return id, true
 	}
 	l.mu.Lock()

@@ -2,8 +2,9 @@ package lanes
 
 import (
 	"errors"
-	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"os"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // priorityRequest handles <lane>/priority/ID, left by `spoolgate priority`
@@ -14,7 +15,7 @@ import (
 func (d *Daemon) priorityRequest(k taskfile.Kind, id string) {
 	t, err := d.Store.Read(k, taskfile.DirPending, id)
 	if err == nil && t.State == taskfile.StatePending {
-		if l := d.lanes[k]; l != nil && l.index.Replace(EntryOf(d.cfg, t)) {
+		if l := d.lanes[k]; l != nil && l.c.Index.Replace(EntryOf(d.cfg, t)) {
 			l.Wake()
 		}
 		return

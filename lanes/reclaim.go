@@ -10,19 +10,19 @@ import (
 // this lane holds and nobody else runs any more (see spool.Store.Reclaim),
 // and schedules what comes back.
 func (l *Lane) reclaim(now time.Time) {
-	done, err := l.store.Reclaim(l.kind, now, l.holds)
+	done, err := l.c.Store.Reclaim(l.c.Kind, now, l.holds)
 	if err != nil {
-		l.store.Limiter().Fail("reclaim:"+string(l.kind), "reclaim", err, "lane", l.kind)
+		l.c.Store.Limiter().Fail("reclaim:"+string(l.c.Kind), "reclaim", err, "lane", l.c.Kind)
 	} else {
-		l.store.Limiter().OK("reclaim:" + string(l.kind))
+		l.c.Store.Limiter().OK("reclaim:" + string(l.c.Kind))
 	}
 	for _, r := range done {
 		t := r.Task
-		log := TaskLogger(l.log, l.store, l.kind, t.TaskID)
+		log := TaskLogger(l.c.Log, l.c.Store, l.c.Kind, t.TaskID)
 		switch r.Action {
 		case spool.Completed:
 			log.Info("completed a final move left by a crash", "state", t.State)
-			l.hooks.final(l.kind, t)
+			l.c.Hooks.final(l.c.Kind, t)
 		case spool.Returned:
 			log.Info("claim cut short: back to pending", "reason", r.Reason)
 			l.Requeue(t)
@@ -31,10 +31,10 @@ func (l *Lane) reclaim(now time.Time) {
 			if r.Action == spool.Retried {
 				l.Requeue(t)
 			}
-			if l.hooks.OnReclaim != nil {
-				l.hooks.OnReclaim(l.kind, t)
+			if l.c.Hooks.OnReclaim != nil {
+				l.c.Hooks.OnReclaim(l.c.Kind, t)
 			}
-			l.hooks.final(l.kind, t)
+			l.c.Hooks.final(l.c.Kind, t)
 		}
 	}
 }
@@ -51,7 +51,7 @@ func (l *Lane) holds(id string) bool {
 		return true
 	}
 	at, ok := l.finished[id]
-	return ok && time.Since(at) < l.timing.StaleAfter
+	return ok && time.Since(at) < l.timing().StaleAfter
 }
 
 // noteFinished records that this lane's runner of id ends now, and forgets
@@ -61,7 +61,7 @@ func (l *Lane) noteFinished(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, at := range l.finished {
-		if now.Sub(at) >= l.timing.StaleAfter {
+		if now.Sub(at) >= l.timing().StaleAfter {
 			delete(l.finished, k)
 		}
 	}

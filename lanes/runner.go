@@ -49,8 +49,8 @@ func (r *runner) init(lease *spool.Lease, t *taskfile.Task, m *config.ModelConfi
 	l := r.l
 	r.lease, r.task, r.model = lease, t, m
 	r.log = slog.New(teeHandler{
-		a: l.log.With("taskId", t.TaskID).Handler(),
-		b: newTaskLogHandler(l.store, l.kind, t.TaskID),
+		a: l.c.Log.With("taskId", t.TaskID).Handler(),
+		b: newTaskLogHandler(l.c.Store, l.c.Kind, t.TaskID),
 	}).With("attempt", t.Attempt)
 	if r.sess != nil {
 		r.log = r.log.With("account", r.sess.spec.Account)
@@ -89,14 +89,14 @@ func (r *runner) run(parent context.Context) {
 	// A safety net behind the executors' own limits (the model's timeout,
 	// web.taskTimeout), which fire first and say which limit passed.
 	limit := r.model.Timeout.D() + 30*time.Second
-	if l.kind == taskfile.KindWeb {
-		limit = l.cfg.Web.TaskTimeout.D() + 10*time.Second
+	if l.c.Kind == taskfile.KindWeb {
+		limit = l.cfg().Web.TaskTimeout.D() + 10*time.Second
 	}
 	ctx, cancelT := context.WithTimeoutCause(ctx, limit, attempt.ErrTimeout)
 	defer cancelT()
 
 	job := attempt.NewJob(r.task.Clone(), r.model, r.log)
-	exec := l.exec
+	exec := l.c.Executor
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
 	}
@@ -116,8 +116,8 @@ func (r *runner) run(parent context.Context) {
 	}
 	start := time.Now()
 	r.log.Info("attempt started", "model", r.task.Model, "owner", r.task.Owner)
-	if l.hooks.OnAttemptStart != nil {
-		l.hooks.OnAttemptStart(l.kind, r.task.Clone())
+	if l.c.Hooks.OnAttemptStart != nil {
+		l.c.Hooks.OnAttemptStart(l.c.Kind, r.task.Clone())
 	}
 
 	hbDone := make(chan struct{})
@@ -128,10 +128,10 @@ func (r *runner) run(parent context.Context) {
 	}()
 	var res attempt.Result
 	var err error
-	if l.admission != nil {
+	if l.c.Admission != nil {
 		// A rate counts requests when they are sent: wait for this one's
 		// turn (a claim's latency varies; the spacing must not).
-		err = l.admission.Ready(ctx, r.task.Model)
+		err = l.c.Admission.Ready(ctx, r.task.Model)
 	}
 	if err == nil {
 		res, err = exec.Execute(ctx, job)
@@ -146,7 +146,7 @@ func (r *runner) run(parent context.Context) {
 // liveness; the lease checks first that the file is still ours. An attempt
 // whose liveness lapses past the liveness deadline is stopped as stale.
 func (r *runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, job *attempt.Job, stop <-chan struct{}) {
-	tm := r.l.timing
+	tm := r.l.timing()
 	t := time.NewTicker(tm.Heartbeat)
 	defer t.Stop()
 	lastBeats := job.Beats()
@@ -205,7 +205,7 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	r.mu.Unlock()
 	end := attemptEnd{
 		Err: err, Cause: context.Cause(ctx), Text: res.Text, Stage: stage, Attempt: r.task.Attempt, Took: took,
-		MaxAttempts: l.cfg.MaxAttempts(), StaleAfter: l.timing.StaleAfter, RetryBackoff: l.cfg.RetryBackoff.D(),
+		MaxAttempts: l.cfg().MaxAttempts(), StaleAfter: l.timing().StaleAfter, RetryBackoff: l.cfg().RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}
 	if err == nil && !errors.Is(end.Cause, attempt.ErrFenced) {
@@ -244,10 +244,10 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	if r.sess != nil {
 		l.sessionEnded(r.sess, t, err)
 	}
-	if l.hooks.OnAttemptEnd != nil {
-		l.hooks.OnAttemptEnd(l.kind, t, took)
+	if l.c.Hooks.OnAttemptEnd != nil {
+		l.c.Hooks.OnAttemptEnd(l.c.Kind, t, took)
 	}
-	l.hooks.final(l.kind, t)
+	l.c.Hooks.final(l.c.Kind, t)
 }
 
 // holdOrRelease writes the account's hold when a usage limit ended the
@@ -262,7 +262,7 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 	if acct == "" {
 		return
 	}
-	st := r.l.store
+	st := r.l.c.Store
 	if h := attempt.HoldOf(err); h != nil && o.State == taskfile.StatePending {
 		hold := *h
 		hold.Account, hold.By, hold.Task = acct, r.task.Owner, r.task.TaskID
@@ -289,8 +289,45 @@ func (r *runner) writeOutput(text string) error {
 	if r.task.Output == "" {
 		return nil
 	}
-	if err := r.l.store.WriteOutput(r.task.Output, []byte(text)); err != nil {
+	if err := r.l.c.Store.WriteOutput(r.task.Output, []byte(text)); err != nil {
 		return attempt.Errorf(taskfile.ClassPermanent, "output: %v", err)
 	}
 	return nil
+}
+
+// renewAccount renews the session's account lease with the task's
+// heartbeat. A lease another host took (ours went unrenewed past
+// staleAfter) stops the attempt as stale: the account is driven from there
+// now. It reports whether the attempt goes on.
+func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) bool {
+	if r.sess == nil {
+		return true
+	}
+	r.sess.mu.Lock()
+	lease := r.sess.lease
+	r.sess.mu.Unlock()
+	if lease == nil {
+		return true
+	}
+	if r.leaseOK.IsZero() {
+		r.leaseOK = lease.Info().Renewed
+	}
+	err := lease.Renew(now)
+	if errors.Is(err, spool.ErrLeaseLost) {
+		r.log.Warn("account lease taken by another host: stopping", "account", r.sess.spec.Account, "err", err)
+		cancel(attempt.ErrStale)
+		return false
+	}
+	if err != nil {
+		r.l.c.Store.Limiter().Fail("account lease renewal:"+r.sess.spec.Account, "account lease renewal failed", err, "account", r.sess.spec.Account)
+		// Past half of staleAfter without a renewal, another host may
+		// soon take the account: stop before it can, not after.
+		if now.Sub(r.leaseOK) > r.l.timing().StaleAfter/2 {
+			cancel(attempt.ErrStale)
+			return false
+		}
+		return true
+	}
+	r.leaseOK = now
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
@@ -20,14 +21,16 @@ import (
 // shared spool, the account's lease (spool.AccountLease). The web lane's
 // parallelism comes only from having several sessions.
 type session struct {
-	spec  config.WebSession
-	exec  attempt.Executor
-	lock  *spool.RunnerLock
-	lease *spool.AccountLease // held while the session has work; nil otherwise
+	spec config.WebSession
+	exec attempt.Executor
+	lock *spool.RunnerLock
 
-	// Guarded by the lane's mu.
-	running  string // the task it runs or claims, "" when free
-	standby  bool   // its lock is held by another process here
+	// mu guards the session's state below. A caller that holds the lane's
+	// mu takes it after that one, never before.
+	mu       sync.Mutex
+	lease    *spool.AccountLease // held while the session has work; nil otherwise
+	running  string              // the task it runs or claims, "" when free
+	standby  bool                // its lock is held by another process here
 	holder   string
 	leasedBy string // the owner of the account's live lease, when not us
 	// leaseForeign names the foreign lease file that blocks the account
@@ -69,54 +72,47 @@ func newSessions(cfg *config.Config, shared attempt.Executor, per SessionExecuto
 func (l *Lane) ensureLocks() bool {
 	anyHeld := false
 	for _, s := range l.sessions {
-		l.mu.Lock()
+		s.mu.Lock()
 		standby := s.standby
-		l.mu.Unlock()
+		s.mu.Unlock()
 		if !standby && s.lock.Held() {
 			anyHeld = true
 			continue
 		}
-		err := s.lock.TryLock(l.cfg.Host)
-		l.mu.Lock()
+		err := s.lock.TryLock(l.cfg().Host)
+		s.mu.Lock()
 		if err == nil {
 			if s.standby {
-				l.log.Info("web runner lock taken: leaving standby", "account", s.spec.Account, "lock", s.lock.Path())
+				l.c.Log.Info("web runner lock taken: leaving standby", "account", s.spec.Account, "lock", s.lock.Path())
 			}
 			s.standby, s.holder = false, ""
 			anyHeld = true
 		} else {
 			holder := s.lock.Holder()
 			if !s.standby || s.holder != holder {
-				l.log.Warn("standby: web runner lock held elsewhere", "account", s.spec.Account, "lock", s.lock.Path(), "holder", holder, "err", err)
+				l.c.Log.Warn("standby: web runner lock held elsewhere", "account", s.spec.Account, "lock", s.lock.Path(), "holder", holder, "err", err)
 			}
 			s.standby, s.holder = true, holder
 		}
-		l.mu.Unlock()
+		s.mu.Unlock()
 	}
-	l.mu.Lock()
-	l.standby = !anyHeld
-	l.holder = ""
-	if !anyHeld {
-		l.holder = l.sessions[0].holder
-	}
-	l.mu.Unlock()
 	return anyHeld
 }
 
 // sessionBlocked says why a session may not take a task now ("" when it
 // may): its lock is elsewhere, its account is switched off or held.
 func (l *Lane) sessionBlocked(s *session, now time.Time) string {
+	s.mu.Lock()
+	standby := s.standby
+	s.mu.Unlock()
 	switch {
-	case s.standby:
+	case standby:
 		return "standby"
 	case s.spec.Legacy:
 		return "" // its accounts' switches hold their tasks, not the session
-	case l.store.AccountDisabled(s.spec.Account):
-		return "disabled"
-	case accountHeld(l.store, s.spec.Account, now):
-		return "held"
 	}
-	return ""
+	why, _ := accountBlocked(l.c.Store, s.spec.Account, now)
+	return why
 }
 
 // roundSessions gives each free session the first due pending task it may
@@ -132,9 +128,9 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 			return time.Time{}
 		}
 		now := time.Now()
-		l.mu.Lock()
+		s.mu.Lock()
 		busy := s.running != ""
-		l.mu.Unlock()
+		s.mu.Unlock()
 		if busy {
 			continue
 		}
@@ -148,13 +144,13 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		may := func(e Entry) bool { return spec.May(e.Site, e.Pinned) }
 		if s.spec.Legacy {
 			may = eligible // its accounts' switches and holds, and the lane's Admission
-		} else if l.admission != nil {
-			may = func(e Entry) bool { return s.spec.May(e.Site, e.Pinned) && l.admission.Admit(e, now) }
+		} else if l.c.Admission != nil {
+			may = func(e Entry) bool { return s.spec.May(e.Site, e.Pinned) && l.c.Admission.Admit(e, now) }
 		}
 		if !s.spec.Legacy {
 			may = affine(s.spec.Account, may, now, &wake)
 		}
-		entries, w := l.index.Next(now, 1, may)
+		entries, w := l.c.Index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
 			wake = w
 		}
@@ -173,19 +169,19 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 // sessionIdle records why a session idles and lets its lease go: another
 // host may use the account meanwhile.
 func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
-	l.mu.Lock()
+	s.mu.Lock()
 	changed := s.lastReason != why
 	s.lastReason = why
 	lease := s.lease
 	s.lease = nil
-	l.mu.Unlock()
+	s.mu.Unlock()
 	if changed && why != "" && why != "standby" {
 		// Its pinned tasks wait; unpinned ones go to the other sessions.
 		l.holdOnce("account " + s.spec.Account + " " + why + ": its tasks wait")
 	}
 	if lease != nil {
 		if err := lease.Release(now); err != nil {
-			l.log.Warn("account lease release", "account", s.spec.Account, "err", err)
+			l.c.Log.Warn("account lease release", "account", s.spec.Account, "err", err)
 		}
 	}
 }
@@ -193,17 +189,17 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 // takeLease takes (or renews) the session's account lease; a session whose
 // account another owner holds idles.
 func (l *Lane) takeLease(s *session, now time.Time) bool {
-	l.mu.Lock()
+	s.mu.Lock()
 	held := s.lease
-	l.mu.Unlock()
-	if held != nil && now.Sub(held.Info().Renewed) < l.timing.Heartbeat {
+	s.mu.Unlock()
+	if held != nil && now.Sub(held.Info().Renewed) < l.timing().Heartbeat {
 		// Renewed within a heartbeat: nobody may take it before staleAfter
 		// (at least two heartbeats), so the next claim needs no write.
 		return true
 	}
-	lease, err := l.store.AcquireAccount(s.spec.Account, l.owner, now)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	lease, err := l.c.Store.AcquireAccount(s.spec.Account, l.c.Owner, now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err != nil {
 		var le *spool.LeasedError
 		by, foreign := "?", ""
@@ -215,21 +211,21 @@ func (l *Lane) takeLease(s *session, now time.Time) bool {
 		} else {
 			// Once per cause, then counted: a lease that fails the same
 			// way at every round must not flood the log.
-			l.store.Limiter().Fail("account lease:"+s.spec.Account, "account lease", err, "account", s.spec.Account)
+			l.c.Store.Limiter().Fail("account lease:"+s.spec.Account, "account lease", err, "account", s.spec.Account)
 		}
 		if s.leasedBy != by {
 			what := "account leased by another host: its session idles"
 			if foreign != "" {
 				what = "account blocked by a foreign lease file (for staleAfter at most): its session idles"
 			}
-			l.log.Info(what, "account", s.spec.Account, "holder", by)
+			l.c.Log.Info(what, "account", s.spec.Account, "holder", by)
 		}
 		s.leasedBy, s.leaseForeign, s.lease = by, foreign, nil
 		return false
 	}
-	l.store.Limiter().OK("account lease:" + s.spec.Account)
+	l.c.Store.Limiter().OK("account lease:" + s.spec.Account)
 	if s.leasedBy != "" {
-		l.log.Info("account lease taken", "account", s.spec.Account, "gen", lease.Info().Gen)
+		l.c.Log.Info("account lease taken", "account", s.spec.Account, "gen", lease.Info().Gen)
 	}
 	s.leasedBy, s.leaseForeign, s.lease, s.lastReason = "", "", lease, ""
 	return true
@@ -238,10 +234,10 @@ func (l *Lane) takeLease(s *session, now time.Time) bool {
 // releaseSessions unlocks every session and lets every lease go (Stop).
 func (l *Lane) releaseSessions() {
 	for _, s := range l.sessions {
-		l.mu.Lock()
+		s.mu.Lock()
 		lease := s.lease
 		s.lease = nil
-		l.mu.Unlock()
+		s.mu.Unlock()
 		if lease != nil {
 			_ = lease.Release(time.Now())
 		}
@@ -251,8 +247,8 @@ func (l *Lane) releaseSessions() {
 
 // sessionEnded counts a session's attempt by the state it wrote.
 func (l *Lane) sessionEnded(s *session, t *taskfile.Task, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch t.State {
 	case taskfile.StateSuccess:
 		s.finished++
@@ -266,10 +262,9 @@ func (l *Lane) sessionEnded(s *session, t *taskfile.Task, err error) {
 
 // sessionInfos is the live view of each session, for status.
 func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	out := make([]status.SessionInfo, 0, len(l.sessions))
 	for _, s := range l.sessions {
+		s.mu.Lock()
 		si := status.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
 			Task: s.running, Finished: s.finished, Failed: s.failed}
 		switch {
@@ -291,47 +286,10 @@ func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
 			si.State = status.SessionIdle
 		}
 		if s.lease != nil {
-			si.Holder = l.owner
+			si.Holder = l.c.Owner
 		}
+		s.mu.Unlock()
 		out = append(out, si)
 	}
 	return out
-}
-
-// renewAccount renews the session's account lease with the task's
-// heartbeat. A lease another host took (ours went unrenewed past
-// staleAfter) stops the attempt as stale: the account is driven from there
-// now. It reports whether the attempt goes on.
-func (r *runner) renewAccount(now time.Time, cancel context.CancelCauseFunc) bool {
-	if r.sess == nil {
-		return true
-	}
-	l := r.l
-	l.mu.Lock()
-	lease := r.sess.lease
-	l.mu.Unlock()
-	if lease == nil {
-		return true
-	}
-	if r.leaseOK.IsZero() {
-		r.leaseOK = lease.Info().Renewed
-	}
-	err := lease.Renew(now)
-	if errors.Is(err, spool.ErrLeaseLost) {
-		r.log.Warn("account lease taken by another host: stopping", "account", r.sess.spec.Account, "err", err)
-		cancel(attempt.ErrStale)
-		return false
-	}
-	if err != nil {
-		r.l.store.Limiter().Fail("account lease renewal:"+r.sess.spec.Account, "account lease renewal failed", err, "account", r.sess.spec.Account)
-		// Past half of staleAfter without a renewal, another host may
-		// soon take the account: stop before it can, not after.
-		if now.Sub(r.leaseOK) > r.l.timing.StaleAfter/2 {
-			cancel(attempt.ErrStale)
-			return false
-		}
-		return true
-	}
-	r.leaseOK = now
-	return true
 }
