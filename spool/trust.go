@@ -272,7 +272,16 @@ func (s *Store) CheckForeign() []Foreign {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	// What could have been acted on first (leases, notify), then holds
+	// (a flood of planted hold files must not hide a forged lease behind
+	// status's cut at 10), each by name.
+	rank := map[string]int{SealLease: 0, SealSince: 1, SealMarker: 2, SealHold: 3}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank[out[i].Kind], rank[out[j].Kind]; ri != rj {
+			return ri < rj
+		}
+		return out[i].File < out[j].File
+	})
 	return out
 }
 

@@ -56,6 +56,7 @@ type rigOpts struct {
 	APIConc    int
 	Accounts   []string // web accounts of site chat: one session each
 	OwnKey     bool     // the daemon creates its own installation key (another installation)
+	Extra      string   // more config, appended as it is (top-level keys)
 }
 
 // sharedKey is the installation key of every rig of the test binary.
@@ -137,6 +138,7 @@ sites:
 			cfg += "  " + a + ": {site: chat}\n"
 		}
 	}
+	cfg += o.Extra
 	p := filepath.Join(r.dir, name+".yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		r.t.Fatal(err)
