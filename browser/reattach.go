@@ -60,6 +60,11 @@ type plan struct {
 // answer to our message".
 const noAnswerGrace = 10 * time.Second
 
+// otherMessagesGrace is how long a conversation that shows user messages,
+// none of them ours, may take to show ours (a page that renders its
+// turns one by one) before it counts as not holding it.
+const otherMessagesGrace = 2 * time.Second
+
 // convState is what one look at a conversation page sees.
 type convState struct {
 	NotFound  bool   `json:"notFound"`
@@ -67,6 +72,7 @@ type convState struct {
 	Ours      bool   `json:"ours"`    // our message is on the page
 	Answers   int    `json:"answers"` // answer elements on the page
 	After     int    `json:"after"`   // answer elements after our message
+	Users     int    `json:"users"`   // user messages on the page (userMessage)
 	Busy      bool   `json:"busy"`
 	LoggedOut bool   `json:"loggedOut"`
 }
@@ -78,12 +84,12 @@ const norm = (s) => (s || '').replace(/[\s\u00a0\u200b\ufeff]+/g, ' ').trim();
 const want = norm(`+js(text)+`);
 const answers = qa(`+js(s.Answer)+`).els;
 const um = `+js(d.conv.userMessage)+`;
-let ours = null;
-if (um) { for (const u of qa(um).els) if (norm(u.innerText || u.textContent) === want) ours = u; }
+let ours = null, users = 0;
+if (um) { const us = qa(um).els; users = us.length; for (const u of us) if (norm(u.innerText || u.textContent) === want) ours = u; }
 else if (want && norm(document.body.innerText).includes(want)) ours = document.body;
 const after = !ours ? 0 : ours === document.body ? answers.length :
   answers.filter((a) => ours.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING).length;
-return {notFound: vis(q(`+js(d.conv.notFound)+`)), href: location.href, ours: !!ours, answers: answers.length, after,
+return {notFound: vis(q(`+js(d.conv.notFound)+`)), href: location.href, ours: !!ours, answers: answers.length, after, users,
   busy: vis(q(`+js(s.Busy)+`)), loggedOut: vis(q(`+js(s.LoggedOut)+`))};
 })()`))
 }
@@ -222,7 +228,8 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans str
 			ourSeen = now
 		case cs.Ours && now.Sub(ourSeen) > noAnswerGrace:
 			return "", true, "the conversation shows no answer to our message", nil
-		case !cs.Ours && now.Sub(loaded) > d.t.InputGrace:
+		case !cs.Ours && now.Sub(loaded) > d.t.InputGrace,
+			!cs.Ours && cs.Users > 0 && now.Sub(loaded) > otherMessagesGrace:
 			return "", false, "the conversation does not show our message", nil
 		}
 		select {
