@@ -61,6 +61,9 @@ fuzz:
 	$(GO) test ./spool/config -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzDecodeHold$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./browser -run '^$$' -fuzz '^FuzzParseReset$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeLease$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseGen$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
 
 reliability:
 	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 30m -run 'Reliability' -v ./cmd/spoolgate | grep -E '^(=== RUN|--- |    reliability|ok|FAIL|PASS)'

@@ -1,36 +1,18 @@
 package lanes
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestDaemon_HostileRequests: entries of cancel/ and priority/ that are
 // not plain files named after a taskId are ignored (never acted on, never
@@ -41,7 +23,7 @@ func TestDaemon_HostileRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf lockedBuf
+	var buf testkit.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	st := spool.NewStore(cfg, log)
 	if err := st.Layout.Create(); err != nil {

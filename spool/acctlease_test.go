@@ -122,3 +122,20 @@ func FuzzDecodeLease(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGen: a lease file's name is anyone's to choose; a generation
+// read from it is always within bounds, and the next one never overflows.
+func FuzzParseGen(f *testing.F) {
+	for _, s := range []string{"1", "9223372036854775807", "1125899906842624", "05", "+6", "-1", "", "12a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, ok := parseGen(s)
+		if !ok {
+			return
+		}
+		if g < 1 || g > maxLeaseGen || g+1 <= g {
+			t.Fatalf("parseGen(%q) = %d", s, g)
+		}
+	})
+}

@@ -26,7 +26,7 @@ func TestStore_ArchiveSymlinkedMonth(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Spool = filepath.Join(t.TempDir(), "spool")
-	var buf syncBuf
+	var buf syncBuffer
 	s := NewStore(cfg, slog.New(slog.NewTextHandler(&buf, nil)))
 	if err := s.Layout.Create(); err != nil {
 		t.Fatal(err)

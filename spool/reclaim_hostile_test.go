@@ -3,36 +3,17 @@
 package spool
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStore_ReclaimUnreadable: files in running/ that are no task (garbage,
 // fifos) are logged once each however many rescans see them (was one ERROR
@@ -42,7 +23,7 @@ func (l *syncBuf) String() string {
 // lost: every one of them is in failed/.
 func TestStore_ReclaimUnreadable(t *testing.T) {
 	s := newTestStore(t)
-	var buf syncBuf
+	var buf syncBuffer
 	s.Log = slog.New(slog.NewTextHandler(&buf, nil))
 	dir := s.Layout.Lane(taskfile.KindWeb, taskfile.DirRunning)
 	const n = 200

@@ -77,7 +77,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{range .Running}}<tr class="run"><td><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
-{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
+{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>
@@ -95,6 +95,10 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <table class="failed-tasks"><tr><th>{{.L.Task}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
 {{range .St.Failed}}<tr class="failed-task"><td><a href="{{taskHref .Lane .TaskID}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{.ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td>{{.Error}}</td></tr>
 {{end}}{{if .St.FailedMore}}<tr><td colspan="6" class="meta more">{{printf .L.More .St.FailedMore}}</td></tr>{{end}}</table>{{end}}
+{{if .St.Foreign}}<h2>{{.L.Foreign}}</h2>
+<table class="foreign"><tr><th>{{.L.File}}</th><th>{{.L.Kind}}</th><th>{{.L.Reason}}</th></tr>
+{{range .St.Foreign}}<tr class="foreign-file"><td>{{.File}}</td><td>{{.Kind}}</td><td>{{.Reason}}</td></tr>
+{{end}}{{if .St.ForeignMore}}<tr><td colspan="3" class="meta more">{{printf .L.More .St.ForeignMore}}</td></tr>{{end}}</table>{{end}}
 </body></html>
 `))
 

@@ -22,6 +22,7 @@ type pageLabels struct {
 	AccountHeld, Until                          string
 	Sessions, Account, Site, State, Lease       string
 	Finished                                    string
+	Foreign, Kind                               string
 }
 
 var (
@@ -37,6 +38,7 @@ var (
 		AccountHeld: "account held by a usage limit:", Until: "until",
 		Sessions: "sessions (one task each)", Account: "account", Site: "site", State: "state", Lease: "lease held by",
 		Finished: "finished",
+		Foreign:  "foreign files (not written by a daemon of this installation: ignored, never deleted)", Kind: "kind",
 	}
 	labelsZH = pageLabels{
 		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
@@ -50,6 +52,7 @@ var (
 		AccountHeld: "账号因用量限制暂停：", Until: "直到",
 		Sessions: "会话（每个一次只跑一个任务）", Account: "账号", Site: "站点", State: "状态", Lease: "租约持有者",
 		Finished: "已完成",
+		Foreign:  "外来文件（不是本安装的守护进程写的：已忽略，不会删除）", Kind: "类别",
 	}
 )
 

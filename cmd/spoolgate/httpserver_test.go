@@ -437,3 +437,22 @@ func TestHTTPServer_MetricsHostileRunning(t *testing.T) {
 		t.Errorf("task a4 has %d heartbeat series, want 1:\n%s", n, body)
 	}
 }
+
+// TestHTTPServer_PageForeign: the page lists foreign files by name (a
+// lease and a notify marker no daemon of this installation wrote).
+func TestHTTPServer_PageForeign(t *testing.T) {
+	cfg := httpSpool(t)
+	L := spool.NewLayout(cfg.Spool)
+	os.MkdirAll(L.Accounts(), 0o750)
+	os.WriteFile(filepath.Join(L.Accounts(), "ops1.lease.3"), []byte("owner: evil:1\nrenewed: 2099-01-01T00:00:00Z\n"), 0o640)
+	os.MkdirAll(filepath.Join(cfg.Spool, "notify", "batches"), 0o750)
+	os.WriteFile(filepath.Join(cfg.Spool, "notify", "batches", "0123456789abcdef-1000.json"), []byte(`{"owner":"x:1"}`), 0o640)
+	h := startTestHTTP(t, cfg, webInfo(false))
+	defer h.Stop()
+	_, body := get(t, h, "/")
+	for _, want := range []string{`class="foreign"`, "accounts/ops1.lease.3", "notify/batches/0123456789abcdef-1000.json"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
