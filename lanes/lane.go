@@ -411,7 +411,7 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 	lease, err := l.c.Store.Claim(l.c.Kind, e.ID, l.c.Owner)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			l.c.Log.Error("claim failed", "taskId", e.ID, "err", err)
+			l.c.Store.Limiter().Fail("claim:"+string(l.c.Kind)+"/"+e.ID, "claim failed", err, "lane", l.c.Kind, "taskId", e.ID)
 		}
 		release()
 		return false // another daemon took it, or it was canceled
@@ -440,7 +440,7 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config.ModelConfig, bool) {
 	t, err := lease.Load()
 	if err != nil {
-		l.c.Log.Error("claimed task unreadable", "taskId", e.ID, "err", err)
+		l.c.Store.Limiter().Fail("claimed:"+string(l.c.Kind)+"/"+e.ID, "claimed task unreadable", err, "lane", l.c.Kind, "taskId", e.ID)
 		return nil, nil, false
 	}
 	model, ok := l.cfg().Model(t.Model)
@@ -481,7 +481,7 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		// Could not mark it (disk full?): put it back untouched, and not
 		// due for a second: the round would otherwise take it again at
 		// once and spin, logging this line thousands of times a second.
-		l.c.Log.Error("mark running failed: back to pending", "taskId", e.ID, "err", err)
+		l.c.Store.Limiter().Fail("mark:"+string(l.c.Kind)+"/"+e.ID, "mark running failed: back to pending", err, "lane", l.c.Kind, "taskId", e.ID)
 		notBefore := time.Now().Add(time.Second)
 		if rerr := lease.Return(notBefore); rerr == nil {
 			e.NotBefore = notBefore

@@ -181,7 +181,7 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 	}
 	if lease != nil {
 		if err := lease.Release(now); err != nil {
-			l.c.Log.Warn("account lease release", "account", s.spec.Account, "err", err)
+			l.c.Store.Limiter().Fail("account lease release:"+s.spec.Account, "account lease release", err, "account", s.spec.Account)
 		}
 	}
 }

@@ -171,7 +171,7 @@ func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int)
 				n++
 				s.Log.Info("removed leftover temp file", "path", p, "why", why)
 			} else if !errors.Is(err, os.ErrNotExist) {
-				s.Log.Warn("leftover temp file not removed", "path", p, "err", err)
+				s.Limiter().Fail("temp:"+p, "leftover temp file not removed", err, "path", p)
 			}
 		}
 		if err != nil {
