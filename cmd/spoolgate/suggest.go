@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,6 +34,10 @@ func lockSession(cmd string, cfg *config.Config, sess config.WebSession) (unlock
 	}
 	return func() { lock.Unlock() }, nil
 }
+
+// signInWait is how long a --show window waits for the operator to sign
+// in before a page with no message field counts as having none.
+const signInWait = 5 * time.Minute
 
 // suggestFlags are the flags `check --suggest` and `site new` share.
 type suggestFlags struct {
@@ -85,7 +90,14 @@ func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name str
 		return err
 	}
 	defer unlock()
-	rep, err := browser.Suggest(ctx, cfg, name, sc, browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile})
+	opts := browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile}
+	if sf.show {
+		// A window: the operator may sign in first (a new site cannot be
+		// given to `login` before it has its keys).
+		opts.Timings = browser.Timings{PageLoad: signInWait + time.Minute, InputGrace: signInWait}
+		fmt.Fprintf(env.Stdout, "If the page asks you to sign in, do it in the window: the proposal starts once a message field shows (within %s).\n", signInWait)
+	}
+	rep, err := browser.Suggest(ctx, cfg, name, sc, opts)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", cmd, name, err)
 	}
