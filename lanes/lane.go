@@ -270,7 +270,10 @@ func (l *Lane) round(ctx context.Context) time.Time {
 	free := l.concurrency() - len(l.running)
 	draining := l.draining
 	l.mu.Unlock()
-	if draining || free <= 0 {
+	// A session lane's limit is its sessions' own: one that handed its
+	// page over runs its next task while its last runner still records
+	// the outcome (sessionFree), so it is not counted by running.
+	if draining || l.sessions == nil && free <= 0 {
 		return time.Time{}
 	}
 	if err := l.c.Store.LayoutFault(); err != nil {

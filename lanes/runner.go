@@ -95,6 +95,7 @@ func (r *runner) run(parent context.Context) {
 	ctx, cancelT := context.WithTimeoutCause(ctx, limit, attempt.ErrTimeout)
 	defer cancelT()
 
+	releaseRun := func() {}
 	job := attempt.NewJob(r.task.Clone(), r.model, r.log)
 	exec := l.c.Executor
 	if r.sess != nil {
@@ -112,7 +113,9 @@ func (r *runner) run(parent context.Context) {
 			r.finish(ctx, job, attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "%w", err), 0)
 			return
 		}
-		defer release()
+		var once sync.Once
+		releaseRun = func() { once.Do(release) }
+		defer releaseRun()
 	}
 	start := time.Now()
 	r.log.Info("attempt started", "model", r.task.Model, "owner", r.task.Owner)
@@ -139,7 +142,17 @@ func (r *runner) run(parent context.Context) {
 	r.execErr = err
 	close(hbStop)
 	<-hbDone
-	r.finish(ctx, job, res, err, time.Since(start))
+	took := time.Since(start)
+	if r.sess != nil && err == nil && ctx.Err() == nil {
+		// The page answered and is free: hand the session over now, as
+		// one lane hands a slot over, and record the outcome (two
+		// durable writes) while its next task starts. A failed attempt
+		// keeps the session until its outcome is written: a usage limit
+		// must hold the account before the session claims again.
+		releaseRun()
+		l.sessionFree(r.sess, r.task.TaskID)
+	}
+	r.finish(ctx, job, res, err, took)
 }
 
 // heartbeat rewrites heartbeatAt every period while the executor shows

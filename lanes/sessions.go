@@ -293,3 +293,15 @@ func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
 	}
 	return out
 }
+
+// sessionFree frees session s, which ran task id, for its next claim
+// before its runner has recorded id's outcome (see runner.run), and asks
+// for a round.
+func (l *Lane) sessionFree(s *session, id string) {
+	s.mu.Lock()
+	if s.running == id {
+		s.running = ""
+	}
+	s.mu.Unlock()
+	l.Wake()
+}
