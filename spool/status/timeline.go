@@ -44,11 +44,11 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 	if q.Labels.Outcome == nil {
 		q.Labels = timeline.LabelsEN
 	}
-	from := now.Add(-q.Since)
+	from, to := now.Add(-q.Since), now
 	if q.Since <= 0 {
 		from = now.Add(-DefaultSince)
 		if q.Batch != "" {
-			from = batchStart(perLane, q.Batch, now)
+			from, to = batchSpan(perLane, q.Batch, now)
 		}
 	}
 	if !s.Archive {
@@ -57,8 +57,13 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 			perLane[k] = append(perLane[k], v...)
 		}
 	}
-	span := now.Sub(from)
-	c := timeline.Chart{From: from, To: now.Add(span / 40), Now: now, Loc: q.Loc, Labels: q.Labels}
+	// A margin of a fortieth each side: the first bar and the now-line
+	// stand clear of the edges.
+	margin := max(to.Sub(from)/40, time.Second)
+	if q.Since <= 0 && q.Batch != "" {
+		from = from.Add(-margin)
+	}
+	c := timeline.Chart{From: from, To: to.Add(margin), Now: now, Loc: q.Loc, Labels: q.Labels}
 	if c.Loc == nil {
 		c.Loc = time.Local
 	}
@@ -66,23 +71,30 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 	return st, c, nil
 }
 
-// batchStart is the first claim of any attempt of batch, or an hour ago
-// when it has none yet.
-func batchStart(perLane map[taskfile.Kind][]task, batch string, now time.Time) time.Time {
-	first := now.Add(-time.Hour)
+// batchSpan is the span of batch's attempts: its first claim to its last
+// end (now while any runs); an hour to now when it has none yet.
+func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (from, to time.Time) {
 	for _, ts := range perLane {
 		for _, t := range ts {
 			if t.sum.batch != batch {
 				continue
 			}
 			for _, r := range records(t) {
-				if r.ClaimedAt.Before(first) {
-					first = r.ClaimedAt
+				if from.IsZero() || r.ClaimedAt.Before(from) {
+					from = r.ClaimedAt
 				}
+				end := r.EndedAt
+				if end.IsZero() {
+					end = now
+				}
+				to = latest(to, end)
 			}
 		}
 	}
-	return first.Add(-time.Minute)
+	if from.IsZero() {
+		return now.Add(-time.Hour), now
+	}
+	return from, to
 }
 
 // readArchiveFrom reads the archive months that end after from (each

@@ -118,7 +118,9 @@ func TestSnapshotter_Timeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Bars) != 5 || !c.From.Equal(ago(61)) {
-		t.Errorf("batch b: %d bars from %s, want 5 from %s", len(c.Bars), c.From, ago(61))
+	// From the batch's first claim to its last end, a fortieth either side.
+	margin := ago(3).Sub(ago(60)) / 40
+	if len(c.Bars) != 5 || !c.From.Equal(ago(60).Add(-margin)) || !c.To.Equal(ago(3).Add(margin)) {
+		t.Errorf("batch b: %d bars from %s to %s, want 5 from %s to %s", len(c.Bars), c.From, c.To, ago(60).Add(-margin), ago(3).Add(margin))
 	}
 }

@@ -134,6 +134,10 @@ func measureCore(ctx context.Context, o options, stderr io.Writer) ([]coreFigure
 		}
 		out = append(out, f)
 	}
+	fmt.Fprintf(stderr, "bench: writing %d finished files for the status page's timeline figure ...\n", timelineTasks)
+	if f, ok := statusPageTimeline(ctx, filepath.Join(root, "timeline"), timelineTasks, stderr); ok {
+		out = append(out, f)
+	}
 	return out, nil
 }
 

@@ -177,6 +177,19 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		sum.print(stdout)
 	}
 	var problems []string
+	// The batch as a picture: the status page's timeline, as a file.
+	svg := filepath.Join(dir, "timeline.svg")
+	if out, err := exec.CommandContext(ctx, bin, "status", "--config", cfgPath, "--timeline", svg, "--batch", batchName).CombinedOutput(); err != nil {
+		problems = append(problems, fmt.Sprintf("status --timeline: %v: %s", err, strings.TrimSpace(string(out))))
+	} else {
+		rel := svg
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, svg); err == nil && !strings.HasPrefix(r, "..") {
+				rel = r
+			}
+		}
+		fmt.Fprintf(stdout, "demo: the batch's timeline, one row per API slot and web session, each attempt a bar: %s (open it in a browser)\n", rel)
+	}
 	if watchErr != nil {
 		problems = append(problems, watchErr.Error())
 	}

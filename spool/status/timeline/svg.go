@@ -289,7 +289,10 @@ func (r *renderer) bar(row Row, g *group) {
 	L := r.c.Labels
 	b := g.first
 	y := r.rowY[row.Key] + (rowH-barH)/2
-	w := max(g.x1-g.x0, 1)
+	x, w := g.x0, max(g.x1-g.x0, 1)
+	if w >= 3 { // a hair of white between bars that touch
+		x, w = x+0.5, w-1
+	}
 	var title string
 	if g.n == 1 {
 		parts := []string{b.Task, L.Attempt + " " + fmt.Sprint(b.Attempt)}
@@ -307,7 +310,7 @@ func (r *renderer) bar(row Row, g *group) {
 		title = fmt.Sprintf(L.Attempts, g.n) + " · " + L.Outcome[b.Outcome] + " · " + r.clock(b.Start) + "–" + r.clock(r.end(g.last))
 	}
 	rect := fmt.Sprintf(`<rect class="tl-bar" data-outcome="%s" data-lane="%s" data-row="%s" data-task="%s" data-attempt="%d" data-n="%d" data-start="%s" data-end="%s" x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="2" fill="%s"><title>%s</title></rect>`,
-		b.Outcome, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, stamp(b.Start), stamp(r.end(g.last)), g.x0, y, w, barH, Colour(b.Outcome), esc(title))
+		b.Outcome, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, stamp(b.Start), stamp(r.end(g.last)), x, y, w, barH, Colour(b.Outcome), esc(title))
 	if g.n == 1 && b.Href != "" {
 		r.printf(`<a href="%s">%s</a>`+"\n", esc(b.Href), rect)
 		return
