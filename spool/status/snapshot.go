@@ -44,6 +44,9 @@ type Snapshotter struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
+	// archiveCached: the cache holds files of the archive that the
+	// timeline read (readArchiveFrom prunes them).
+	archiveCached bool
 }
 
 type cached struct {

@@ -119,11 +119,14 @@ func (s *Snapshotter) readArchiveFrom(from time.Time) map[taskfile.Kind][]task {
 			}
 		}
 	}
-	for p := range s.cache {
-		if s.inArchive(p) && !seen[p] {
-			delete(s.cache, p)
+	if s.archiveCached || len(seen) > 0 { // a day without archive skips the walk
+		for p := range s.cache {
+			if !seen[p] && s.inArchive(p) {
+				delete(s.cache, p)
+			}
 		}
 	}
+	s.archiveCached = len(seen) > 0
 	return out
 }
 

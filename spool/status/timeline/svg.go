@@ -23,7 +23,8 @@ const (
 	rowH      = 22.0
 	barH      = 14.0
 	legendH   = 40.0 // two lines at most
-	narrowPx  = 2.0  // bars narrower than this, touching, of one outcome, are drawn as one
+	narrowPx  = 2.0  // bars narrower than this, touching, are drawn as one ...
+	groupPx   = 4.0  // ... up to this wide: one bad attempt colours a sliver, not a day
 	maxTicks  = 12
 	plotRight = width - rightM
 )
@@ -230,13 +231,32 @@ func (r *renderer) spans() {
 	}
 }
 
-// group is one drawn bar: one attempt, or several too narrow to tell apart.
+// group is one drawn bar: one attempt, or several too narrow to tell
+// apart (a day of short attempts: more than the picture has pixels). A
+// group of several is drawn in the colour of its most severe outcome, so
+// a retry or a failure among many successes still shows, and its title
+// counts each outcome.
 type group struct {
 	x0, x1 float64
 	first  *Bar
 	last   *Bar
 	lastW  float64 // the last attempt's own width
 	n      int
+	counts map[Outcome]int
+	worst  Outcome
+}
+
+// severity orders the outcomes for a group's colour: the first wins.
+var severity = []Outcome{Failed, Retried, Held, Canceled, Returned, Running, Success}
+
+func (g *group) add(o Outcome) {
+	if g.counts == nil {
+		g.counts = map[Outcome]int{}
+	}
+	g.counts[o]++
+	if g.worst == "" || slices.Index(severity, o) < slices.Index(severity, g.worst) {
+		g.worst = o
+	}
 }
 
 func (r *renderer) bars() {
@@ -263,14 +283,16 @@ func (r *renderer) bars() {
 		var g *group
 		for _, b := range bars {
 			x0, x1 := r.x(b.Start), r.x(r.end(b))
-			if g != nil && g.last.Outcome == b.Outcome && x1-x0 < narrowPx && g.lastW < narrowPx && x0-g.x1 < 1 {
+			if g != nil && x1-x0 < narrowPx && g.lastW < narrowPx && x0-g.x1 < 1 && x1-g.x0 <= groupPx {
 				g.x1, g.last, g.lastW, g.n = max(g.x1, x1), b, x1-x0, g.n+1
+				g.add(b.Outcome)
 				continue
 			}
 			if g != nil {
 				r.bar(row, g)
 			}
 			g = &group{x0: x0, x1: x1, first: b, last: b, lastW: x1 - x0, n: 1}
+			g.add(b.Outcome)
 		}
 		if g != nil {
 			r.bar(row, g)
@@ -307,10 +329,16 @@ func (r *renderer) bar(row Row, g *group) {
 		parts = append(parts, out, L.Took+" "+took(r.end(b).Sub(b.Start)), r.clock(b.Start)+"–"+r.clock(r.end(b)))
 		title = strings.Join(parts, " · ")
 	} else {
-		title = fmt.Sprintf(L.Attempts, g.n) + " · " + L.Outcome[b.Outcome] + " · " + r.clock(b.Start) + "–" + r.clock(r.end(g.last))
+		var counts []string
+		for _, o := range Outcomes {
+			if n := g.counts[o]; n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, L.Outcome[o]))
+			}
+		}
+		title = fmt.Sprintf(L.Attempts, g.n) + " · " + strings.Join(counts, ", ") + " · " + r.clock(b.Start) + "–" + r.clock(r.end(g.last))
 	}
 	rect := fmt.Sprintf(`<rect class="tl-bar" data-outcome="%s" data-lane="%s" data-row="%s" data-task="%s" data-attempt="%d" data-n="%d" data-start="%s" data-end="%s" x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="2" fill="%s"><title>%s</title></rect>`,
-		b.Outcome, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, stamp(b.Start), stamp(r.end(g.last)), x, y, w, barH, Colour(b.Outcome), esc(title))
+		g.worst, esc(b.Lane), esc(row.Key), esc(b.Task), b.Attempt, g.n, stamp(b.Start), stamp(r.end(g.last)), x, y, w, barH, Colour(g.worst), esc(title))
 	if g.n == 1 && b.Href != "" {
 		r.printf(`<a href="%s">%s</a>`+"\n", esc(b.Href), rect)
 		return

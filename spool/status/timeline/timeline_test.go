@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +65,11 @@ func TestRender_Golden(t *testing.T) {
 	many.Bars = nil
 	for i := range 300 { // a busy day: more attempts than pixels
 		s := t0.Add(time.Duration(i) * 10 * time.Second)
-		many.Bars = append(many.Bars, Bar{Row: "api/1", Lane: "api", Start: s, End: s.Add(9 * time.Second), Outcome: Success, Task: fmt.Sprintf("t%03d", i), Attempt: 1})
+		o := Success
+		if i%50 == 7 {
+			o = Retried
+		}
+		many.Bars = append(many.Bars, Bar{Row: "api/1", Lane: "api", Start: s, End: s.Add(9 * time.Second), Outcome: o, Task: fmt.Sprintf("t%03d", i), Attempt: 1})
 	}
 	many.From, many.To = t0, t0.Add(24*time.Hour)
 	zh := sample()
@@ -152,6 +158,34 @@ func TestRender_Hostile(t *testing.T) {
 	s := b.String()
 	if strings.Contains(s, "<script") || strings.Contains(s, "<img") || strings.Contains(s, `alert(1)"`) {
 		t.Errorf("markup from a task file reached the SVG: %s", s)
+	}
+}
+
+// A day of short attempts is drawn as a few bars, in the colour of their
+// most severe outcome, that count every attempt.
+func TestRender_Dense(t *testing.T) {
+	c := Chart{From: t0, To: t0.Add(24 * time.Hour), Now: t0.Add(24 * time.Hour), Labels: LabelsEN, Rows: []Row{{Key: "r", Lane: "api", Label: "slot 1"}}}
+	for i := range 5000 {
+		s := t0.Add(time.Duration(i) * 15 * time.Second)
+		o := Success
+		if i == 2500 {
+			o = Failed
+		}
+		c.Bars = append(c.Bars, Bar{Row: "r", Start: s, End: s.Add(14 * time.Second), Outcome: o, Task: fmt.Sprint(i)})
+	}
+	var b bytes.Buffer
+	if err := Render(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	rects := strings.Count(s, `class="tl-bar"`)
+	n := 0
+	for _, m := range regexp.MustCompile(`data-n="(\d+)"`).FindAllStringSubmatch(s, -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	if rects > 300 || n != 5000 || strings.Count(s, `data-outcome="failed"`) != 1 || !strings.Contains(s, "1 failed") {
+		t.Errorf("%d rects counting %d attempts (want at most one a 4-pixel sliver, counting 5000, one red), %d bytes", rects, n, b.Len())
 	}
 }
 
