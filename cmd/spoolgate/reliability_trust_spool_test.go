@@ -290,7 +290,11 @@ func TestReliability_HostileSpool(t *testing.T) {
 			first[c.account] = c.start
 		}
 	}
+	firstAt := map[string]time.Duration{}
 	for _, a := range []string{"a1", "a2"} {
+		if first[a] != 0 {
+			firstAt[a] = time.Unix(0, first[a]).Sub(started).Round(time.Millisecond)
+		}
 		if first[a] == 0 {
 			t.Errorf("account %s ran nothing: a planted file stopped it", a)
 		} else if at := time.Unix(0, first[a]).Sub(started); at > 2*time.Second+2*time.Second {
@@ -354,5 +358,5 @@ func TestReliability_HostileSpool(t *testing.T) {
 			t.Errorf("repeated %d times in %s: %s", n, took.Round(time.Second), line)
 		}
 	}
-	t.Logf("reliability: hostile spool: %d cases planted, batch of %d done and announced in %s, %d distinct warning lines, /metrics 200", len(cases), len(ids), took.Round(time.Millisecond), len(seen))
+	t.Logf("reliability: hostile spool: %d cases planted, batch of %d done and announced in %s (each account's first task after %v; staleAfter 1s), %d distinct warning lines, none repeated, /metrics 200", len(cases), len(ids), took.Round(time.Millisecond), firstAt, len(seen))
 }
