@@ -51,8 +51,8 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 	}
 	st := spool.NewStore(cfg, nil)
 	if *lease {
-		if keyNote != "" {
-			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(keyNote, "seals not checked: "))
+		if keyNote(cfg) != "" {
+			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(keyNote(cfg), "seals not checked: "))
 		}
 		was, held, err := st.ClearAccountLease(*account, time.Now())
 		if err != nil {

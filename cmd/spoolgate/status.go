@@ -72,8 +72,8 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if keyNote != "" && hasCoordination(spool.NewLayout(cfg.Spool)) {
-			st.Seals = keyNote
+		if keyNote(cfg) != "" && hasCoordination(spool.NewLayout(cfg.Spool)) {
+			st.Seals = keyNote(cfg)
 		}
 		if *asJSON {
 			return writeStatusJSON(w, st)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool"
@@ -15,8 +16,15 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// keyNote says, for status, why seals are not checked ("" when they are).
-var keyNote string
+// keyNotes say, for status, why seals are not checked, by config ("" or
+// absent when they are).
+var keyNotes sync.Map // *config.Config → string
+
+func keyNote(cfg *config.Config) string {
+	n, _ := keyNotes.Load(cfg)
+	s, _ := n.(string)
+	return s
+}
 
 // useKey loads the installation key beside the config (seal.PathFor) and
 // makes it every Store's. The daemon creates it on first start (create);
@@ -32,20 +40,21 @@ func useKey(cfg *config.Config, create bool, log *slog.Logger) error {
 		if created && log != nil {
 			log.Warn("installation key created: copy it (mode 0600) beside the config of every other host of this spool", "key", p)
 		}
-		spool.SetInstallationKey(k)
+		spool.SetInstallationKey(cfg, k)
 		return nil
 	}
 	k, err := seal.Load(p)
 	if err != nil {
-		keyNote = "seals not checked: " + err.Error()
+		note := "seals not checked: " + err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
-			keyNote = "seals not checked: no installation key at " + p
+			note = "seals not checked: no installation key at " + p
 		}
-		spool.SetInstallationKey(&seal.Key{})
+		keyNotes.Store(cfg, note)
+		spool.SetInstallationKey(cfg, &seal.Key{})
 		return err
 	}
-	keyNote = ""
-	spool.SetInstallationKey(k)
+	keyNotes.Delete(cfg)
+	spool.SetInstallationKey(cfg, k)
 	return nil
 }
 
