@@ -31,7 +31,7 @@ const (
 
 // tickSteps are the axis's candidate intervals.
 var tickSteps = []time.Duration{
-	10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour,
 	12 * time.Hour, 24 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour,
 }
