@@ -49,7 +49,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:82em}
 a{color:#1d5fb4;text-decoration:none} a:hover{text-decoration:underline}
 svg.timeline{max-width:100%;height:auto;display:block;border:1px solid #e3e6ea;border-radius:4px}
-.spans a{margin-left:.5em}
+.spans a{margin-left:.5em} table.failed-tasks td:first-child, table.runs td:first-child{white-space:nowrap}
 h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
 .meta{color:#666}
 .bar{display:inline-block;vertical-align:middle;width:20em;height:1em;background:#e5e5e5;border-radius:3px;overflow:hidden}

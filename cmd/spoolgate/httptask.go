@@ -147,7 +147,7 @@ a{color:#1d5fb4;text-decoration:none} a:hover{text-decoration:underline}
 h1{font-size:1.3em;margin:.3em 0} h2{font-size:1.1em;margin:1.3em 0 .4em}
 .meta{color:#666} .err{color:#b00;font-weight:600}
 table{border-collapse:collapse;margin:.3em 0} td,th{padding:.2em .8em .2em 0;text-align:left;vertical-align:top}
-table.fields th{color:#555;font-weight:500;white-space:nowrap}
+table.fields th{color:#555;font-weight:500;white-space:nowrap} table.failures td:first-child{white-space:nowrap}
 table.attempts tr:nth-child(even), table.failures tr:nth-child(even){background:#f6f7f9}
 .sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-1px}
 .state{font-size:.75em;padding:.1em .5em;border-radius:3px;background:#e5e5e5;vertical-align:middle}

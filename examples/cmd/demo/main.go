@@ -177,7 +177,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		sum.print(stdout)
 	}
 	var problems []string
-	// The batch as a picture: the status page's timeline, as a file.
+	// The batch as a picture: the status page's timeline, as a file, named
+	// last of all.
+	var tlLine string
 	svg := filepath.Join(dir, "timeline.svg")
 	if out, err := exec.CommandContext(ctx, bin, "status", "--config", cfgPath, "--timeline", svg, "--batch", batchName).CombinedOutput(); err != nil {
 		problems = append(problems, fmt.Sprintf("status --timeline: %v: %s", err, strings.TrimSpace(string(out))))
@@ -188,7 +190,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 				rel = r
 			}
 		}
-		fmt.Fprintf(stdout, "demo: the batch's timeline, one row per API slot and web session, each attempt a bar: %s (open it in a browser)\n", rel)
+		tlLine = fmt.Sprintf("demo: the batch's timeline, one row per API slot and web session, each attempt a bar: %s (open it in a browser)\n", rel)
 	}
 	if watchErr != nil {
 		problems = append(problems, watchErr.Error())
@@ -216,9 +218,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	if len(problems) > 0 {
+		fmt.Fprint(stdout, tlLine)
 		return errors.New(strings.Join(problems, "; "))
 	}
 	fmt.Fprintf(stdout, "demo: OK. Results: %s results --config %s\n", o.bin, cfgPath)
+	fmt.Fprint(stdout, tlLine)
 	return nil
 }
 
