@@ -115,6 +115,16 @@ func (s *Store) orphanReason(k taskfile.Kind, t *taskfile.Task, now time.Time) s
 	if age, stale := taskfile.Stale(sum, now, tm.StaleAfter); stale {
 		return fmt.Sprintf("heartbeat %s old, over staleAfter %s (owner %s)", age.Round(time.Second), tm.StaleAfter, t.Owner)
 	}
+	// A last sign of life in the future (a clock far off, or a planted
+	// file dated 2099) counts from when this store first saw it: unless
+	// it changes (a live owner's next heartbeat), it goes stale like any
+	// other, instead of counting as running for ever.
+	if last := sum.LastSign(); last.After(now) {
+		at, _ := s.clampFuture("running", s.Layout.TaskPath(k, taskfile.DirRunning, t.TaskID), last, now)
+		if now.Sub(at) > tm.StaleAfter {
+			return fmt.Sprintf("heartbeat %s in the future, not renewed for over staleAfter %s since first seen (owner %s)", last.UTC().Format(time.RFC3339), tm.StaleAfter, t.Owner)
+		}
+	}
 	return ""
 }
 

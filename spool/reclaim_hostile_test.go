@@ -65,3 +65,30 @@ func TestStore_ReclaimUnreadable(t *testing.T) {
 		t.Errorf("bytes changed: %q", data)
 	}
 }
+
+// TestStore_ReclaimFutureHeartbeat: a running file whose heartbeat is in
+// 2099 is reclaimed staleAfter after it was first seen (was: running for
+// ever); one whose heartbeat moves (a live owner with a clock ahead) is not.
+func TestStore_ReclaimFutureHeartbeat(t *testing.T) {
+	s := newTestStore(t)
+	future := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	put := func(id string, hb time.Time) {
+		tk := &taskfile.Task{TaskID: id, Model: "chat", Content: "x", State: taskfile.StateRunning, Attempt: 1, Owner: "other:1", StartedAt: hb, HeartbeatAt: hb, SubmittedAt: time.Now()}
+		data, _ := tk.Encode()
+		if err := os.WriteFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirRunning, id), data, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("late", future)
+	put("ahead", future)
+	now := time.Now()
+	none := func(string) bool { return false }
+	if r, _ := s.Reclaim(taskfile.KindWeb, now, none); len(r) != 0 {
+		t.Fatalf("reclaimed at first sight: %+v", r)
+	}
+	put("ahead", future.Add(time.Second)) // its owner beat again
+	r, _ := s.Reclaim(taskfile.KindWeb, now.Add(s.Cfg.Timing().StaleAfter+time.Second), none)
+	if len(r) != 1 || r[0].Task.TaskID != "late" {
+		t.Fatalf("reclaimed %+v, want late only", r)
+	}
+}
