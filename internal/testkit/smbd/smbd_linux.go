@@ -266,3 +266,51 @@ func firstLine(b []byte, sub string) string {
 	}
 	return ""
 }
+
+// SlowPut writes data to remote (a path in share) through SMB the way a
+// client saving over a slow link does: one smbclient session that puts
+// the file as it stands every pace, a chunk longer each time (the server
+// opens the file, truncates it, writes and closes it, updating its
+// attributes, at every chunk). local is a scratch file of the caller's.
+// (smbclient's reput would append, but in Samba 4.17 it writes the rest
+// at offset 0.)
+func (s *Server) SlowPut(share, local, remote string, data []byte, chunks int, over time.Duration) error {
+	chunks = max(chunks, 1)
+	cmd := exec.Command("smbclient", "-N", "-p", strconv.Itoa(s.Port), "//127.0.0.1/"+share)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	size := (len(data) + chunks - 1) / chunks
+	pace := over / time.Duration(chunks)
+	for i, end := 0, min(size, len(data)); ; i, end = i+1, min(end+size, len(data)) {
+		// A new scratch file per chunk: smbclient may still be reading
+		// the previous one.
+		p := fmt.Sprintf("%s.%d", local, i)
+		if err = os.WriteFile(p, data[:end], 0o644); err != nil {
+			break
+		}
+		if _, err = fmt.Fprintf(stdin, "put %s %s\n", p, remote); err != nil {
+			break
+		}
+		if end == len(data) {
+			break
+		}
+		time.Sleep(pace) // the writer's own pace
+	}
+	fmt.Fprintln(stdin, "quit")
+	stdin.Close()
+	if werr := cmd.Wait(); err == nil {
+		err = werr
+	}
+	if err == nil && bytes.Contains(out.Bytes(), []byte("NT_STATUS_")) {
+		err = fmt.Errorf("smbclient: %s", firstLine(out.Bytes(), "NT_STATUS_"))
+	}
+	return err
+}
