@@ -27,7 +27,7 @@ func (w SlowWrite) Write(path string, data []byte) error {
 		if !w.Chmod {
 			return nil
 		}
-		return f.Chmod(0o644 &^ os.FileMode(i%2)*0o004)
+		return f.Chmod(0o644 &^ os.FileMode(i%2) * 0o004)
 	}
 	if err := mode(1); err != nil {
 		return err
