@@ -67,8 +67,23 @@ type CheckReport struct {
 	Limited  string     `json:"limited,omitempty"` // the usage-limit message shown
 	Ready    bool       `json:"ready"`
 	Problems []string   `json:"problems,omitempty"` // why it is not ready, one per key or state
-	Answer   string     `json:"answer,omitempty"`   // --send: the answer
+	Answer   string     `json:"answer,omitempty"`   // --send: the answer, as a task would get it
 	SendErr  string     `json:"sendError,omitempty"`
+	// Reading is how the answer is read and known to have ended.
+	Reading CheckReading `json:"reading"`
+}
+
+// CheckReading is how check read (or would read) the site's answer.
+type CheckReading struct {
+	Methods []string `json:"methods"`          // the methods in the order tried
+	Ends    []string `json:"ends"`             // the positive end signals the site names
+	Note    string   `json:"note,omitempty"`   // e.g. that quiet alone decides
+	Method  string   `json:"method,omitempty"` // --send: the method that delivered
+	Format  string   `json:"format,omitempty"`
+	EndedBy string   `json:"endedBy,omitempty"`
+	Signals []string `json:"signals,omitempty"` // --send: every completion signal seen, with its time since send
+	// Fallbacks say why a better method did not deliver.
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // CheckOptions shape a Check.
@@ -103,7 +118,7 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 	defer closeTab()
 
 	d := newDriver(sc, site, opts.Timings, log)
-	rep := &CheckReport{Site: site, URL: sc.URL}
+	rep := &CheckReport{Site: site, URL: sc.URL, Reading: d.reading()}
 	st, openErr := d.open(tab)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
@@ -137,7 +152,9 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 			rep.Problems = append(rep.Problems, "sending a message failed: "+err.Error())
 			rep.Ready = false
 		} else {
-			rep.Answer = ans
+			rep.Answer = ans.Text
+			rep.Reading.Method, rep.Reading.Format, rep.Reading.EndedBy = ans.Method, ans.Format, ans.EndedBy
+			rep.Reading.Signals, rep.Reading.Fallbacks = ans.Signals, ans.Fallbacks
 		}
 	}
 	return rep, nil
@@ -218,4 +235,19 @@ return `+js(sels)+`.map((s) => { const r = qa(s); return {found: r.els.length > 
 		}
 	}
 	return keys, nil
+}
+
+// reading is how the driver reads this site's answer, before any send.
+func (d *driver) reading() CheckReading {
+	r := CheckReading{Methods: d.rs.methods}
+	if d.rs.network != nil {
+		r.Ends = append(r.Ends, "network: the response to "+d.rs.network.URL+" ends")
+	}
+	if d.rs.done != "" {
+		r.Ends = append(r.Ends, fmt.Sprintf("done: %q shows under the answer", d.rs.done))
+	}
+	if len(r.Ends) == 0 {
+		r.Note = fmt.Sprintf("the site names no positive end signal (done: or network:): an answer ends when it has held still for quiet (%s), so a pause that long ends it early", d.t.Quiet)
+	}
+	return r
 }

@@ -71,6 +71,7 @@ type driver struct {
 	beat     func()
 	stage    func(string)
 	limitRE  []*regexp.Regexp
+	rs       readSpec // how the answer is read and known to have ended
 	began    time.Time // the attempt's start, for the step log
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64
@@ -95,6 +96,7 @@ func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger)
 		d.t.Quiet = site.Quiet.D()
 	}
 	d.t = d.t.withDefaults()
+	d.rs = readSpecOf(site)
 	d.conv = convKeys{history: site.History, userMessage: site.UserMessage, notFound: site.NotFound}
 	if site.Conversation != "" {
 		d.conv.pattern, _ = regexp.Compile(site.Conversation) // the config loader checked it
@@ -112,10 +114,10 @@ func (d *driver) step(msg string, args ...any) {
 	d.log.Info("driver: "+msg, append([]any{"at", time.Since(d.began).Round(time.Millisecond)}, args...)...)
 }
 
-// chat runs one exchange and returns the answer text. A task whose
+// chat runs one exchange and returns the answer. A task whose
 // prompt was sent before is reattached to its conversation first (see
 // reattach); it is sent again, in a new chat, only when that fails.
-func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (string, error) {
+func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (Answer, error) {
 	p := plan{how: taskfile.DeliverySent}
 	if prev := task.Send; prev != nil && d.send.record != nil {
 		ans, done, np, err := d.reattach(ctx, prev, inputText(model, task, d.site))
@@ -127,17 +129,17 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	}
 	st, err := d.open(ctx)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
 	if msg := d.limitMsg(st, ""); msg != "" {
-		return "", d.limitErr(msg)
+		return Answer{}, d.limitErr(msg)
 	}
 	d.beat()
 
 	if d.site.NewChat != "" {
 		d.stage("starting a new chat")
 		if found, err := d.click(ctx, d.site.NewChat); err != nil {
-			return "", d.fail(ctx, "click newChat: %w", err)
+			return Answer{}, d.fail(ctx, "click newChat: %w", err)
 		} else if !found {
 			d.log.Warn("driver: newChat selector matches nothing; continuing in the current chat", "selector", d.site.NewChat)
 		} else {
@@ -153,7 +155,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 		// instructions the page pre-filled (trap 2 of the field report).
 		if d.site.PromptInput != "" {
 			if _, err := d.setText(ctx, "promptInput", d.site.PromptInput, ""); err != nil {
-				return "", err
+				return Answer{}, err
 			}
 		}
 		if task.Prompt != "" {
@@ -162,28 +164,37 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	case task.Prompt != "" && d.site.PromptInput != "":
 		ty, err := d.setText(ctx, "promptInput", d.site.PromptInput, task.Prompt)
 		if err != nil {
-			return "", err
+			return Answer{}, err
 		}
 		d.step("prompt typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
 	}
 	ty, err := d.setText(ctx, "input", d.site.Input, text)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
 	d.step("text typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
 
 	before, err := d.look(ctx)
 	if err != nil {
-		return "", d.fail(ctx, "read page: %w", err)
+		return Answer{}, d.fail(ctx, "read page: %w", err)
+	}
+	// The answer's response is watched from before the send: its first
+	// bytes come right after it.
+	var nw *netWatch
+	if d.rs.network != nil {
+		if nw, err = startNetWatch(ctx, *d.rs.network, d.log.Warn); err != nil {
+			return Answer{}, d.fail(ctx, "watch the network: %w", err)
+		}
+		defer nw.Stop()
 	}
 	d.stage("sending")
 	if err := d.recordSending(p); err != nil {
-		return "", err
+		return Answer{}, err
 	}
 	if found, err := d.click(ctx, d.site.Send); err != nil {
-		return "", d.fail(ctx, "click send: %w", err)
+		return Answer{}, d.fail(ctx, "click send: %w", err)
 	} else if !found {
-		return "", d.missing("send", d.site.Send, before.SendShadow, "")
+		return Answer{}, d.missing("send", d.site.Send, before.SendShadow, "")
 	}
 	d.step("sent")
 	d.beat()
@@ -191,7 +202,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 		d.watch = d.watchSent(before)
 		defer func() { d.watch = nil }()
 	}
-	return d.awaitAnswer(ctx, before)
+	return d.awaitAnswer(ctx, before, nw)
 }
 
 // inputText is what goes into the site's input: the content, after the
@@ -215,7 +226,15 @@ func (d *driver) open(ctx context.Context) (pageState, error) {
 func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 	d.stage("opening page")
 	lctx, cancel := context.WithTimeout(ctx, d.t.PageLoad)
-	err := chromedp.Do(lctx, chromedp.Navigate(u))
+	var err error
+	if d.rs.copy != "" {
+		// The page's clipboard writes are caught from its first script
+		// on (a page may keep its own reference to writeText).
+		err = installCopyCatch(lctx)
+	}
+	if err == nil {
+		err = chromedp.Do(lctx, chromedp.Navigate(u))
+	}
 	cancel()
 	if err != nil {
 		return pageState{}, d.fail(ctx, "open %s: %w", u, err)

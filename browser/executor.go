@@ -137,12 +137,12 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	if e.HoldScale > 0 {
 		d.holdScale = e.HoldScale
 	}
-	text, err := d.chat(dctx, model, job.Task)
+	ans, err := d.chat(dctx, model, job.Task)
 	stage := job.Stage()
 	switch {
 	case err == nil:
-		log.Info("driver: answer received", "chars", utf8.RuneCountInString(text), "took", time.Since(started).Round(time.Millisecond))
-		return attempt.Result{Text: text}, nil
+		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
+		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
 		return attempt.Result{}, stopped(ctx, stage)

@@ -125,12 +125,12 @@ func (d *driver) conversationOf(href string) string {
 // returns the answer and done=true when it collected it from the earlier
 // conversation (nothing sent); done=false with the plan for sending again
 // in a new chat; or the error that ends the attempt.
-func (d *driver) reattach(ctx context.Context, prev *taskfile.SendRecord, text string) (ans string, done bool, p plan, err error) {
+func (d *driver) reattach(ctx context.Context, prev *taskfile.SendRecord, text string) (ans Answer, done bool, p plan, err error) {
 	p.how = taskfile.DeliveryResent
 	if prev.Account != d.send.account {
 		p.reason = fmt.Sprintf("the earlier send is in a conversation of account %s; this attempt runs on %s (web.reattachWait passed)", prev.Account, d.send.account)
 		p.double = prev.State == taskfile.SendSending
-		return "", false, p, nil
+		return Answer{}, false, p, nil
 	}
 	conv, found := prev.Conversation, ""
 	if conv == "" {
@@ -139,11 +139,11 @@ func (d *driver) reattach(ctx context.Context, prev *taskfile.SendRecord, text s
 		var why string
 		conv, why, err = d.newestConversation(ctx)
 		if err != nil {
-			return "", false, p, err
+			return Answer{}, false, p, err
 		}
 		if conv == "" {
 			p.reason, p.double = why, prev.State == taskfile.SendSending
-			return "", false, p, nil
+			return Answer{}, false, p, nil
 		}
 		found = "the earlier send's outcome was unknown; looked in the newest conversation of the history"
 	}
@@ -152,7 +152,7 @@ func (d *driver) reattach(ctx context.Context, prev *taskfile.SendRecord, text s
 		return ans, err == nil, p, err
 	}
 	p.reason, p.double = why, prev.State == taskfile.SendSending && !seen
-	return "", false, p, nil
+	return Answer{}, false, p, nil
 }
 
 // newestConversation opens the site and returns the URL of the first
@@ -197,13 +197,13 @@ const a = el.closest('a') || el.querySelector('a') || el; return a.href || '';
 // answer (finished or still coming), records the reattach and returns
 // the answer, read as a fresh one is. Otherwise it returns why not
 // (why != ""; seen: our message was there).
-func (d *driver) collect(ctx context.Context, conv, text, found string) (ans string, seen bool, why string, err error) {
+func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Answer, seen bool, why string, err error) {
 	d.stage("reattaching to the conversation")
 	if _, err := d.openURL(ctx, conv); err != nil {
 		if ctx.Err() != nil || attempt.Classify(err) == taskfile.ClassAccount {
-			return "", false, "", err
+			return Answer{}, false, "", err
 		}
-		return "", false, "the conversation no longer opens: " + err.Error(), nil
+		return Answer{}, false, "the conversation no longer opens: " + err.Error(), nil
 	}
 	var cs convState
 	var ourSeen time.Time
@@ -211,30 +211,30 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans str
 	for attached := false; !attached; {
 		cs, err = d.lookConv(ctx, text)
 		if err != nil {
-			return "", false, "", d.fail(ctx, "read the conversation: %w", err)
+			return Answer{}, false, "", d.fail(ctx, "read the conversation: %w", err)
 		}
 		now := time.Now()
 		switch {
 		case cs.LoggedOut:
-			return "", false, "", attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+			return Answer{}, false, "", attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
 		case cs.NotFound:
-			return "", false, "the conversation no longer opens (the site shows notFound)", nil
+			return Answer{}, false, "the conversation no longer opens (the site shows notFound)", nil
 		case d.conversationOf(cs.Href) == "":
-			return "", false, "the conversation no longer opens (the page went to " + cs.Href + ")", nil
+			return Answer{}, false, "the conversation no longer opens (the page went to " + cs.Href + ")", nil
 		case cs.Ours && (cs.Busy || cs.After > 0):
 			attached = true
 			continue
 		case cs.Ours && ourSeen.IsZero():
 			ourSeen = now
 		case cs.Ours && now.Sub(ourSeen) > noAnswerGrace:
-			return "", true, "the conversation shows no answer to our message", nil
+			return Answer{}, true, "the conversation shows no answer to our message", nil
 		case !cs.Ours && now.Sub(loaded) > d.t.InputGrace,
 			!cs.Ours && cs.Users > 0 && now.Sub(loaded) > otherMessagesGrace:
-			return "", false, "the conversation does not show our message", nil
+			return Answer{}, false, "the conversation does not show our message", nil
 		}
 		select {
 		case <-ctx.Done():
-			return "", false, "", d.fail(ctx, "read the conversation: %w", context.Cause(ctx))
+			return Answer{}, false, "", d.fail(ctx, "read the conversation: %w", context.Cause(ctx))
 		case <-time.After(d.t.Poll):
 		}
 	}
@@ -247,12 +247,12 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans str
 	}
 	del := &taskfile.Delivery{Attempt: d.send.attempt, How: taskfile.DeliveryReattached, Account: d.send.account, Conversation: conv, Reason: found}
 	if err := d.send.record(rec, del); err != nil {
-		return "", true, "", err
+		return Answer{}, true, "", err
 	}
 	d.step("reattached", "conversation", conv, "busy", cs.Busy, "answers", cs.After)
 	// The answer is read as a fresh one is, from the answers after ours.
 	before := pageState{Count: cs.Answers - cs.After}
-	ans, err = d.awaitAnswer(ctx, before)
+	ans, err = d.awaitAnswer(ctx, before, nil) // the response began before this tab watched: not by network
 	return ans, true, "", err
 }
 

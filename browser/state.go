@@ -23,6 +23,15 @@ type pageState struct {
 	Limited     string `json:"limited"`
 	Continue    bool   `json:"continue"`
 	InputText   string `json:"inputText"`
+	// LastID tells answer elements apart: the last one's serial, given
+	// the first time a look sees it (a page that replaces the element
+	// shows a new serial for the same count).
+	LastID int `json:"lastId"`
+	// DoneLast: a visible match of the site's `done` selector is inside
+	// or after the last answer element, so that answer is finished.
+	DoneLast bool `json:"doneLast"`
+	// ErrTurn: the last answer is the site's error turn (`errorTurn`).
+	ErrTurn bool `json:"errTurn"`
 }
 
 func (d *driver) stateExpr() string {
@@ -31,6 +40,11 @@ func (d *driver) stateExpr() string {
 const answers = qa(` + js(s.Answer) + `).els;
 const last = answers.length ? answers[answers.length - 1] : null;
 const input = qa(` + js(s.Input) + `);
+const SID = Symbol.for('spoolgate.answerId'), SN = Symbol.for('spoolgate.answerN');
+if (last && !last[SID]) last[SID] = (window[SN] = (window[SN] || 0) + 1);
+const et = ` + js(d.rs.errorTurn) + `;
+let errTurn = false;
+if (last && et) { try { errTurn = last.matches(et) || !!last.querySelector(et); } catch (e) {} }
 const send = qa(` + js(s.Send) + `);
 return {
   ready: document.readyState === 'complete',
@@ -46,6 +60,9 @@ return {
   limited: visText(qlast(` + js(s.Limited) + `)),
   continue: vis(qlast(` + js(s.Continue) + `)),
   inputText: input.els.length ? fieldText(editable(input.els[0])) : '',
+  lastId: last ? last[SID] : 0,
+  doneLast: !!last && qa(` + js(d.rs.done) + `).els.some((e) => vis(e) && (last.contains(e) || !!(last.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING))),
+  errTurn,
 };
 })()`
 }

@@ -32,6 +32,10 @@ type Executor interface {
 // Result is what a successful attempt produced.
 type Result struct {
 	Text string
+	// Format and Method say how a web answer was read: Format is
+	// "markdown" or "text", Method "network", "copy", "dom" or "text"
+	// (empty for the API lane, whose text is the model's own).
+	Format, Method string
 }
 
 // Job is one attempt of one task, as an executor sees it.

@@ -1,0 +1,319 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The ways an answer is read, best first. Each falls back to the next
+// when it cannot deliver (logged): network, the page's own response;
+// copy, the answer's copy button with the clipboard write caught inside
+// the page; dom, the answer element's HTML converted to Markdown; text,
+// its visible text.
+const (
+	MethodNetwork = "network"
+	MethodCopy    = "copy"
+	MethodDOM     = "dom"
+	MethodText    = "text"
+
+	FormatMarkdown = "markdown"
+	FormatText     = "text"
+)
+
+// Methods are the reading methods, best first.
+var Methods = []string{MethodNetwork, MethodCopy, MethodDOM, MethodText}
+
+// readSpec is how a site's answer is read and known to have ended.
+type readSpec struct {
+	done      string   // a selector that shows only under a finished answer
+	copy      string   // the answer's copy button (the last match is the last answer's)
+	errorTurn string   // inside (or on) the answer: it is the site's error turn
+	chrome    []string // UI inside the answer that is not the answer (dom)
+	network   *NetSpec
+	methods   []string // in order; text last
+}
+
+// positive reports whether the site names a positive end signal.
+func (r readSpec) positive() bool { return r.done != "" || r.network != nil }
+
+// orderMethods returns the methods to try: the site's `read:` list, or
+// every method the site's keys allow; text is always the last resort.
+func orderMethods(read []string, network bool, copyBtn bool) []string {
+	var out []string
+	if len(read) > 0 {
+		out = append(out, read...)
+	} else {
+		if network {
+			out = append(out, MethodNetwork)
+		}
+		if copyBtn {
+			out = append(out, MethodCopy)
+		}
+		out = append(out, MethodDOM)
+	}
+	for _, m := range out {
+		if m == MethodText {
+			return out
+		}
+	}
+	return append(out, MethodText)
+}
+
+// Answer is an answer as a task gets it.
+type Answer struct {
+	Text   string
+	Format string // FormatMarkdown or FormatText
+	Method string // the method that delivered it
+	// Signals are the completion signals seen, in order, each with its
+	// time since send ("network end 1.204s", "done 1.230s", "quiet …").
+	Signals []string
+	EndedBy string // the signal that ended the wait
+	// Fallbacks say why a better method did not deliver, one per method.
+	Fallbacks []string
+}
+
+// copyJS catches the page's clipboard writes inside the page:
+// navigator.clipboard.writeText and write (its text/plain item), and
+// document.execCommand('copy') (a copy event with a clipboardData of its
+// own, or else the selection). The machine's clipboard is never written,
+// so two sessions never share one. It is idempotent; `reset` empties the
+// list of writes caught.
+const copyJS = `(() => {
+const K = Symbol.for('spoolgate.copy');
+if (!window[K]) {
+  const st = window[K] = {texts: []};
+  const put = (t) => { st.texts.push(String(t == null ? '' : t)); };
+  const fake = {
+    writeText: async (t) => { put(t); },
+    write: async (items) => {
+      for (const it of items || []) {
+        if (it && it.types && it.types.includes('text/plain')) {
+          const b = await it.getType('text/plain');
+          put(typeof b === 'string' ? b : await b.text());
+        }
+      }
+    },
+  };
+  const cb = navigator.clipboard;
+  if (cb) {
+    for (const k of ['writeText', 'write']) {
+      try { Object.defineProperty(cb, k, {configurable: true, writable: true, value: fake[k]}); } catch (e) {}
+    }
+  } else {
+    try { Object.defineProperty(navigator, 'clipboard', {configurable: true, value: fake}); } catch (e) {}
+  }
+  const exec = Document.prototype.execCommand;
+  document.execCommand = function (cmd, ...rest) {
+    if (String(cmd).toLowerCase() !== 'copy') return exec.call(this, cmd, ...rest);
+    const dt = new DataTransfer();
+    const target = document.activeElement || document.body;
+    target.dispatchEvent(new ClipboardEvent('copy', {clipboardData: dt, bubbles: true, cancelable: true, composed: true}));
+    let t = dt.getData('text/plain');
+    if (!t) {
+      const a = document.activeElement;
+      t = a && (a.tagName === 'TEXTAREA' || a.tagName === 'INPUT') ? a.value.slice(a.selectionStart || 0, a.selectionEnd || a.value.length) : String(getSelection());
+    }
+    put(t);
+    return true;
+  };
+}
+return true;
+})()`
+
+// installCopyCatch makes every document the tab loads catch its clipboard
+// writes from its first script on, so a page that keeps its own
+// reference to writeText at load is caught as well.
+func installCopyCatch(ctx context.Context) error {
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: copyJS})
+	return err
+}
+
+// copyWait bounds the wait for the copy button's write.
+const copyWait = 2 * time.Second
+
+// readCopy clicks the last answer's copy button and returns what the page
+// wrote to the (caught) clipboard.
+func (d *driver) readCopy(ctx context.Context) (string, error) {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](copyJS+`, (window[Symbol.for('spoolgate.copy')].texts = [], true)`)); err != nil {
+		return "", fmt.Errorf("catch the clipboard: %w", err)
+	}
+	found, err := d.clickAt(ctx, d.rs.copy, true)
+	if err != nil {
+		return "", fmt.Errorf("click copy: %w", err)
+	}
+	if !found {
+		return "", fmt.Errorf("copy %q matches nothing", d.rs.copy)
+	}
+	deadline := time.Now().Add(copyWait)
+	for {
+		texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window[Symbol.for('spoolgate.copy')].texts`))
+		if err != nil {
+			return "", fmt.Errorf("read the caught clipboard: %w", err)
+		}
+		if len(texts) > 0 {
+			return texts[len(texts)-1], nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("clicking copy %q wrote nothing to the clipboard within %s", d.rs.copy, copyWait)
+		}
+		select {
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// defaultChrome is dropped from every answer's HTML before conversion:
+// buttons are the page's controls, never the model's words.
+var defaultChrome = []string{"button", "script", "style", "template", "[aria-hidden=true]"}
+
+// answerHTML returns the last answer element's HTML with the site's
+// chrome removed and each table cell's alignment as an align attribute
+// (renderers that set style="text-align" instead keep it too).
+func (d *driver) answerHTML(ctx context.Context) (string, error) {
+	chrome := append(append([]string(nil), defaultChrome...), d.rs.chrome...)
+	return chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
+const el = qlast(`+js(d.site.Answer)+`);
+if (!el) return '';
+const c = el.cloneNode(true);
+for (const s of `+js(chrome)+`) { try { for (const x of c.querySelectorAll(s)) x.remove(); } catch (e) {} }
+for (const x of c.querySelectorAll('th, td')) {
+  const a = x.getAttribute('align') || x.style.textAlign;
+  if (a) x.setAttribute('align', a);
+}
+return c.innerHTML;
+})()`))
+}
+
+// mdConverter turns answer HTML into GitHub-flavoured Markdown: "-"
+// bullets, "*" emphasis, fenced code with its language, tables with
+// their alignment (minimal padding), strikethrough.
+var mdConverter = htmltomarkdown.NewConverter(htmltomarkdown.WithPlugins(
+	base.NewBasePlugin(),
+	commonmark.NewCommonmarkPlugin(commonmark.WithBulletListMarker("-"), commonmark.WithEmDelimiter("*"), commonmark.WithStrongDelimiter("**"), commonmark.WithCodeBlockFence("```")),
+	table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal), table.WithHeaderPromotion(true)),
+	strikethrough.NewStrikethroughPlugin(),
+))
+
+// htmlToMarkdown converts answer HTML to Markdown.
+func htmlToMarkdown(html string) (string, error) {
+	md, err := mdConverter.ConvertString(html)
+	return tightenLists(md), err
+}
+
+// listItem is a Markdown list item's first line: its indent and marker.
+var listItem = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)]) `)
+
+// tightenLists drops the blank line the converter puts between a list
+// item's text and its nested list (<li>text<ul>…): in Markdown that line
+// would make the list loose, a paragraph in every item, which the HTML
+// did not have. A loose list keeps the blank lines between its items.
+func tightenLists(md string) string {
+	lines := strings.Split(md, "\n")
+	out := lines[:0:0]
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" && i > 0 && i+1 < len(lines) {
+			prev, next := listItem.FindStringSubmatch(lines[i-1]), listItem.FindStringSubmatch(lines[i+1])
+			if prev != nil && next != nil && len(next[1]) > len(prev[1]) {
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// answerText is the last answer element's visible text.
+func (d *driver) answerText(ctx context.Context) (string, error) {
+	return chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
+const el = qlast(`+js(d.site.Answer)+`);
+return el ? (el.innerText ?? el.textContent ?? '') : '';
+})()`))
+}
+
+// errNoText is a method that delivered an empty answer.
+var errNoText = errors.New("it gave no text")
+
+// readBy reads the finished answer by the first method that delivers,
+// logging why each better one did not. nw is the answer's network watch
+// (nil: none); track has the element's reads while it streamed.
+func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack) (Answer, error) {
+	var a Answer
+	for _, m := range d.rs.methods {
+		text, format, err := d.readOne(ctx, m, nw, track)
+		if err == nil && strings.TrimSpace(text) == "" {
+			err = errNoText
+		}
+		if err == nil {
+			a.Text, a.Format, a.Method = strings.TrimSpace(text), format, m
+			return a, nil
+		}
+		if ctx.Err() != nil {
+			return a, d.fail(ctx, "reading the answer: %w", err)
+		}
+		a.Fallbacks = append(a.Fallbacks, m+": "+err.Error())
+		d.log.Warn("driver: reading the answer by "+m+" failed; trying the next method", "err", err)
+	}
+	return a, nil // empty: the caller fails the attempt with the page's text
+}
+
+func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *answerTrack) (string, string, error) {
+	switch m {
+	case MethodNetwork:
+		if nw == nil {
+			return "", "", errors.New("no response was watched (the page was not sent from here)")
+		}
+		st := nw.state()
+		if st.Seen && !st.Ended {
+			st = nw.waitEnd(ctx, netEndWait) // the page showed its end first
+		}
+		switch {
+		case !st.Seen:
+			return "", "", fmt.Errorf("the page sent no request matching %q", nw.spec.URL)
+		case !st.Ended:
+			return "", "", errors.New("the response has not ended")
+		case st.Failed != "":
+			return "", "", fmt.Errorf("the response failed: %s", st.Failed)
+		case st.BodyErr != nil:
+			return "", "", fmt.Errorf("read the response body: %w", st.BodyErr)
+		}
+		text, err := nw.spec.Extract(st.Body)
+		return text, FormatMarkdown, err
+	case MethodCopy:
+		if d.rs.copy == "" {
+			return "", "", errors.New("the site names no copy button (copy:)")
+		}
+		text, err := d.readCopy(ctx)
+		return text, FormatMarkdown, err
+	case MethodDOM:
+		if track != nil && track.head != "" {
+			return "", "", errors.New("the answer's top left the page while it streamed: its HTML is not whole")
+		}
+		html, err := d.answerHTML(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		md, err := htmlToMarkdown(html)
+		return md, FormatMarkdown, err
+	case MethodText:
+		text, err := d.answerText(ctx)
+		if track != nil {
+			text = track.whole(text)
+		}
+		return text, FormatText, err
+	}
+	return "", "", fmt.Errorf("unknown method %q", m)
+}

@@ -1,0 +1,183 @@
+//go:build linux
+
+package browser
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// readSite is the read page's site: done is its action bar, network its
+// SSE stream, copy the answer's copy button, chrome the code header.
+func readSite(url string) (config.SiteConfig, readSpec) {
+	site := config.SiteConfig{URL: url, Input: ".input", Send: "button.send", Answer: ".msg.assistant", Busy: "button.stop"}
+	rs := readSpec{done: ".actions", copy: ".actions button.copy", errorTurn: "button.retry", chrome: []string{".code-head"},
+		network: &NetSpec{URL: "/api/chat", Format: NetSSE, Path: "choices.0.delta.content"}}
+	return site, rs
+}
+
+func readDriver(t *testing.T, url string, methods []string, log *syncBuf) *driver {
+	site, rs := readSite(url)
+	rs.methods = methods
+	d := newDriver(site, "read", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
+	d.rs = rs
+	return d
+}
+
+func ask(ctx context.Context, t *testing.T, d *driver, msg string) (Answer, error) {
+	t.Helper()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return d.chat(cctx, &config.ModelConfig{Name: "read", Site: "read"}, &taskfile.Task{TaskID: "read", Content: msg})
+}
+
+// Every method returns the whole answer as the server streamed it (its
+// Markdown element for element; text: the visible text exactly), also
+// when the answer shrinks at its end (a link, then rendered).
+func TestDriver_ReadAnswer_Methods(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	names := make([]string, 0, len(readCorpus))
+	for n := range readCorpus {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, m := range []string{MethodNetwork, MethodCopy, MethodDOM, MethodText} {
+		for _, n := range names {
+			msg, md := n+" by "+m, readCorpus[n]
+			if m == MethodCopy && n == "code" {
+				msg += " [[exec]]" // the page copies with execCommand('copy')
+			}
+			p.set(msg, md)
+			log := &syncBuf{}
+			d := readDriver(t, p.url, []string{m}, log)
+			a, err := ask(ctx, t, d, msg)
+			if err != nil {
+				t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
+			}
+			if a.Method != m {
+				t.Fatalf("%s: read by %s (%v), want %s\nlog:\n%s", msg, a.Method, a.Fallbacks, m, log)
+			}
+			switch m {
+			case MethodText:
+				vis, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.turn:last-child .msg.assistant').innerText`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Format != FormatText || a.Text != strings.TrimSpace(vis) {
+					t.Errorf("%s: %s %q, want the visible text %q", msg, a.Format, a.Text, vis)
+				}
+			case MethodNetwork, MethodCopy:
+				if a.Format != FormatMarkdown || a.Text != md {
+					t.Errorf("%s: %s %q, want the streamed Markdown %q", msg, a.Format, a.Text, md)
+				}
+			default:
+				if a.Format != FormatMarkdown {
+					t.Errorf("%s: format %s", msg, a.Format)
+				}
+				assertSameMarkdown(t, msg, a.Text, md)
+			}
+			if want := SignalDone; m != MethodNetwork && a.EndedBy != want && a.EndedBy != SignalNetwork {
+				t.Errorf("%s: ended by %q, want a positive signal", msg, a.EndedBy)
+			}
+		}
+	}
+}
+
+// The order falls back: a network pattern nothing matches, then a copy
+// button that is not there: the answer comes from the DOM, and the log
+// says why each better method did not deliver.
+func TestDriver_ReadAnswer_Fallback(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["changelog"]
+	p.set("fall back", md)
+	log := &syncBuf{}
+	d := readDriver(t, p.url, []string{MethodNetwork, MethodCopy, MethodDOM, MethodText}, log)
+	d.rs.network.URL = "/nothing/matches"
+	d.rs.copy = ".no-such-button"
+	a, err := ask(ctx, t, d, "fall back")
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log)
+	}
+	if a.Method != MethodDOM || len(a.Fallbacks) != 2 {
+		t.Fatalf("method %s, fallbacks %q; want dom after network and copy", a.Method, a.Fallbacks)
+	}
+	assertSameMarkdown(t, "fallback", a.Text, md)
+	for _, want := range []string{"reading the answer by network failed", "reading the answer by copy failed"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// A pause longer than quiet while the done signal is absent does not end
+// the answer; a site with no positive signal (quiet alone) ends early
+// there, which is why check says so.
+func TestDriver_ReadAnswer_Pause(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["changelog"]
+	for _, c := range []struct {
+		name     string
+		positive bool
+	}{{"done", true}, {"network", true}, {"quiet", false}} {
+		msg := "pause " + c.name + " [[pause=600ms]]"
+		p.set(msg, md)
+		log := &syncBuf{}
+		d := readDriver(t, p.url, []string{MethodText}, log)
+		switch c.name {
+		case "done":
+			d.rs.network = nil
+		case "network":
+			d.rs.done = ""
+		case "quiet":
+			d.rs.network, d.rs.done = nil, ""
+			d.site.Busy = "" // a site that names no busy either: quiet decides alone
+		}
+		a, err := ask(ctx, t, d, msg)
+		if err != nil {
+			t.Fatalf("%s: %v\nlog:\n%s", c.name, err, log)
+		}
+		whole := strings.HasSuffix(a.Text, "full changelog.")
+		if c.positive != whole {
+			t.Errorf("%s: whole answer %v (ended by %s), want %v: %q", c.name, whole, a.EndedBy, c.positive, a.Text)
+		}
+	}
+}
+
+// An error turn and an empty answer fail the attempt as transient with
+// the page's text; a replaced answer element is read whole.
+func TestDriver_ReadAnswer_Failures(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	log := &syncBuf{}
+	d := readDriver(t, p.url, []string{MethodNetwork, MethodCopy, MethodDOM, MethodText}, log)
+	_, err := ask(ctx, t, d, "[[error]] hello")
+	if attempt.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), "Something went wrong. Please try again.") {
+		t.Errorf("error turn: %v, want transient with the page's text\nlog:\n%s", err, log)
+	}
+	_, err = ask(ctx, t, d, "[[empty]] hello")
+	if attempt.Classify(err) != taskfile.ClassTransient || !strings.Contains(err.Error(), "empty text") || !strings.Contains(err.Error(), "the page reads") {
+		t.Errorf("empty: %v, want transient: empty text, with the page's text\nlog:\n%s", err, log)
+	}
+	md := readCorpus["table"]
+	p.set("[[replace]] t", md)
+	d.rs.methods = []string{MethodDOM}
+	a, err := ask(ctx, t, d, "[[replace]] t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameMarkdown(t, "replaced", a.Text, md)
+}
+
+var _ = slog.Default

@@ -1,0 +1,190 @@
+package browser
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// NetSpec is a site's `network:` key: which of the page's own responses
+// carries the answer, and how to take the text out of its body. The page
+// sends the request; spoolgate only reads what comes back.
+type NetSpec struct {
+	// URL is a substring of the request's URL ("/api/chat"); the last
+	// matching request sent after the message is the answer's.
+	URL string `yaml:"url"`
+	// Format is the body's shape: sse (lines `data: …`, events apart by a
+	// blank line), ndjson (one JSON value a line) or text (the body is
+	// the answer).
+	Format string `yaml:"format"`
+	// Path is where the text is in each JSON event: keys and array
+	// indexes apart by dots (choices.0.delta.content). Events without it
+	// (metadata, a `[DONE]`) are skipped.
+	Path string `yaml:"path"`
+	// Mode says what Path holds: delta (the next piece: pieces are joined,
+	// the default) or full (the whole answer so far: the last one wins).
+	Mode string `yaml:"mode"`
+}
+
+// The extractor's formats and modes.
+const (
+	NetSSE    = "sse"
+	NetNDJSON = "ndjson"
+	NetText   = "text"
+
+	NetDelta = "delta"
+	NetFull  = "full"
+)
+
+// Check says what is wrong with the spec, or nil.
+func (n NetSpec) Check() error {
+	if n.URL == "" {
+		return errors.New("url: missing: a part of the answer request's URL, such as /api/chat")
+	}
+	switch n.Format {
+	case NetSSE, NetNDJSON:
+		if n.Path == "" {
+			return fmt.Errorf("path: missing: where the text is in each %s event, such as choices.0.delta.content", n.Format)
+		}
+	case NetText:
+		if n.Path != "" {
+			return errors.New("path: a text body has no JSON to look into; drop path or use format sse or ndjson")
+		}
+	case "":
+		return errors.New("format: missing: sse, ndjson or text")
+	default:
+		return fmt.Errorf("format: %q: want sse, ndjson or text", n.Format)
+	}
+	switch n.Mode {
+	case "", NetDelta, NetFull:
+	default:
+		return fmt.Errorf("mode: %q: want delta (pieces) or full (the whole text so far)", n.Mode)
+	}
+	return nil
+}
+
+// errNetNoText is returned when the body holds no text at Path.
+var errNetNoText = errors.New("the response holds no text at the path")
+
+// Extract takes the answer out of a whole response body. The body is
+// decoded as UTF-8 only here, after every chunk was joined, so a
+// character split over two chunks survives. A body that is not UTF-8 is
+// an error, not replacement characters in a result.
+func (n NetSpec) Extract(body []byte) (string, error) {
+	if !utf8.Valid(body) {
+		return "", errors.New("the response is not UTF-8")
+	}
+	switch n.Format {
+	case NetText:
+		return string(body), nil
+	case NetSSE:
+		return n.fromEvents(sseData(body))
+	case NetNDJSON:
+		var evs []string
+		for _, l := range strings.Split(string(body), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				evs = append(evs, l)
+			}
+		}
+		return n.fromEvents(evs)
+	}
+	return "", fmt.Errorf("format %q: want sse, ndjson or text", n.Format)
+}
+
+// fromEvents joins (delta) or keeps the last (full) text at Path of each
+// JSON event. An event that is not JSON, or has no string at Path, adds
+// nothing: streams mix in metadata and markers such as `[DONE]`.
+func (n NetSpec) fromEvents(evs []string) (string, error) {
+	path := splitPath(n.Path)
+	var b strings.Builder
+	found := false
+	for _, ev := range evs {
+		var v any
+		d := json.NewDecoder(strings.NewReader(ev))
+		d.UseNumber()
+		if d.Decode(&v) != nil {
+			continue
+		}
+		s, ok := atPath(v, path)
+		if !ok {
+			continue
+		}
+		found = true
+		if n.Mode == NetFull {
+			b.Reset()
+		}
+		b.WriteString(s)
+	}
+	if !found {
+		return "", errNetNoText
+	}
+	return b.String(), nil
+}
+
+// sseData returns the data of each server-sent event of body, as the
+// EventSource standard reads it: lines of one event end at a blank line,
+// `data:` lines (one leading space dropped) join with "\n", comments and
+// other fields are ignored, CRLF and CR end lines too. An event the body
+// cut off before its blank line still counts: the stream's end ends it.
+func sseData(body []byte) []string {
+	text := strings.ReplaceAll(strings.ReplaceAll(string(body), "\r\n", "\n"), "\r", "\n")
+	var out, data []string
+	has := false
+	flush := func() {
+		if has {
+			out = append(out, strings.Join(data, "\n"))
+		}
+		data, has = nil, false
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" {
+			flush()
+			continue
+		}
+		field, val, _ := strings.Cut(l, ":")
+		if field != "data" {
+			continue
+		}
+		data, has = append(data, strings.TrimPrefix(val, " ")), true
+	}
+	flush()
+	return out
+}
+
+func splitPath(p string) []string {
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, ".")
+}
+
+// atPath follows path through maps (by key) and arrays (by index); the
+// value there must be a string (a number or bool is not answer text).
+func atPath(v any, path []string) (string, bool) {
+	for _, k := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[k]; !ok {
+				return "", false
+			}
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return "", false
+			}
+			v = x[i]
+		default:
+			return "", false
+		}
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// joinChunks joins the byte chunks of a body in order.
+func joinChunks(chunks [][]byte) []byte { return bytes.Join(chunks, nil) }
