@@ -228,7 +228,7 @@ func (d *driver) netFirst(ns netState) bool {
 	if len(d.rs.methods) == 0 || d.rs.methods[0] != MethodNetwork || !ns.Ended || ns.Failed != "" || ns.BodyErr != nil || d.rs.network == nil {
 		return false
 	}
-	text, err := d.rs.network.Extract(ns.Body)
+	text, err := extract(*d.rs.network, ns.Body)
 	return err == nil && strings.TrimSpace(text) != ""
 }
 
@@ -250,7 +250,7 @@ func (d *driver) positiveNames(nw *netWatch) []string {
 // finish checks the ended answer (an error turn, empty) and reads it.
 func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *netWatch, sig signals, endedBy string, netParts, domParts []string, continues int, sent time.Time) (Answer, error) {
 	if st.ErrTurn {
-		text := oneLine(st.Last)
+		text := taskfile.OneLine(st.Last)
 		return Answer{}, attempt.Errorf(taskfile.ClassTransient, "site %s answered with its error turn (errorTurn %q): %q", d.siteName, d.rs.errorTurn, text)
 	}
 	a, err := d.readBy(ctx, nw, tr)

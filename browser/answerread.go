@@ -290,7 +290,7 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 		case st.BodyErr != nil:
 			return "", "", fmt.Errorf("read the response body: %w", st.BodyErr)
 		}
-		text, err := nw.spec.Extract(st.Body)
+		text, err := extract(nw.spec, st.Body)
 		return text, FormatMarkdown, err
 	case MethodCopy:
 		if d.rs.copy == "" {

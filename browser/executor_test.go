@@ -118,7 +118,7 @@ func TestExecutor_Execute_Hang(t *testing.T) {
 	_, err := e.exec.Execute(context.Background(), job)
 	took := time.Since(start)
 	if attempt.Classify(err) != taskfile.ClassTransient || !errors.Is(err, attempt.ErrTimeout) {
-		t.Fatalf("err %v, want transient wrapping attempt.ErrTimeout\nlog:\n%s", err, log)
+		t.Fatalf("err %v, want transient wrapping lanes.ErrTimeout\nlog:\n%s", err, log)
 	}
 	if took < 2*time.Second || took > 6*time.Second {
 		t.Fatalf("took %s, want about the 2 s taskTimeout plus the close", took)

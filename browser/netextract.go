@@ -8,73 +8,30 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-// NetSpec is a site's `network:` key: which of the page's own responses
-// carries the answer, and how to take the text out of its body. The page
-// sends the request; spoolgate only reads what comes back.
-type NetSpec struct {
-	// URL is a substring of the request's URL ("/api/chat"); the last
-	// matching request sent after the message is the answer's.
-	URL string `yaml:"url"`
-	// Format is the body's shape: sse (lines `data: …`, events apart by a
-	// blank line), ndjson (one JSON value a line) or text (the body is
-	// the answer).
-	Format string `yaml:"format"`
-	// Path is where the text is in each JSON event: keys and array
-	// indexes apart by dots (choices.0.delta.content). Events without it
-	// (metadata, a `[DONE]`) are skipped.
-	Path string `yaml:"path"`
-	// Mode says what Path holds: delta (the next piece: pieces are joined,
-	// the default) or full (the whole answer so far: the last one wins).
-	Mode string `yaml:"mode"`
-}
+// NetSpec is a site's `network:` key (see config.SiteNetwork).
+type NetSpec = config.SiteNetwork
 
 // The extractor's formats and modes.
 const (
-	NetSSE    = "sse"
-	NetNDJSON = "ndjson"
-	NetText   = "text"
-
-	NetDelta = "delta"
-	NetFull  = "full"
+	NetSSE    = config.NetSSE
+	NetNDJSON = config.NetNDJSON
+	NetText   = config.NetText
+	NetDelta  = config.NetDelta
+	NetFull   = config.NetFull
 )
-
-// Check says what is wrong with the spec, or nil.
-func (n NetSpec) Check() error {
-	if n.URL == "" {
-		return errors.New("url: missing: a part of the answer request's URL, such as /api/chat")
-	}
-	switch n.Format {
-	case NetSSE, NetNDJSON:
-		if n.Path == "" {
-			return fmt.Errorf("path: missing: where the text is in each %s event, such as choices.0.delta.content", n.Format)
-		}
-	case NetText:
-		if n.Path != "" {
-			return errors.New("path: a text body has no JSON to look into; drop path or use format sse or ndjson")
-		}
-	case "":
-		return errors.New("format: missing: sse, ndjson or text")
-	default:
-		return fmt.Errorf("format: %q: want sse, ndjson or text", n.Format)
-	}
-	switch n.Mode {
-	case "", NetDelta, NetFull:
-	default:
-		return fmt.Errorf("mode: %q: want delta (pieces) or full (the whole text so far)", n.Mode)
-	}
-	return nil
-}
 
 // errNetNoText is returned when the body holds no text at Path.
 var errNetNoText = errors.New("the response holds no text at the path")
 
-// Extract takes the answer out of a whole response body. The body is
+// extract takes the answer out of a whole response body. The body is
 // decoded as UTF-8 only here, after every chunk was joined, so a
 // character split over two chunks survives. A body that is not UTF-8 is
 // an error, not replacement characters in a result.
-func (n NetSpec) Extract(body []byte) (string, error) {
+func extract(n NetSpec, body []byte) (string, error) {
 	if !utf8.Valid(body) {
 		return "", errors.New("the response is not UTF-8")
 	}
@@ -82,7 +39,7 @@ func (n NetSpec) Extract(body []byte) (string, error) {
 	case NetText:
 		return string(body), nil
 	case NetSSE:
-		return n.fromEvents(sseData(body))
+		return fromEvents(n, sseData(body))
 	case NetNDJSON:
 		var evs []string
 		for _, l := range strings.Split(string(body), "\n") {
@@ -90,7 +47,7 @@ func (n NetSpec) Extract(body []byte) (string, error) {
 				evs = append(evs, l)
 			}
 		}
-		return n.fromEvents(evs)
+		return fromEvents(n, evs)
 	}
 	return "", fmt.Errorf("format %q: want sse, ndjson or text", n.Format)
 }
@@ -98,7 +55,7 @@ func (n NetSpec) Extract(body []byte) (string, error) {
 // fromEvents joins (delta) or keeps the last (full) text at Path of each
 // JSON event. An event that is not JSON, or has no string at Path, adds
 // nothing: streams mix in metadata and markers such as `[DONE]`.
-func (n NetSpec) fromEvents(evs []string) (string, error) {
+func fromEvents(n NetSpec, evs []string) (string, error) {
 	path := splitPath(n.Path)
 	var b strings.Builder
 	found := false

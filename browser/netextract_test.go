@@ -1,7 +1,7 @@
 package browser
 
 import (
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 
 	"strings"
 	"testing"
@@ -30,7 +30,7 @@ func TestNetSpec_Extract(t *testing.T) {
 		{"a number is not text", NetSpec{Format: NetNDJSON, Path: "n"}, "{\"n\":3}\n", "", true},
 		{"not UTF-8", NetSpec{Format: NetText}, "a\xffb", "", true},
 	} {
-		got, err := c.spec.Extract([]byte(c.body))
+		got, err := extract(c.spec, []byte(c.body))
 		if (err != nil) != c.err || got != c.want {
 			t.Errorf("%s: %q, %v; want %q, error %v", c.name, got, err, c.want, c.err)
 		}
@@ -43,7 +43,7 @@ func TestNetSpec_Extract_SplitChunks(t *testing.T) {
 	body := []byte("data: {\"t\":\"中文🚀\"}\n\n")
 	spec := NetSpec{Format: NetSSE, Path: "t"}
 	for cut := 1; cut < len(body); cut++ {
-		got, err := spec.Extract(joinChunks([][]byte{body[:cut], body[cut:]}))
+		got, err := extract(spec, joinChunks([][]byte{body[:cut], body[cut:]}))
 		if err != nil || got != "中文🚀" {
 			t.Fatalf("cut at %d: %q, %v", cut, got, err)
 		}
@@ -77,7 +77,7 @@ func FuzzNetSpec_Extract(f *testing.F) {
 	f.Add([]byte("{\"a\":[\"x\"]}\n"), "a.0", uint8(1))
 	f.Fuzz(func(t *testing.T, body []byte, path string, kind uint8) {
 		spec := NetSpec{Format: []string{NetSSE, NetNDJSON, NetText}[kind%3], Path: path, Mode: []string{NetDelta, NetFull}[kind/3%2]}
-		got, err := spec.Extract(body)
+		got, err := extract(spec, body)
 		if err == nil && !utf8.ValidString(got) {
 			t.Fatalf("not UTF-8: %q", got)
 		}
@@ -143,6 +143,6 @@ func TestHTMLToMarkdown(t *testing.T) {
 	}
 }
 
-func readSiteForUnit() spool.SiteConfig {
-	return spool.SiteConfig{URL: "http://127.0.0.1/", Input: ".i", Send: ".s", Answer: ".a"}
+func readSiteForUnit() config.SiteConfig {
+	return config.SiteConfig{URL: "http://127.0.0.1/", Input: ".i", Send: ".s", Answer: ".a"}
 }

@@ -17,6 +17,8 @@ type attemptEnd struct {
 	OutputErr error  // writing the answer to output/ failed (success only)
 	Cause     error  // context.Cause of the attempt's context, or nil
 	Text      string // the answer (success only)
+	Format    string // how a web answer was read (attempt.Result)
+	Method    string
 	Stage     string // what the attempt was doing when a cancel reached it
 	Attempt   int    // this attempt's number (1 = the first)
 	Took      time.Duration
@@ -49,11 +51,13 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	switch {
 	case err == nil && e.OutputErr == nil:
 		o.State, o.Result = taskfile.StateSuccess, e.Text
+		o.ResultFormat, o.ResultMethod = e.Format, e.Method
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the
 		// task fails without a retry (which would pay again).
 		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
+		o.ResultFormat, o.ResultMethod = e.Format, e.Method
 		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true
 	case errors.Is(e.Cause, attempt.ErrShutdown):

@@ -32,6 +32,8 @@ type Outcome struct {
 	// pending (back to the queue).
 	State  taskfile.State
 	Result string // the answer: on success, and on a failure to write it to output/
+	// ResultFormat and ResultMethod: how a web answer was read.
+	ResultFormat, ResultMethod string
 	// Error is the one-line reason, with its Class, for anything but success.
 	Error string
 	Class taskfile.ErrorClass
@@ -217,6 +219,7 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 		t.BrowserPID = o.BrowserPID
 	}
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
+	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
 	}

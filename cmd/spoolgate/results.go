@@ -49,6 +49,10 @@ type resultRow struct {
 	// Conversation (web) is the URL of the conversation the answer came
 	// from (or the prompt's last send went to); absent for the others.
 	Conversation string `json:"conversation,omitempty"`
+	// ResultFormat and ResultMethod: how a web answer was read (markdown
+	// or text; network, copy, dom or text); absent for an API answer.
+	ResultFormat string `json:"resultFormat,omitempty"`
+	ResultMethod string `json:"resultMethod,omitempty"`
 	Archived     string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
@@ -217,6 +221,7 @@ func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 	}
 	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
+	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	opt := func(v time.Time) *time.Time {
 		if v.IsZero() {
 			return nil

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,7 +181,33 @@ type SiteConfig struct {
 	UserMessage  string `yaml:"userMessage"`
 	History      string `yaml:"history"`
 	NotFound     string `yaml:"notFound"`
+
+	// How the answer is read and known to have ended (README: "Reading
+	// the answer"). Done matches an element that shows only under a
+	// finished answer (its action bar, copy or regenerate button): with
+	// it (or Network) only proof ends an answer, never `quiet`.
+	Done string `yaml:"done"`
+	// Copy is the answer's own copy button (the last match is the last
+	// answer's); its clipboard write is caught inside the page.
+	Copy string `yaml:"copy"`
+	// ErrorTurn matches, on or inside the answer, what makes it the
+	// site's error turn ("Something went wrong", a Retry button): the
+	// attempt fails as transient with its text.
+	ErrorTurn string `yaml:"errorTurn"`
+	// Chrome lists selectors of UI inside the answer that is not the
+	// answer (a code block's language label, "Copy code"), dropped before
+	// the answer's HTML becomes Markdown; buttons are always dropped.
+	Chrome []string `yaml:"chrome"`
+	// Network names the page's own response that carries the answer.
+	Network *SiteNetwork `yaml:"network"`
+	// Read is the order of the reading methods (network, copy, dom,
+	// text); default: every method the keys above allow, best first.
+	// text is always the last resort.
+	Read []string `yaml:"read"`
 }
+
+// ReadMethods are the values of a site's `read:`, best first.
+var ReadMethods = []string{"network", "copy", "dom", "text"}
 
 // DefaultLimitHold is a usage limit's hold when the message names no time.
 const DefaultLimitHold = time.Hour
@@ -425,6 +452,39 @@ func (c *Config) Check() error {
 			if _, err := regexp.Compile(p); err != nil {
 				return &ConfigError{Key: fmt.Sprintf("sites.%s.limitedText[%d]", n, i), Msg: fmt.Sprintf("%q is not a regular expression: %v", p, err)}
 			}
+		}
+		if err := s.checkReading("sites." + n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReading checks the keys of how the site's answer is read.
+func (s SiteConfig) checkReading(key string) *ConfigError {
+	if s.Network != nil {
+		if err := s.Network.Check(); err != nil {
+			return &ConfigError{Key: key + ".network", Msg: err.Error()}
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range s.Read {
+		k := fmt.Sprintf("%s.read[%d]", key, i)
+		switch {
+		case !slices.Contains(ReadMethods, m):
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q: want one of %s", m, strings.Join(ReadMethods, ", "))}
+		case seen[m]:
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q is listed twice", m)}
+		case m == "network" && s.Network == nil:
+			return &ConfigError{Key: k, Msg: "network needs the site's network: key (the answer's request URL and its format)"}
+		case m == "copy" && s.Copy == "":
+			return &ConfigError{Key: k, Msg: "copy needs the site's copy: key (the answer's copy button)"}
+		}
+		seen[m] = true
+	}
+	for i, c := range s.Chrome {
+		if strings.TrimSpace(c) == "" {
+			return &ConfigError{Key: fmt.Sprintf("%s.chrome[%d]", key, i), Msg: "empty selector"}
 		}
 	}
 	return nil

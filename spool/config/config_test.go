@@ -39,6 +39,13 @@ func TestParseConfig(t *testing.T) {
 		{"retries", "maxRetries: -1\n", "maxRetries"},
 		{"bad limitedText", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, limitedText: ['ok', '(']}}\n", "sites.s.limitedText[1]"},
 		{"account naming a path", "sites: {s: {url: 'http://x', input: t, send: b, answer: a}}\nmodels: [{name: w, kind: web, site: s, account: '../x'}]\n", "models[w].account"},
+		{"site reading keys of issue 18", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, done: .actions, copy: 'button.copy', errorTurn: button.retry, chrome: [.code-head], read: [network, copy, dom], network: {url: /api/chat, format: sse, path: choices.0.delta.content, mode: delta}}}\n", ""},
+		{"read: unknown method", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, read: [html]}}\n", `sites.s.read[0]: "html": want one of network, copy, dom, text`},
+		{"read: network without network:", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, read: [network]}}\n", "sites.s.read[0]: network needs the site's network: key"},
+		{"read: copy without copy:", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, read: [dom, copy]}}\n", "sites.s.read[1]: copy needs"},
+		{"read: twice", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, read: [dom, dom]}}\n", `sites.s.read[1]: "dom" is listed twice`},
+		{"network: no path", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /api, format: ndjson}}}\n", "sites.s.network: path: missing"},
+		{"network: unknown key", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /api, format: text, pth: x}}}\n", "sites.s.network.pth"},
 		{"site keys of issue 13", "sites: {s: {url: 'http://x', input: 'chat-app >>> textarea', send: b, answer: a, startTimeout: 20s, continue: button.continue, limited: .limit, limitedText: ['(?i)limit'], limitHold: 30m}}\n", ""},
 	}
 	for _, tt := range tests {

@@ -102,7 +102,12 @@ type Task struct {
 	Send *SendRecord `yaml:"send,omitempty"`
 	// Attempts is the history of the task's attempts (attempts.go).
 	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
-	Result   string          `yaml:"result,omitempty"`
+	// ResultFormat and ResultMethod say how a web answer was read:
+	// markdown or text; network, copy, dom or text (README: "Reading the
+	// answer"). Empty for an API answer, which is the model's own text.
+	ResultFormat string `yaml:"resultFormat,omitempty"`
+	ResultMethod string `yaml:"resultMethod,omitempty"`
+	Result       string `yaml:"result,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.
