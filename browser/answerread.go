@@ -184,12 +184,25 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 // chrome removed and each table cell's alignment as an align attribute
 // (renderers that set style="text-align" instead keep it too).
 func (d *driver) answerHTML(ctx context.Context) (string, error) {
-	chrome := append(append([]string(nil), defaultChrome...), d.rs.chrome...)
+	chrome := append(append([]string(nil), d.rs.chrome...), defaultChrome...) // the site's first: its selectors may name a button
 	return chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
 const el = qlast(`+js(d.site.Answer)+`);
 if (!el) return '';
 const c = el.cloneNode(true);
-for (const s of `+js(chrome)+`) { try { for (const x of c.querySelectorAll(s)) x.remove(); } catch (e) {} }
+const label = (x) => { const y = x.cloneNode(true); for (const b of y.querySelectorAll('button')) b.remove(); return (y.textContent || '').trim(); };
+for (const s of `+js(chrome)+`) {
+  let xs = [];
+  try { xs = [...c.querySelectorAll(s)]; } catch (e) { continue; }
+  for (const x of xs) {
+    // A code block's language label is chrome, but where the renderer's
+    // language- class is gone (renamed classes) it is the language.
+    const pre = x.parentElement && [...x.parentElement.querySelectorAll('pre')].find((p) => x.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const code = pre && (pre.querySelector('code') || pre);
+    const lang = label(x);
+    if (code && !/(^|\s)(language|lang)-/.test(code.className) && /^[\w+#.-]{1,20}$/.test(lang)) code.classList.add('language-' + lang);
+    x.remove();
+  }
+}
 for (const x of c.querySelectorAll('th, td')) {
   const a = x.getAttribute('align') || x.style.textAlign;
   if (a) x.setAttribute('align', a);
@@ -203,7 +216,7 @@ return c.innerHTML;
 // their alignment (minimal padding), strikethrough.
 var mdConverter = htmltomarkdown.NewConverter(htmltomarkdown.WithPlugins(
 	base.NewBasePlugin(),
-	commonmark.NewCommonmarkPlugin(commonmark.WithBulletListMarker("-"), commonmark.WithEmDelimiter("*"), commonmark.WithStrongDelimiter("**"), commonmark.WithCodeBlockFence("```")),
+	commonmark.NewCommonmarkPlugin(commonmark.WithBulletListMarker("-"), commonmark.WithEmDelimiter("*"), commonmark.WithStrongDelimiter("**"), commonmark.WithCodeBlockFence("```"), commonmark.WithListEndComment(false)),
 	table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal), table.WithHeaderPromotion(true)),
 	strikethrough.NewStrikethroughPlugin(),
 ))

@@ -35,6 +35,7 @@ type netWatch struct {
 	streamed bool              // streamResourceContent took
 	finished time.Time         // loadingFinished
 	failed   string            // loadingFailed's error
+	canceled bool              // the page canceled it (after reading its end?)
 	body     []byte            // the whole body, once finished
 	bodyErr  error
 	changed  chan struct{} // a signal per change, for a waiter (cap 1)
@@ -116,7 +117,13 @@ func (w *netWatch) event(ev any) {
 		if e.RequestID == w.id && w.finished.IsZero() {
 			w.finished, w.failed = time.Now(), e.ErrorText
 			if e.Canceled {
-				w.failed = "canceled by the page"
+				// A page that has read its stream's end marker often
+				// cancels the rest: what arrived is the body.
+				w.failed, w.canceled = "canceled by the page", true
+				select {
+				case w.work <- "":
+				default:
+				}
 			}
 			w.signal()
 		}
@@ -175,8 +182,9 @@ func (w *netWatch) settle(ctx context.Context) {
 		body = []byte(b.String())
 	}
 	w.mu.Unlock()
+	canceled := w.canceled
 	var err error
-	if len(body) == 0 {
+	if len(body) == 0 && !canceled {
 		var res network.GetResponseBodyResult
 		res, err = chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
 		if err == nil {
@@ -215,9 +223,12 @@ func (w *netWatch) state() netState {
 		n += len(c)
 	}
 	st := netState{Seen: w.id != "", Bytes: n, EndedAt: w.finished, Failed: w.failed, Streamed: w.streamed}
-	st.Ended = !w.finished.IsZero() && (w.failed != "" || w.body != nil || w.bodyErr != nil)
+	st.Ended = !w.finished.IsZero() && (w.failed != "" && !w.canceled || w.body != nil || w.bodyErr != nil)
 	if st.Ended {
 		st.Body, st.BodyErr = w.body, w.bodyErr
+		if w.canceled && len(w.body) > 0 {
+			st.Failed = "" // canceled once its bytes were in: they are the body
+		}
 	}
 	return st
 }
