@@ -3,9 +3,7 @@
 package browser
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"regexp"
@@ -15,8 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 // readPage is a small chat page of the reading tests, on 127.0.0.1: it
@@ -66,14 +63,10 @@ func (p *readPage) set(msg, md string) {
 	p.mu.Unlock()
 }
 
-var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
 // renderMD renders Markdown as the page shows it: code blocks under a
 // header with the language label and a Copy button.
 func renderMD(md string) string {
-	var b bytes.Buffer
-	_ = gfm.Convert([]byte(md), &b)
-	return codeHead.ReplaceAllString(b.String(), `<div class="code"><div class="code-head"><span class="lang">$1</span><button class="copy-code">Copy</button></div><pre><code class="language-$1">`)
+	return codeHead.ReplaceAllString(testkit.MarkdownHTML(md), `<div class="code"><div class="code-head"><span class="lang">$1</span><button class="copy-code">Copy</button></div><pre><code class="language-$1">`)
 }
 
 var codeHead = regexp.MustCompile(`<pre><code class="language-([\w+-]+)">`)
@@ -229,22 +222,9 @@ var readCorpus = map[string]string{
 	"cjk":       "## 发布说明 🚀\n\n- 第一项：**加粗**文字\n- 第二项 *斜体* 😀\n\n结尾链接 [文档](https://example.com/文档)",
 }
 
-// mdHTML renders Markdown for comparison: two texts that render to the
-// same HTML have the same elements in the same order.
-func mdHTML(t *testing.T, md string) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := gfm.Convert([]byte(md), &b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 func assertSameMarkdown(t *testing.T, what, got, want string) {
 	t.Helper()
-	if g, w := mdHTML(t, got), mdHTML(t, want); g != w {
+	if g, w := testkit.MarkdownHTML(got), testkit.MarkdownHTML(want); g != w {
 		t.Errorf("%s: the Markdown differs\ngot:\n%s\nwant:\n%s\ngot renders:\n%s\nwant renders:\n%s", what, got, want, g, w)
 	}
 }
-
-var _ = fmt.Sprintf
