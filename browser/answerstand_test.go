@@ -11,19 +11,20 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-// mdSite is the modern stand-in page's site with the reading keys of
-// issue 18 (the README's worked example): roles, labels and data
-// attributes only, so they hold with random class names too.
-func mdSite(url string) config.SiteConfig {
-	return config.SiteConfig{URL: url, Input: "[aria-label='Message']", Send: "[aria-label='Send message']",
-		Answer: "[data-message-author-role='assistant']", Busy: "[aria-label='Stop generating']",
-		LoggedOut: "a[href^='/login']", NewChat: "[aria-label='New chat']", Error: "#log ~ [role=alert]",
-		Done: "[aria-label='Message actions']", Copy: "[aria-label='Message actions'] [aria-label='Copy']",
-		ErrorTurn: "[role=alert]", Chrome: []string{":has(> [aria-label='Copy code'])"},
-		Network: &config.SiteNetwork{URL: "/api/conversation", Format: config.NetSSE, Path: "delta"}}
+// mdSite is the modern stand-in page's site, standin-md, with the
+// reading keys of issue 18 (the README's worked example): roles, labels
+// and data attributes only, so they hold with random class names too.
+func mdSite(t *testing.T, url string) config.SiteConfig {
+	t.Helper()
+	cfg, err := config.ParseConfig([]byte("sites:\n" + testkit.StandinMarkdownSite(url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Sites["standin-md"]
 }
 
 // The corpus through each renderer of the stand-in, in one browser: each
@@ -70,7 +71,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 			msg := "[[md=" + c + "]] " + name
 			want := chatstand.MarkdownFor(msg)
 			log := &syncBuf{}
-			site := mdSite(stand.URL() + v.query)
+			site := mdSite(t, stand.URL()+v.query)
 			site.Network = &v.net
 			d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
 			d.rs.methods = []string{MethodNetwork}
@@ -129,7 +130,7 @@ func TestDriver_ReadAnswer_StandinTurns(t *testing.T) {
 	}
 	newD := func(methods ...string) (*driver, *syncBuf) {
 		log := &syncBuf{}
-		d := newDriver(mdSite(stand.URL()+"?renderer=marked"), "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
+		d := newDriver(mdSite(t, stand.URL()+"?renderer=marked"), "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
 		if len(methods) > 0 {
 			d.rs.methods = methods
 		}

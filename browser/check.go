@@ -56,6 +56,9 @@ var absentNote = map[string]string{
 	"error":     "shows only on a page error",
 	"limited":   "shows only at a usage limit",
 	"continue":  "shows only after a cut-off answer",
+	"done":      "shows only under a finished answer: --send checks it",
+	"copy":      "shows only under a finished answer: --send checks it",
+	"errorTurn": "shows only in an error turn",
 }
 
 // CheckReport is what Check saw.
@@ -198,6 +201,9 @@ func siteKeys(s config.SiteConfig) []KeyCheck {
 		{Key: "error", Selector: s.Error},
 		{Key: "limited", Selector: s.Limited},
 		{Key: "continue", Selector: s.Continue},
+		{Key: "done", Selector: s.Done},
+		{Key: "copy", Selector: s.Copy},
+		{Key: "errorTurn", Selector: s.ErrorTurn},
 	}
 	var out []KeyCheck
 	for _, k := range all {

@@ -71,7 +71,7 @@ type driver struct {
 	beat     func()
 	stage    func(string)
 	limitRE  []*regexp.Regexp
-	rs       readSpec // how the answer is read and known to have ended
+	rs       readSpec  // how the answer is read and known to have ended
 	began    time.Time // the attempt's start, for the step log
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64

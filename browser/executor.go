@@ -41,6 +41,11 @@ type Executor struct {
 	profile    string        // the session's browser profile
 	closeGrace time.Duration // tests shorten it; 3 s otherwise
 	mu         sync.Mutex    // one attempt at a time, whatever the caller
+	// closing is the last successful attempt's browser close, which runs
+	// after the result went back (the result is written at once, not
+	// after the close); the next attempt waits for it before its
+	// self-check, so one profile never has two browsers.
+	closing chan struct{}
 }
 
 // NewExecutor returns the web executor for cfg.
@@ -73,6 +78,14 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 		return attempt.Result{}, &attempt.TaskError{Class: taskfile.ClassTransient, Err: errOverlap}
 	}
 	defer e.mu.Unlock()
+	if c := e.closing; c != nil {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return attempt.Result{}, stopped(ctx, "waiting for the last browser to close")
+		}
+		e.closing = nil
+	}
 	started := time.Now()
 	log := job.Log
 	model := job.Model
@@ -112,8 +125,13 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 		probeTimeout = defaultProbeTimeout
 	}
 	job.SetProbe(func(pctx context.Context) error { return b.Probe(pctx, probeTimeout) })
+	closeLater := false
 	defer func() {
 		job.SetProbe(nil)
+		if closeLater {
+			e.closing = closeAsync(b)
+			return
+		}
 		job.SetStage("closing browser")
 		b.Close()
 	}()
@@ -142,6 +160,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	switch {
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
+		closeLater = true // the answer is written first; the browser closes meanwhile
 		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
@@ -170,3 +189,24 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 func stopped(ctx context.Context, stage string) error {
 	return fmt.Errorf("web task stopped while %s: %w", stage, context.Cause(ctx))
 }
+
+// closes counts the browser closes still running after their attempt.
+var closes sync.WaitGroup
+
+// closeAsync closes b in the background; the channel closes when it is
+// closed (or killed and checked gone, as b.Close does).
+func closeAsync(b *Browser) chan struct{} {
+	done := make(chan struct{})
+	closes.Add(1)
+	go func() {
+		defer closes.Done()
+		defer close(done)
+		b.Close()
+	}()
+	return done
+}
+
+// WaitClosed waits for every browser close still running after its
+// attempt's result went back (a daemon calls it once its lanes stopped, so
+// no browser outlives it).
+func WaitClosed() { closes.Wait() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
@@ -100,6 +101,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "answer: %q\n", rep.Answer)
 		}
 	}
+	printReading(env.Stdout, rep.Reading, *send != "")
 	if !rep.Ready {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(env.Stderr, "spoolgate: check %s: %s\n", site, p)
@@ -110,6 +112,28 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		return &exitErr{code: 1}
 	}
 	return nil
+}
+
+// printReading says how the site's answer is read and ends; after a
+// send, the answer as a task gets it, the method that delivered it and
+// every completion signal seen.
+func printReading(w io.Writer, r browser.CheckReading, sent bool) {
+	fmt.Fprintf(w, "reading: %s", strings.Join(r.Methods, ", then "))
+	if len(r.Ends) > 0 {
+		fmt.Fprintf(w, "; ends on proof: %s", strings.Join(r.Ends, ", or "))
+	}
+	fmt.Fprintln(w)
+	if r.Note != "" {
+		fmt.Fprintf(w, "  note: %s\n", r.Note)
+	}
+	if !sent || r.Method == "" {
+		return
+	}
+	fmt.Fprintf(w, "read by: %s (%s), ended by %s\n", r.Method, r.Format, r.EndedBy)
+	fmt.Fprintf(w, "signals seen: %s\n", strings.Join(r.Signals, ", "))
+	for _, f := range r.Fallbacks {
+		fmt.Fprintf(w, "  fell back: %s\n", f)
+	}
 }
 
 // dropTime leaves the wall-clock time out of the step lines: each carries

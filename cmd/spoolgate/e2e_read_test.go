@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +13,6 @@ import (
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
-
-// e2eReadKeys are the modern stand-in's reading keys, as the README's
-// worked example has them (4 spaces in).
-const e2eReadKeys = `    done: "[aria-label='Message actions']"
-    copy: "[aria-label='Message actions'] [aria-label='Copy']"
-    errorTurn: "[role=alert]"
-    chrome: [":has(> [aria-label='Copy code'])"]
-    network: {url: /api/conversation, format: sse, path: delta}
-`
 
 // Issue 18's acceptance through `spoolgate run`: each method the page
 // supports, each renderer, answers that end in a link (shrinking as it
@@ -32,7 +24,7 @@ const e2eReadKeys = `    done: "[aria-label='Message actions']"
 // each answer was read.
 func TestE2E_Web_ReadAnswer(t *testing.T) {
 	keys := testkit.StandinMarkdownSite("x")
-	keys = keys[strings.Index(keys, "    input:"):] + e2eReadKeys
+	keys = keys[strings.Index(keys, "    input:"):] // with the reading keys: README's worked example
 	site := func(name, renderer string, raw bool, read string) *e2eSite {
 		return &e2eSite{name: name, opts: chatstand.Options{Renderer: renderer, RawWhileStreaming: raw}, keys: keys + read}
 	}
@@ -42,8 +34,26 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		site("dom", "react-markdown", false, "    read: [dom]\n"),
 		site("text", "markdown-it", true, "    read: [text]\n"),
 		site("best", "react-markdown", true, ""), // every key: network first
+		{name: "quiet", opts: chatstand.Options{Renderer: "marked"}, keys: keys[:strings.Index(keys, "    done:")]},
 	}
 	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+
+	// check --send prints the answer as a task gets it, how it was read
+	// and the signals seen; a site with no positive signal is told so.
+	msg := "[[md=release-notes]] from check"
+	code, out, errOut := rig.e2eRun("check", "best", "--send", msg)
+	for _, want := range []string{fmt.Sprintf("answer: %q\n", chatstand.MarkdownFor(msg)), "reading: network, then copy, then dom, then text; ends on proof: network: the response to /api/conversation ends, or done: ",
+		"read by: network (markdown), ended by network end\n", "signals seen: network end "} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("check best --send: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	code, out, errOut = rig.e2eRun("check", "quiet", "--send", "[[md=links]] quiet")
+	for _, want := range []string{"note: the site names no positive end signal (done: or network:)", "read by: dom (markdown), ended by quiet\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("check quiet --send: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
 	d := rig.start()
 	var tasks []e2eTask
 	for _, s := range sites {
@@ -91,7 +101,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		}
 	}
 	d.stop()
-	out := rig.cli("results", "--format", "jsonl")
+	out = rig.cli("results", "--format", "jsonl")
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var row struct{ TaskID, ResultFormat, ResultMethod string }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
@@ -111,6 +112,7 @@ func runDaemon(ctx context.Context, cfg *config.Config, env *Env, log *slog.Logg
 	go func() { d.Shutdown(grace); close(stopped) }()
 	select {
 	case <-stopped:
+		browser.WaitClosed() // the last answer was written before its browser closed
 		return nil
 	case <-stopBy.C:
 		log.Error("shutdown: still blocked after shutdownGrace + 5s (a file operation that does not return?): exiting; tasks left in running/ are reclaimed at the next start")

@@ -67,6 +67,11 @@ func StandinMarkdownSite(url string) string {
     userMessage: "[data-message-author-role='user']"
     history: "nav[aria-label='Chat history'] a[href^='/c/']"
     notFound: "[role=alert]:has(~ #log)"
+    done: "[aria-label='Message actions']"
+    copy: "[aria-label='Message actions'] [aria-label='Copy']"
+    errorTurn: "[role=alert]"
+    chrome: [":has(> [aria-label='Copy code'])"]
+    network: {url: /api/conversation, format: sse, path: delta}
 `, url)
 }
 

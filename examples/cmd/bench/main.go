@@ -52,6 +52,7 @@ type options struct {
 	asJSON     bool
 	only       string
 	core       bool
+	webAnswer  bool
 	repeat     int
 	coreFiles  int
 	late       bool
@@ -100,9 +101,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dir, "dir", "", "folder for the temporary spools (default: the system's temp folder)")
 	fs.BoolVar(&o.verbose, "v", false, "the lanes' log on stderr")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of the table")
-	fs.StringVar(&o.only, "only", "", "comma-separated strategies to run: "+strings.Join(strategyKeys(), ",")+",core")
+	fs.StringVar(&o.only, "only", "", "comma-separated strategies to run: "+strings.Join(strategyKeys(), ",")+",core,web-answer")
 	fs.IntVar(&o.repeat, "repeat", 3, "runs of every strategy in every order; the table shows each figure's median and min–max")
 	fs.BoolVar(&o.core, "core", true, "also measure the spool core (throughput, pickup latency, start-up)")
+	fs.BoolVar(&o.webAnswer, "web-answer", true, "also measure, through a real headless Chromium, the time from a web answer's stream end to its durable result, with a positive end signal and by quiet alone")
 	fs.IntVar(&o.coreFiles, "core-files", 100000, "pending files for the start-up measurement")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -120,8 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, usageError{errors.New("-api-concurrency and -quota must be at least 1")}
 	}
 	for _, k := range strings.Split(o.only, ",") {
-		if k = strings.TrimSpace(k); k != "" && k != "core" && !slices.Contains(strategyKeys(), k) {
-			return o, usageError{fmt.Errorf("-only: %q is not one of %s,core", k, strings.Join(strategyKeys(), ","))}
+		if k = strings.TrimSpace(k); k != "" && k != "core" && k != "web-answer" && !slices.Contains(strategyKeys(), k) {
+			return o, usageError{fmt.Errorf("-only: %q is not one of %s,core,web-answer", k, strings.Join(strategyKeys(), ","))}
 		}
 	}
 	for _, s := range strings.Split(*orders, ",") {
@@ -187,6 +189,14 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if core, err = measureCore(ctx, o, stderr); err != nil {
 			return fmt.Errorf("core: %w", err)
 		}
+	}
+	if o.webAnswer && (len(want) == 0 || want["web-answer"]) {
+		fmt.Fprintf(stderr, "bench: %s: measuring the web answer's end ...\n", time.Since(start).Round(time.Second))
+		fs, err := answerEndFigures(ctx, o, stderr)
+		if err != nil {
+			return fmt.Errorf("web answer end: %w", err)
+		}
+		core = append(core, fs...)
 	}
 	if o.asJSON {
 		return writeJSON(stdout, o, cells, machine, core)

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// answerEndFigures measures issue 18's row with the real web lane: a
+// real headless Chromium drives the chat stand-in's modern page through
+// spoolgate's own daemon. Per task: the time from the stand-in writing its
+// stream's end ([DONE]) to the task's final durable write (the lane's
+// OnAttemptEnd runs right after it), on the same page judged two ways,
+// interleaved task by task: with positive signals (its response's end,
+// its action bar) and by `quiet` alone (the site without done: and
+// network:, quiet 1 s, the default). And the per-task cost beyond the
+// answer: the attempt's wall time less the answer's own streaming time
+// (launch, page load, typing, waiting for the end, writing).
+func answerEndFigures(ctx context.Context, o options, stderr io.Writer) ([]coreFigure, error) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		return nil, nil // the browser's self-check is Linux's; elsewhere no row
+	}
+	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer stand.Close()
+	dir, err := os.MkdirTemp(o.dir, "bench-answer-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	keys := testkit.StandinMarkdownSite(stand.URL())
+	quietKeys := keys[:strings.Index(keys, "    done:")]
+	y := fmt.Sprintf(`spool: %q
+settle: 50ms
+maxRetries: 0
+http: "off"
+web: {profiles: %q, instance: bench, taskTimeout: 2m}
+models:
+  - {name: proof, kind: web, site: standin-md, account: demo, needEmptyPrompt: true}
+  - {name: quiet, kind: web, site: quiet, account: demo, needEmptyPrompt: true}
+sites:
+%s%s`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), keys, strings.Replace(quietKeys, "  standin-md:", "  quiet:", 1))
+	cfg, err := config.ParseConfig([]byte(y))
+	if err != nil {
+		return nil, err
+	}
+	if err := signIn(ctx, cfg, stand.URL()); err != nil {
+		return nil, fmt.Errorf("sign the profile in: %w", err)
+	}
+	var mu sync.Mutex
+	finals := map[string]time.Time{}
+	tasks := map[string]*taskfile.Task{}
+	allDone := make(chan struct{})
+	const perSite = 8
+	store := spool.NewStore(cfg, nil)
+	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: browser.NewExecutor(cfg, slog.New(slog.DiscardHandler))},
+		Log: slog.New(slog.DiscardHandler),
+		Hooks: lanes.Hooks{OnAttemptEnd: func(_ taskfile.Kind, t *taskfile.Task, _ time.Duration) {
+			if !t.State.Final() {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			finals[t.TaskID], tasks[t.TaskID] = time.Now(), t.Clone()
+			if len(finals) == 2*perSite {
+				close(allDone)
+			}
+		}}}
+	if err := d.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer stopDaemon(d)
+	// Answers of about 2 s each ([[duration=2s]] at scale 1), from the
+	// corpus; the two sites take turns.
+	corpus := chatstand.Corpus()
+	for i := range perSite {
+		for _, m := range []string{"proof", "quiet"} {
+			id := fmt.Sprintf("%s-%02d", m, i)
+			t := taskfile.Task{TaskID: id, Model: m, Content: fmt.Sprintf("[[md=%s]] [[duration=2s]] %s", corpus[i%len(corpus)], id)}
+			data, err := t.Encode()
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(store.Layout.Incoming(), id+".yaml"), data, 0o600); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "bench: web answer end: %d tasks through a real browser ...\n", 2*perSite)
+	select {
+	case <-allDone:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(10 * time.Minute):
+		return nil, fmt.Errorf("the web tasks did not all end within 10 minutes (%d of %d)", len(finals), 2*perSite)
+	}
+	turns := map[string]chatstand.Turn{}
+	for _, c := range stand.Conversations("demo") {
+		for _, t := range c.Turns {
+			turns[t.Content] = t
+		}
+	}
+	lat := map[string][]time.Duration{}
+	cost := map[string][]time.Duration{}
+	for id, fin := range finals {
+		t := tasks[id]
+		if t.State != taskfile.StateSuccess {
+			return nil, fmt.Errorf("task %s: %s: %s", id, t.State, t.Error)
+		}
+		turn, ok := turns[t.Content]
+		if !ok || turn.DoneSent.IsZero() {
+			return nil, fmt.Errorf("task %s: the stand-in has no ended turn for it", id)
+		}
+		m := t.Model
+		lat[m] = append(lat[m], fin.Sub(turn.DoneSent))
+		cost[m] = append(cost[m], fin.Sub(t.StartedAt)-2*time.Second)
+	}
+	med := func(ds []time.Duration) time.Duration { return pct(ds, 50) }
+	p95 := func(ds []time.Duration) time.Duration { return pct(ds, 95) }
+	ratio := func(a, b time.Duration) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	return []coreFigure{
+		{Name: "answer end → result", Value: ms(med(lat["proof"])), Unit: "ms", Baseline: ms(med(lat["quiet"])), BaseUnit: "ms", Ratio: ratio(med(lat["proof"]), med(lat["quiet"])),
+			Note: fmt.Sprintf("median of %d, stream's [DONE] written → final durable write, real Chromium; proof (network end, done bar) vs quiet alone (1 s) on the same page; p95 %.0f ms vs %.0f ms", perSite, ms(p95(lat["proof"])), ms(p95(lat["quiet"])))},
+		{Name: "web cost beyond ans.", Value: ms(med(cost["proof"])), Unit: "ms", Baseline: ms(med(cost["quiet"])), BaseUnit: "ms", Ratio: ratio(med(cost["proof"]), med(cost["quiet"])),
+			Note: "median per task: claim → final write less the answer's 2 s of streaming (launch, load, type, end, write); proof vs quiet alone"},
+	}, nil
+}
+
+// pct is the p-th percentile (nearest rank) of ds.
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (p*len(s)+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// signIn signs the bench's profile in to the stand-in, as `spoolgate
+// login` would: a browser on the profile opens the login link.
+func signIn(ctx context.Context, cfg *config.Config, url string) error {
+	prof := browser.ProfileDir(cfg)
+	if err := os.MkdirAll(prof, 0o700); err != nil {
+		return err
+	}
+	b, err := browser.Launch(ctx, cfg, prof, true, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	lctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
+	defer cancel()
+	return chromedp.Do(lctx, chromedp.Navigate(url+"login?user=demo"))
+}
