@@ -177,10 +177,10 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 		case !started || contAt != (time.Time{}):
 		case fresh && st.ErrTurn && !st.Busy:
 			endedBy = "error turn"
-		case doneNow:
-			endedBy = SignalDone
 		case !netAt.IsZero() && d.netFirst(ns):
 			endedBy = SignalNetwork // the answer is the response's: no need to wait for the page
+		case doneNow:
+			endedBy = SignalDone
 		case !netAt.IsZero() && !st.Busy && (fresh || ns.Failed == "") && now.Sub(maxTime(netAt, tr.stillSince)) >= netSettle:
 			endedBy = SignalNetwork // read from the page once it has rendered the end
 		case !d.rs.positive() && quietNow:

@@ -43,7 +43,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	msg := "[[md=release-notes]] from check"
 	code, out, errOut := rig.e2eRun("check", "best", "--send", msg)
 	for _, want := range []string{fmt.Sprintf("answer: %q\n", chatstand.MarkdownFor(msg)), "reading: network, then copy, then dom, then text; ends on proof: network: the response to /api/conversation ends, or done: ",
-		"read by: network (markdown), ended by network end\n", "signals seen: network end "} {
+		"read by: network (markdown), ended by network end\n", "signals seen: ", "network end "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("check best --send: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
 		}
@@ -67,7 +67,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		{ID: "empty", Model: "best", Content: "[[empty]] hello"},
 	}
 	rig.submit(append(tasks, turns...)...)
-	method := map[string]string{"net": "network", "copy": "copy", "dom": "dom", "text": "text", "best": "network"}
+	method := map[string]string{"net": "network", "copy": "copy", "dom": "dom", "text": "text", "best": "network", "quiet": "dom"}
 	for _, task := range append(tasks, turns[0]) {
 		got := rig.final(taskfile.KindWeb, task.ID, 120*time.Second)
 		want := chatstand.MarkdownFor(task.Content)
