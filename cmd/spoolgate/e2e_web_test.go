@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,7 +211,7 @@ func TestE2E_Web_BrowserKilled(t *testing.T) {
 	if !strings.Contains(log, "errorClass=transient") || !strings.Contains(log, "browser exited") {
 		t.Errorf("task log does not show attempt 1 failing transient with the browser gone:\n%s", log)
 	}
-	e2eClosedEach(t, log, 2)
+	w.e2eClosedEach(t, "killed", 2)
 	d.stop()
 	e2eNoProcs(t, w.profile)
 }
@@ -237,7 +238,7 @@ func TestE2E_Web_Hang(t *testing.T) {
 	if n := strings.Count(log, "attempt failed: retry scheduled"); n != 1 || !strings.Contains(log, "errorClass=transient") {
 		t.Errorf("task log shows %d scheduled retries, want 1 (transient):\n%s", n, log)
 	}
-	e2eClosedEach(t, log, 2)
+	w.e2eClosedEach(t, "hang", 2)
 	if n := w.stand.Generations(); n != 2 {
 		t.Errorf("stand-in saw %d generations, want 2", n)
 	}
@@ -291,7 +292,7 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 			t.Errorf("task log lacks %q:\n%s", s, log)
 		}
 	}
-	e2eClosedEach(t, log, 2)
+	w.e2eClosedEach(t, "frozen", 2)
 	// One beat may already have been under way when the stop landed (a
 	// period, 500 ms); the attempt then lasts 5 s more without one.
 	if lastHB.After(stopped.Add(time.Second)) {
@@ -341,11 +342,16 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 }
 
 // e2eClosedEach checks that the task log shows the browser's close verified
-// (no process of ours left) once per attempt.
-func e2eClosedEach(t *testing.T, log string, attempts int) {
+// (no process of ours left) once per attempt. A successful attempt's
+// browser closes just after its answer is written: its line may come a
+// moment after the task's final state.
+func (r *e2eRig) e2eClosedEach(t *testing.T, id string, attempts int) {
 	t.Helper()
-	if n := strings.Count(log, "no process of ours remains"); n != attempts {
-		t.Errorf("task log verifies the close %d times, want once per attempt (%d):\n%s", n, attempts, log)
+	count := func() int { return strings.Count(r.taskLog(taskfile.KindWeb, id), "no process of ours remains") }
+	testkit.WaitFS(t, fmt.Sprintf("the task log of %s to verify the close once per attempt (%d)", id, attempts), 10*time.Second,
+		[]string{filepath.Dir(r.L.LogPath(taskfile.KindWeb, id))}, func() bool { return count() >= attempts })
+	if n := count(); n != attempts {
+		t.Errorf("task log verifies the close %d times, want once per attempt (%d):\n%s", n, attempts, r.taskLog(taskfile.KindWeb, id))
 	}
 }
 
@@ -372,6 +378,6 @@ func TestE2E_Web_StopMidAnswer(t *testing.T) {
 	if got.State != taskfile.StatePending || got.Attempt != 0 || !strings.Contains(got.Error, "shutdown") {
 		t.Errorf("state %s attempt %d error %q; want pending, attempt 0, interrupted by shutdown", got.State, got.Attempt, got.Error)
 	}
-	e2eClosedEach(t, w.taskLog(taskfile.KindWeb, "interrupted"), 1)
+	w.e2eClosedEach(t, "interrupted", 1)
 	t.Logf("SIGTERM mid-answer to exit: %s (shutdownGrace 1s, then the close)", took.Round(time.Millisecond))
 }
