@@ -115,7 +115,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	defer chat.Close()
 
-	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL(), o.sessions)
+	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL(), o.sessions, o.renderer != "")
 	if err != nil {
 		return err
 	}
@@ -158,6 +158,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	sum, sumErr := summarize(ctx, bin, cfgPath, cfg.Spool, tasks, ids, cfg.API.Concurrency, len(sessions), o.scale)
 	if sum != nil {
 		sum.perAccount, sum.total = chat.MaxPerAccount(), chat.MaxTotal()
+		sum.modern = o.renderer != ""
 		if o.renderer != "" {
 			// One web result beside the Markdown the chat page streamed.
 			sum.sampleID = sampleWeb(tasks)
@@ -249,7 +250,23 @@ func freshDir(dir string) (string, error) {
 
 // writeConfig fills the template's placeholders and writes
 // <dir>/spoolgate.yaml, then loads it as the daemon will.
-func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *config.Config, error) {
+// modernKeys are the demo site's keys for the chat stand-in's Markdown
+// page, as examples/site-standin.yaml's standin-md has them: the answer
+// read from the page's own SSE response (else its copy button, else its
+// HTML as Markdown), ended by the response's end or the action bar, and
+// the conversation URL kept so a cut-off attempt reattaches.
+const modernKeys = `    done: "[aria-label='Message actions']"
+    copy: "[aria-label='Message actions'] [aria-label='Copy']"
+    errorTurn: "[role=alert]"
+    chrome: [":has(> [aria-label='Copy code'])"]
+    network: {url: /api/conversation, format: sse, path: delta}
+    conversation: "/c/[^/?#]+"
+    userMessage: "[data-message-author-role='user']"
+    history: "nav[aria-label='Chat history'] a[href^='/c/']"
+    notFound: "[role=alert]:has(~ #log)"
+`
+
+func writeConfig(template, dir, apiURL, chatURL string, sessions int, modern bool) (string, *config.Config, error) {
 	tmpl, err := os.ReadFile(template)
 	if err != nil {
 		return "", nil, fmt.Errorf("config template: %w", err)
@@ -265,6 +282,7 @@ func writeConfig(template, dir, apiURL, chatURL string, sessions int) (string, *
 		"${API_URL}", yamlQuote(apiURL),
 		"${CHAT_URL}", yamlQuote(chatURL),
 		"${ACCOUNTS}", demoAccounts(sessions),
+		"${MODERN}", map[bool]string{true: modernKeys, false: "    # (the plain-text page: none)\n"}[modern],
 	)
 	out := r.Replace(string(tmpl))
 	if m := placeholder.FindString(out); m != "" {

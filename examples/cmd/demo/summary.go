@@ -59,6 +59,7 @@ type summary struct {
 	rows       map[string]row // the result table by taskId
 	sampleID   string         // a web task whose result the summary shows
 	sampleWant string         // ... and the Markdown the chat stand-in streamed for it
+	modern     bool           // the chat page is the Markdown one
 }
 
 // summarize reads the batch's result table through `spoolgate results`.
@@ -149,7 +150,11 @@ func (s *summary) print(w io.Writer) {
 		per := (s.makespan - share) / perSession
 		fmt.Fprintf(w, "  the web lane's cost beyond the answers: %s per web task, not time-scaled: browser launch %s, close %s (means),\n",
 			secs(per), secs(bench.Mean(s.launch)), secs(bench.Mean(s.closing)))
-		fmt.Fprintf(w, "    the rest is page load, the driver's quiet period after the answer (the site's quiet: 200ms in examples/demo.yaml), and the lane's claim and writes\n")
+		if s.modern {
+			fmt.Fprintf(w, "    the rest is page load, the driver's wait for the answer's end (its response's end or the action bar), and the lane's claim and writes\n")
+		} else {
+			fmt.Fprintf(w, "    the rest is page load, the driver's quiet period after the answer (the site's quiet: 200ms in examples/demo.yaml), and the lane's claim and writes\n")
+		}
 		field := float64(bench.Unscale(share, s.scale))
 		fmt.Fprintf(w, "  at real speed (scale 1) the same per-task cost would make the ratio about %.3f\n",
 			(field+float64(per)*float64(perSession))/float64(bench.Unscale(s.lowerBound, s.scale)))
