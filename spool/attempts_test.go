@@ -33,7 +33,10 @@ func TestLease_AttemptRecords(t *testing.T) {
 	run(t0, "a", Outcome{State: taskfile.StatePending, Class: taskfile.ClassTransient, Error: "503"})
 	run(t0.Add(time.Minute), "b", Outcome{State: taskfile.StatePending, Unspent: true, HeldUntil: t0.Add(time.Hour), Error: "limit"})
 	run(t0.Add(2*time.Minute), "b", Outcome{State: taskfile.StatePending, Unspent: true, Error: "shutdown"})
-	last := run(t0.Add(3*time.Minute), "a", Outcome{State: taskfile.StateSuccess, Result: "ok"})
+	last := run(t0.Add(3*time.Minute), "a", Outcome{State: taskfile.StateSuccess, Result: "ok", ResultFormat: "markdown", ResultMethod: "dom"})
+	if m := last.Attempts[len(last.Attempts)-1].Method; m != "dom" {
+		t.Errorf("the successful attempt's method = %q, want dom", m)
+	}
 	if last.Attempt != 2 {
 		t.Fatalf("attempt = %d, want 2 (held and returned are not spent)", last.Attempt)
 	}

@@ -222,6 +222,9 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
+		if n := len(t.Attempts); n > 0 && o.ResultMethod != "" {
+			t.Attempts[n-1].Method = o.ResultMethod // how this attempt's answer was read
+		}
 	}
 	if o.State != taskfile.StatePending {
 		t.FinishedAt = now
