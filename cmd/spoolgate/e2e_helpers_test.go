@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -107,6 +108,14 @@ http: %q
 	}
 	r.cfg = c
 	r.L = spool.NewLayout(c.Spool)
+	// The installation's key beside the config, as the daemon would create
+	// it, and the test's own Stores over r.cfg read with it: what the
+	// daemon seals (holds, leases, markers) the test reads as genuine.
+	key := seal.New()
+	if err := key.Write(seal.PathFor(r.cfgPath)); err != nil {
+		t.Fatal(err)
+	}
+	spool.SetInstallationKey(c, key)
 	return r
 }
 
