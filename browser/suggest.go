@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/chromedp"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -188,6 +189,9 @@ type probeKeys struct {
 	Error  found    `json:"error"`
 	Gone   []string `json:"gone"`
 	MaxGap float64  `json:"maxGap"` // ms: the longest pause of the answer while it grew
+	// GrowEvents is how many times the page's text grew: far more than
+	// the stream's pieces when the page types the answer out itself.
+	GrowEvents int `json:"growEvents"`
 }
 
 type progress struct {
@@ -446,6 +450,12 @@ func quietFor(pk probeKeys, busy Suggestion) (time.Duration, string) {
 		}
 	}
 	q := (2*gap + time.Second - 1).Truncate(time.Second)
+	if n := utf8.RuneCountInString(pk.Answer.Text); n > 0 && pk.GrowEvents*4 >= n && q < 2*time.Second {
+		// About a character per step: a typing animation on timers of
+		// its own, whose last characters may come after busy went on a
+		// loaded machine.
+		q, why = 2*time.Second, fmt.Sprintf("the page typed the answer out in %d steps for %d characters (an animation of its own)", pk.GrowEvents, n)
+	}
 	if q <= time.Second {
 		return 0, ""
 	}

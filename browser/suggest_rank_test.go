@@ -1,6 +1,9 @@
 package browser
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestRankCandidates(t *testing.T) {
 	c := func(sel string, kinds ...string) Candidate {
@@ -49,6 +52,26 @@ func TestConfidence(t *testing.T) {
 	for _, tt := range tests {
 		if got := confidence(tt.key, tt.c, tt.f); got != tt.want {
 			t.Errorf("confidence(%s, %+v, sure %d) = %s, want %s", tt.key, tt.c, tt.f.Sure, got, tt.want)
+		}
+	}
+}
+
+func TestQuietFor(t *testing.T) {
+	ans := found{Text: string(make([]rune, 200))}
+	busy := Suggestion{Selector: ".stop"}
+	tests := []struct {
+		name string
+		pk   probeKeys
+		want time.Duration
+	}{
+		{"steady stream", probeKeys{Answer: ans, MaxGap: 120, GrowEvents: 30}, 0},
+		{"a pause of 1.1 s", probeKeys{Answer: ans, MaxGap: 1100, GrowEvents: 30}, 3 * time.Second},
+		{"grew on after busy went", probeKeys{Answer: ans, MaxGap: 100, GrowEvents: 30, Busy: found{Cands: []Candidate{{Selector: ".stop", Lag: 700}}}}, 2 * time.Second},
+		{"typed out a character a step", probeKeys{Answer: ans, MaxGap: 30, GrowEvents: 190}, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		if got, why := quietFor(tt.pk, busy); got != tt.want {
+			t.Errorf("%s: quiet %s (%s), want %s", tt.name, got, why, tt.want)
 		}
 	}
 }

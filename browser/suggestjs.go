@@ -239,7 +239,7 @@ SG.arm = (probe) => {
   SG.visBefore = new WeakSet(allEls().filter(vis));
   SG.appeared = new Map(); // el -> {first, last, cands: [{sel, kinds, notes, combo, matches, shadow, during: n}]}
   SG.t0 = performance.now();
-  SG.firstGrowth = 0; SG.lastGrowth = 0; SG.maxGap = 0; SG.samples = 0;
+  SG.firstGrowth = 0; SG.lastGrowth = 0; SG.maxGap = 0; SG.growEvents = 0; SG.samples = 0;
   SG.busyAttr = new Map();
   const textLen = () => (document.documentElement.textContent || '').length + openRootsNow().reduce((n, r) => n + (r.textContent || '').length, 0);
   const openRootsNow = () => allEls().filter((e) => e.shadowRoot).map((e) => e.shadowRoot);
@@ -255,6 +255,7 @@ SG.arm = (probe) => {
       if (!SG.firstGrowth) SG.firstGrowth = t;
       else SG.maxGap = Math.max(SG.maxGap, t - SG.lastGrowth);
       SG.lastGrowth = t;
+      SG.growEvents++;
     }
     let described = 0;
     for (const el of allEls()) {
@@ -406,6 +407,7 @@ SG.finish = () => {
   if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing', cands: cands(doneEl, lastIn(doneEl), 30)};
   out.gone = gone.slice(0, 8);
   out.maxGap = SG.maxGap;
+  out.growEvents = SG.growEvents;
   return out;
 };
 SG.growSpan = () => Math.max(0, SG.lastGrowth - SG.firstGrowth);
