@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,20 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("results --format jsonl does not show copy-cjk as markdown by copy:\n%s", out)
+	}
+	var st struct {
+		Lanes []struct {
+			Lane          string
+			ResultMethods map[string]int
+		}
+	}
+	if err := json.Unmarshal([]byte(rig.cli("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"network": 7, "copy": 3, "dom": 6, "text": 3}
+	for _, l := range st.Lanes {
+		if l.Lane == "web" && !maps.Equal(l.ResultMethods, want) {
+			t.Errorf("status --json: web lane resultMethods %v, want %v", l.ResultMethods, want)
+		}
 	}
 }

@@ -55,6 +55,12 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	var until time.Time
 	for _, t := range ts {
 		ln.Counts.add(t.dir)
+		if m := t.sum.resultMethod; m != "" && t.dir == taskfile.DirDone {
+			if ln.ResultMethods == nil {
+				ln.ResultMethods = map[string]int{}
+			}
+			ln.ResultMethods[m]++
+		}
 		if bl := share(t.sum.batch); bl != nil {
 			bl.Counts.add(t.dir)
 		}

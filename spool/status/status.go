@@ -140,6 +140,10 @@ type Lane struct {
 	Paused bool `json:"paused"`
 	// Counts are the lane's tasks by the folder they sit in.
 	Counts Counts `json:"counts"`
+	// ResultMethods counts the lane's successful web answers (done/) by
+	// how each was read: network, copy, dom or text (resultFormat is text
+	// for text, markdown for the others). Absent when none says.
+	ResultMethods map[string]int `json:"resultMethods,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`

@@ -22,6 +22,7 @@ func Stale(s Summary, now time.Time, staleAfter time.Duration) (age time.Duratio
 // Summary is what the index and the status view need of a task file.
 type Summary struct {
 	TaskID, Model, Batch, Owner, Output, Account               string
+	ResultMethod                                               string // how a web answer was read
 	ModelKind                                                  Kind
 	Priority                                                   Priority
 	State                                                      State
@@ -32,7 +33,7 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
@@ -75,7 +76,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt",
+		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
@@ -102,6 +103,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Output = v
 		case "account":
 			s.Account = v
+		case "resultMethod":
+			s.ResultMethod = v
 		case "state":
 			s.State = State(v)
 		case "attempt":
