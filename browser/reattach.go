@@ -239,6 +239,13 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Ans
 		}
 	}
 	d.beat()
+	if cs.After > 0 && !cs.Busy && d.rs.errorTurn != "" {
+		// The answer to our message is the site's error turn: nothing
+		// to collect, and its Retry button is never pressed.
+		if st, err := d.look(ctx); err == nil && st.ErrTurn {
+			return Answer{}, true, "the conversation's answer to our message is the site's error turn", nil
+		}
+	}
 	var rec *taskfile.SendRecord
 	if found != "" {
 		// The message was found by looking: from now on it is a send

@@ -91,6 +91,27 @@ func TestExecutor_Reattach(t *testing.T) {
 		}
 	}
 
+	// A conversation whose answer is the site's error turn: sent again
+	// in a new chat (its Retry button never pressed).
+	bad := "[[errorturn]] a turn that fails"
+	job, log = e.job(t, "chat-web", "", bad)
+	if _, err := e.exec.Execute(context.Background(), job); err == nil {
+		t.Fatalf("the error turn was taken as an answer\nlog:\n%s", log)
+	}
+	failed := job.Task.Send
+	job, log = e.job(t, "chat-web", "", bad)
+	job.Task.Attempt, job.Task.Send = 2, failed
+	if _, err := e.exec.Execute(context.Background(), job); err == nil {
+		t.Fatalf("the resent error turn was taken as an answer\nlog:\n%s", log)
+	}
+	ds := job.Deliveries()
+	if d := ds[len(ds)-1]; failed == nil || d.How != taskfile.DeliveryResent || !strings.Contains(d.Reason, "error turn") || d.PossibleDoubleSend {
+		t.Errorf("error turn: send %+v, delivery %+v: want resent because of the error turn\nlog:\n%s", failed, d, log)
+	}
+	if n := e.stand.SendsOf(bad); n != 2 {
+		t.Errorf("error turn: sent %d times, want 2 (the first, one resend; never Retry)", n)
+	}
+
 	// A site that names no history cannot look: it sends again and
 	// counts a possible double send.
 	e2 := reattachEnv(t, false)
@@ -99,7 +120,7 @@ func TestExecutor_Reattach(t *testing.T) {
 	if _, err := e2.exec.Execute(context.Background(), job); err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log)
 	}
-	ds := job.Deliveries()
+	ds = job.Deliveries()
 	if d := ds[len(ds)-1]; d.How != taskfile.DeliveryResent || !d.PossibleDoubleSend || !strings.Contains(d.Reason, "names no `history`") {
 		t.Errorf("no history: delivery %+v, want resent, possible double send", d)
 	}
