@@ -48,7 +48,11 @@ type onceDaemon struct {
 
 func onceStart(r *e2eSites, name string) onceDaemon {
 	r.t.Helper()
-	return onceDaemon{r.start(), name}
+	d := onceDaemon{r.start(), name}
+	// Up (signals handled, spool recovered): a stop right after start is
+	// then a clean stop, not a SIGTERM the process never caught.
+	e2eWait(r.t, "daemon "+name+" to start", 30*time.Second, func() bool { return strings.Contains(d.log(), "msg=started") })
+	return d
 }
 
 // kill SIGKILLs the daemon (its browser is left behind, as after a real
