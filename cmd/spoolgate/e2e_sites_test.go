@@ -337,11 +337,6 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	hook := e2eNewHook(t)
 	r := e2eNewSites(t, e2eOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
-	// The daemon seals its holds with the installation key beside the
-	// config: create it first, so this test's Store reads them with it.
-	if err := useKey(r.cfg, true, nil); err != nil {
-		t.Fatal(err)
-	}
 	r.start()
 	store := spool.NewStore(r.cfg, nil)
 	hold := func(after time.Time) taskfile.Hold {
