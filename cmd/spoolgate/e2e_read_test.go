@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +45,13 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	msg := "[[md=release-notes]] from check"
 	code, out, errOut := rig.e2eRun("check", "best", "--send", msg)
 	for _, want := range []string{fmt.Sprintf("answer: %q\n", chatstand.MarkdownFor(msg)), "reading: network, then copy, then dom, then text; ends on proof: network: the response to /api/conversation ends, or done: ",
-		"read by: network (markdown), ended by network end\n", "signals seen: ", "network end "} {
+		"read by: network (markdown), ended by ", "signals seen: "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("check best --send: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
 		}
+	}
+	if !regexp.MustCompile(`(?m)^read by: network \(markdown\), ended by (network end|done)$`).MatchString(out) {
+		t.Errorf("check best --send: the answer did not end on a positive signal:\n%s", out)
 	}
 	code, out, errOut = rig.e2eRun("check", "quiet", "--send", "[[md=links]] quiet")
 	for _, want := range []string{"note: the site names no positive end signal (done: or network:)", "read by: dom (markdown), ended by quiet\n"} {
