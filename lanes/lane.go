@@ -33,6 +33,7 @@ type Lane struct {
 	mu       sync.Mutex
 	running  map[string]*runner
 	finished map[string]time.Time // ids whose runner ended lately: never reclaimed by this lane (see holds)
+	deferred map[string]Entry     // claims put off while a runner of ours held the id: requeued when it lets go
 	draining bool                 // stop claiming (shutdown stage one)
 	held     string               // last logged hold reason, to log once
 
@@ -99,7 +100,7 @@ func NewLane(c Config) (*Lane, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lane{c: c, wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{}}
+	l := &Lane{c: c, wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{}, deferred: map[string]Entry{}}
 	if c.Kind == taskfile.KindWeb {
 		l.sessions = newSessions(c.Store.Cfg, c.Executor, c.SessionExecutor)
 	}
@@ -373,6 +374,18 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 		l.c.Index.Put(e) // shutdown began: leave it pending
 		return false
 	}
+	if _, busy := l.running[e.ID]; busy {
+		// A runner of ours still holds this id: a retry requeued before
+		// its runner let go, or an index entry from a listing that lags a
+		// link+unlink move (FUSE). Claiming now would replace that
+		// runner's registration, and a failed claim would then drop it:
+		// reclaim would take the live task back as "not run by this
+		// daemon" and run it twice. Put the entry back once it lets go.
+		l.deferred[e.ID] = e
+		l.mu.Unlock()
+		admitted(nil)
+		return false
+	}
 	l.running[e.ID] = r
 	if s != nil {
 		s.mu.Lock()
@@ -401,6 +414,8 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 		if l.running[e.ID] == r {
 			delete(l.running, e.ID)
 		}
+		again, requeue := l.deferred[e.ID]
+		delete(l.deferred, e.ID)
 		if cur := l.running[e.ID]; s != nil && (cur == nil || cur.sess != s) {
 			s.mu.Lock()
 			if s.running == e.ID {
@@ -409,6 +424,10 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 			s.mu.Unlock()
 		}
 		l.mu.Unlock()
+		if requeue {
+			l.c.Index.Put(again)
+			l.Wake()
+		}
 		l.wg.Done()
 	}
 	lease, err := l.c.Store.Claim(l.c.Kind, e.ID, l.c.Owner)
