@@ -261,10 +261,13 @@ func TestReliability_HostileSpool(t *testing.T) {
 	}
 	scrape() // with the duplicate running files still there
 	var ids []string
+	// Six web tasks of 600 ms: more than a1 alone can finish before the
+	// foreign lease lets a2 go (staleAfter 1 s and a round), so a2 must
+	// take some; at 200 ms a fast run let a1 take all six and a2 none.
 	for i := range 6 {
 		id := fmt.Sprintf("hw%d", i)
 		ids = append(ids, id)
-		dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", "web [[duration=200ms]]", "batch: B"))
+		dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", "web [[duration=600ms]]", "batch: B"))
 	}
 	for i := range 3 {
 		id := fmt.Sprintf("ha%d", i)
