@@ -112,10 +112,15 @@ func untilLog(s string) func(r *e2eSites, _ *chatstand.Server, id, _ string, _ t
 	}
 }
 
-// untilSend waits for the running file's send record to reach state.
+// untilSend waits for the running file's send record to reach state, or
+// a later one: "sending" lasts only from the record to the page's accepting
+// the send (tens of ms on a quiet machine), so a look may first find it
+// already "sent"; the kill then comes just after that point, never before.
 func untilSend(state taskfile.SendState) func(r *e2eSites, _ *chatstand.Server, id, _ string, _ time.Duration) bool {
 	return func(r *e2eSites, _ *chatstand.Server, id, _ string, _ time.Duration) bool {
-		r.running(taskfile.KindWeb, id, 60*time.Second, func(t *taskfile.Task) bool { return t.Send != nil && t.Send.State == state })
+		r.running(taskfile.KindWeb, id, 60*time.Second, func(t *taskfile.Task) bool {
+			return t.Send != nil && (t.Send.State == state || t.Send.State == taskfile.SendSent)
+		})
 		return true
 	}
 }
