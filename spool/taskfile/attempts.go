@@ -2,7 +2,6 @@ package taskfile
 
 import (
 	"bytes"
-	"strconv"
 	"time"
 )
 
@@ -112,8 +111,7 @@ func roundAttempts(as []AttemptRecord) []AttemptRecord {
 // a file without the list gives nil, true. FuzzScanAttempts holds it to
 // the decoder.
 func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
-	if bytes.IndexByte(data, '\r') >= 0 || bytes.Contains(data, []byte("\u0085")) ||
-		bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
+	if foreignBreaks(data) {
 		return nil, false
 	}
 	i := bytes.Index(data, []byte("\nattempts:\n"))
@@ -129,12 +127,8 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 	data = data[i+len("\nattempts:\n"):]
 	var cur *AttemptRecord
 	for len(data) > 0 {
-		line := data
-		if j := bytes.IndexByte(data, '\n'); j >= 0 {
-			line, data = data[:j], data[j+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = cutLine(data)
 		var kv []byte
 		switch {
 		case bytes.HasPrefix(line, []byte("  - ")):
@@ -158,8 +152,8 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 		}
 		switch key {
 		case "attempt":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || len(v) > 1 && v[0] == '0' || v[0] == '+' {
+			n, isCount := plainCount(v)
+			if !isCount {
 				return nil, false
 			}
 			cur.N = n

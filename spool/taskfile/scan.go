@@ -45,21 +45,14 @@ func SummaryOf(t *Task) Summary {
 // 100,000 pending files, and status over a large spool, depend on it being
 // fast; FuzzScanSummary holds it to the decoder.
 func ScanSummary(data []byte) (s Summary, ok bool) {
-	// Line breaks other than \n (which the encoder never writes) would
-	// make the decoder see lines this scanner does not.
-	if bytes.IndexByte(data, '\r') >= 0 || bytes.Contains(data, []byte("\u0085")) ||
-		bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) {
+	if foreignBreaks(data) {
 		return Summary{}, false
 	}
 	var haveID, haveModel bool
 	indexLine := false // the previous line held a summary field
 	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+		var line []byte
+		line, data = cutLine(data)
 		if len(line) == 0 {
 			continue // a blank line may sit inside a continued value
 		}
@@ -108,9 +101,9 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		case "state":
 			s.State = State(v)
 		case "attempt":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || len(v) > 1 && v[0] == '0' || v[0] == '+' {
-				return Summary{}, false // YAML reads 0x10, 010, 1_0 otherwise
+			n, isCount := plainCount(v)
+			if !isCount {
+				return Summary{}, false
 			}
 			s.Attempt = n
 		default:
@@ -135,6 +128,32 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 	}
 	return s, haveID && haveModel
+}
+
+// foreignBreaks reports whether data holds a line break other than \n
+// (which the encoder never writes): the decoder would see lines that a
+// scanner splitting at \n does not.
+func foreignBreaks(data []byte) bool {
+	return bytes.IndexByte(data, '\r') >= 0 || bytes.Contains(data, []byte("\u0085")) ||
+		bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029"))
+}
+
+// cutLine splits data at its first \n: the line before it and the rest.
+func cutLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
+}
+
+// plainCount reads a plain scalar the decoder reads as the same
+// non-negative int: YAML reads 0x10, 010, 1_0 and +1 otherwise.
+func plainCount(v string) (int, bool) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || len(v) > 1 && v[0] == '0' || v[0] == '+' {
+		return 0, false
+	}
+	return n, true
 }
 
 // plain reports whether v is a YAML plain scalar that means itself: no
