@@ -93,6 +93,13 @@ func ProbeDir(dir, host string) *Probe {
 		}
 		return path, err
 	}
+	// pair makes two files, a and b, holding "a" and "b".
+	pair := func() (a, b string, err error) {
+		if a, err = file("a"); err == nil {
+			b, err = file("b")
+		}
+		return a, b, err
+	}
 	name := func() string { p := tempName(filepath.Join(dir, "x"), tag); made = append(made, p); return p }
 	read := func(path string) string { b, _ := os.ReadFile(path); return string(b) }
 
@@ -112,11 +119,7 @@ func ProbeDir(dir, host string) *Probe {
 		return nil
 	})
 	run(CheckNoReplace, func() error {
-		a, err := file("a")
-		if err != nil {
-			return err
-		}
-		b, err := file("b")
+		a, b, err := pair()
 		if err != nil {
 			return err
 		}
@@ -140,11 +143,7 @@ func ProbeDir(dir, host string) *Probe {
 		return nil
 	})
 	run(CheckLink, func() error {
-		a, err := file("a")
-		if err != nil {
-			return err
-		}
-		b, err := file("b")
+		a, b, err := pair()
 		if err != nil {
 			return err
 		}
@@ -165,11 +164,7 @@ func ProbeDir(dir, host string) *Probe {
 		return nil
 	})
 	run(CheckExchange, func() error {
-		a, err := file("a")
-		if err != nil {
-			return err
-		}
-		b, err := file("b")
+		a, b, err := pair()
 		if err != nil {
 			return err
 		}
@@ -183,11 +178,7 @@ func ProbeDir(dir, host string) *Probe {
 	})
 	run(CheckDirSync, func() error { return SyncDir(dir) })
 	run(CheckOverOpen, func() error {
-		a, err := file("a")
-		if err != nil {
-			return err
-		}
-		b, err := file("b")
+		a, b, err := pair()
 		if err != nil {
 			return err
 		}
@@ -256,7 +247,7 @@ func (p *Probe) Refusal() error {
 }
 
 // ProbeSpool probes one folder of each file system the spool's folders are
-// on (by device; every folder where devices are unknown), after creating
+// on (by device; only the first folder where devices are unknown), after creating
 // the layout. The first probe of a file system without a safe claim
 // protocol is the error.
 func (s *Store) ProbeSpool() ([]*Probe, error) {
@@ -280,7 +271,7 @@ func (s *Store) ProbeSpool() ([]*Probe, error) {
 		if err := p.Refusal(); err != nil && refusal == nil {
 			refusal = err
 		}
-		if dev == 0 && len(out) >= 1 {
+		if dev == 0 {
 			break // one look is all a platform without devices gets
 		}
 	}
