@@ -247,7 +247,7 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 			d.step("page loaded", "url", u)
 			if st.LoggedOut {
 				d.step("logged-in check", "signedIn", false)
-				return st, attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+				return st, d.signedOut()
 			}
 			d.step("logged-in check", "signedIn", true)
 			return st, nil
@@ -270,6 +270,12 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 		case <-time.After(d.t.Poll):
 		}
 	}
+}
+
+// signedOut is the error of a page that shows the site's signed-out
+// page, the front page's or a conversation's: an account problem.
+func (d *driver) signedOut() error {
+	return attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
 }
 
 // fail wraps a driving failure. When ctx ended, the cause is kept so the

@@ -216,7 +216,7 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Ans
 		now := time.Now()
 		switch {
 		case cs.LoggedOut:
-			return Answer{}, false, "", attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+			return Answer{}, false, "", d.signedOut()
 		case cs.NotFound:
 			return Answer{}, false, "the conversation no longer opens (the site shows notFound)", nil
 		case d.conversationOf(cs.Href) == "":
