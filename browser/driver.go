@@ -118,9 +118,10 @@ func (d *driver) step(msg string, args ...any) {
 // prompt was sent before is reattached to its conversation first (see
 // reattach); it is sent again, in a new chat, only when that fails.
 func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (Answer, error) {
+	text := inputText(model, task, d.site) // what is typed, and what a reattach looks for
 	p := plan{how: taskfile.DeliverySent}
 	if prev := task.Send; prev != nil && d.send.record != nil {
-		ans, done, np, err := d.reattach(ctx, prev, inputText(model, task, d.site))
+		ans, done, np, err := d.reattach(ctx, prev, text)
 		if err != nil || done {
 			return ans, err
 		}
@@ -148,7 +149,6 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	}
 
 	d.stage("typing the message")
-	text := inputText(model, task, d.site)
 	switch {
 	case model.NeedEmptyPrompt:
 		// Only the user content goes out: no task prompt, and no default
