@@ -87,7 +87,7 @@ func (w *netWatch) event(ev any) {
 		}
 		// A new request, or the same id after a redirect: its body starts over.
 		w.id, w.buffered, w.chunks, w.esMsgs, w.streamed = e.RequestID, nil, nil, nil, false
-		w.finished, w.failed, w.body, w.bodyErr = time.Time{}, "", nil, nil
+		w.finished, w.failed, w.canceled, w.body, w.bodyErr = time.Time{}, "", false, nil, nil
 	case *network.EventResponseReceived:
 		if e.RequestID == w.id && w.finished.IsZero() {
 			select {
@@ -166,7 +166,7 @@ func (w *netWatch) stream(ctx context.Context, id network.RequestID) {
 // EventSource messages, or else getResponseBody.
 func (w *netWatch) settle(ctx context.Context) {
 	w.mu.Lock()
-	id := w.id
+	id, canceled := w.id, w.canceled
 	var body []byte
 	if w.buffered != nil || len(w.chunks) > 0 {
 		body = append(append([]byte(nil), w.buffered...), joinChunks(w.chunks)...)
@@ -182,7 +182,6 @@ func (w *netWatch) settle(ctx context.Context) {
 		body = []byte(b.String())
 	}
 	w.mu.Unlock()
-	canceled := w.canceled
 	var err error
 	if len(body) == 0 && !canceled {
 		var res network.GetResponseBodyResult
