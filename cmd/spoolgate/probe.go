@@ -38,7 +38,6 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	}
 	var probes []*spool.Probe
 	var refusal error
-	host := "" // this machine's name, or the config's host when there is one
 	if len(pos) == 0 {
 		cfg, err := c.load()
 		if err != nil {
@@ -59,7 +58,7 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 				return usagef("probe: %s is not a folder", d)
 			}
 			abs, _ := filepath.Abs(d)
-			p := spool.ProbeDir(abs, host)
+			p := spool.ProbeDir(abs, "") // a folder given without a config: this machine's name
 			probes = append(probes, p)
 			if err := p.Refusal(); err != nil && refusal == nil {
 				refusal = err
