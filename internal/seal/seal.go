@@ -113,33 +113,17 @@ func LoadOrCreate(path string) (k *Key, created bool, err error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, false, fmt.Errorf("installation key: %w", err)
-	}
 	raw := make([]byte, keyBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, false, fmt.Errorf("installation key: %w", err)
 	}
 	// O_EXCL: of two processes starting at once, one key wins and the
 	// other reads it.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
+	if err := writeNew(path, raw); errors.Is(err, fs.ErrExist) {
 		k, err = Load(path)
 		return k, false, err
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, false, fmt.Errorf("installation key: %w", err)
-	}
-	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(path) // our own half-written file
-		return nil, false, fmt.Errorf("installation key: %w", werr)
 	}
 	return &Key{k: raw, path: path}, true, nil
 }
@@ -167,6 +151,13 @@ func (k *Key) Write(path string) error {
 	if k == nil || len(k.k) == 0 {
 		return ErrNoKey
 	}
+	return writeNew(path, k.k)
+}
+
+// writeNew creates the key file path (and its folder), mode 0600, holding
+// raw in hex; it never replaces a file (fs.ErrExist). A file it created
+// but could not finish is removed.
+func writeNew(path string, raw []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -174,12 +165,15 @@ func (k *Key) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	_, werr := f.WriteString(hex.EncodeToString(k.k) + "\n")
+	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
 	if werr == nil {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
+	}
+	if werr != nil {
+		_ = os.Remove(path) // our own half-written file
 	}
 	return werr
 }
