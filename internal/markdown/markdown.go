@@ -52,6 +52,9 @@ func Allowed(dest string) bool {
 	return false
 }
 
+// relKept is the rel of every link that stays: the page vouches for none.
+var relKept = []byte("nofollow noopener noreferrer")
+
 // linkFilter unwraps every link whose destination is not Allowed into its
 // text, turns images into links to them (or their alt text), and marks the
 // links that stay rel="nofollow noopener noreferrer".
@@ -69,7 +72,7 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 			if !Allowed(string(v.Destination)) {
 				unwrap = append(unwrap, n)
 			} else {
-				v.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+				v.SetAttributeString("rel", relKept)
 			}
 		case *ast.AutoLink:
 			dest := string(v.URL(src))
@@ -79,7 +82,7 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 			if !Allowed(dest) {
 				unwrap = append(unwrap, n)
 			} else {
-				v.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+				v.SetAttributeString("rel", relKept)
 			}
 		case *ast.Image:
 			images = append(images, n)
@@ -92,7 +95,7 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 		if Allowed(string(img.Destination)) {
 			l := ast.NewLink()
 			l.Destination = img.Destination
-			l.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+			l.SetAttributeString("rel", relKept)
 			for c := img.FirstChild(); c != nil; {
 				next := c.NextSibling()
 				l.AppendChild(l, c)
