@@ -246,7 +246,7 @@ func (s *Store) CheckForeign() []Foreign {
 			}
 		}
 	}
-	nd := filepath.Join(s.Layout.Root, "notify")
+	nd := s.notifyDir()
 	if _, _, err := s.ReadSealed(SealSince, filepath.Join(nd, "since"), 1024); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		add(SealSince, filepath.Join(nd, "since"), err)
 	}
@@ -291,10 +291,7 @@ func KnownAccounts(cfg *config.Config) map[string]bool {
 		known[n] = true
 	}
 	for _, m := range cfg.Models {
-		if m.Account != "" {
-			known[m.Account] = true
-		}
-		for _, a := range m.Accounts {
+		for _, a := range m.Pinned() {
 			known[a] = true
 		}
 	}
