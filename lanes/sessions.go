@@ -141,14 +141,12 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		// One mechanism with the API lane's quotas (Admission): the first
 		// due task of the one pending order that this worker may run.
 		spec := s.spec
-		may := func(e Entry) bool { return spec.May(e.Site, e.Pinned) }
-		if s.spec.Legacy {
-			may = eligible // its accounts' switches and holds, and the lane's Admission
-		} else if l.c.Admission != nil {
-			may = func(e Entry) bool { return s.spec.May(e.Site, e.Pinned) && l.c.Admission.Admit(e, now) }
-		}
-		if !s.spec.Legacy {
-			may = affine(s.spec.Account, may, now, &wake)
+		may := eligible // legacy: its accounts' switches and holds, and the lane's Admission
+		if !spec.Legacy {
+			adm := l.c.Admission
+			may = affine(spec.Account, func(e Entry) bool {
+				return spec.May(e.Site, e.Pinned) && (adm == nil || adm.Admit(e, now))
+			}, now, &wake)
 		}
 		entries, w := l.c.Index.Next(now, 1, may)
 		if !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
