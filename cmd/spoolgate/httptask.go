@@ -286,6 +286,7 @@ func (h *httpServer) shots(loc located, id string) []shotView {
 	if err != nil {
 		return nil
 	}
+	base := status.TaskHref(string(loc.lane), id)
 	byN := map[string]*shotView{}
 	var order []string
 	for _, e := range ents {
@@ -302,7 +303,6 @@ func (h *httpServer) shots(loc located, id string) []shotView {
 			byN[n] = s
 			order = append(order, n)
 		}
-		base := status.TaskHref(string(loc.lane), id)
 		if ext == "png" {
 			s.Src = base + "/shot/" + n
 		} else {
@@ -324,10 +324,16 @@ func artefactName(id, name string) (n, ext string, ok bool) {
 		return "", "", false
 	}
 	n, ext, ok = strings.Cut(rest, ".")
-	if !ok || (ext != "png" && ext != "html") || n == "" || len(n) > 6 || strings.Trim(n, "0123456789") != "" {
+	if !ok || (ext != "png" && ext != "html") || !artefactN(n) {
 		return "", "", false
 	}
 	return n, ext, true
+}
+
+// artefactN reports whether n is an artefact's attempt number: 1 to 6
+// digits, nothing a path could be made of.
+func artefactN(n string) bool {
+	return n != "" && len(n) <= 6 && strings.Trim(n, "0123456789") == ""
 }
 
 // taskFile serves a screenshot inline (/task/LANE/ID/shot/N) or the
@@ -336,7 +342,7 @@ func artefactName(id, name string) (n, ext string, ok bool) {
 func (h *httpServer) taskFile(w http.ResponseWriter, r *http.Request) {
 	lane, id, n := r.PathValue("lane"), r.PathValue("id"), r.PathValue("n")
 	loc, ok := locateTask(spool.NewLayout(h.cfg.Spool), lane, id)
-	if !ok || n == "" || len(n) > 6 || strings.Trim(n, "0123456789") != "" {
+	if !ok || !artefactN(n) {
 		http.NotFound(w, r)
 		return
 	}
