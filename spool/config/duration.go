@@ -6,11 +6,33 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Duration is a time.Duration that reads as "15s", "2m", "30d" (see
 // ParseDuration) and writes as Go writes durations.
 type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 15s", n.Line)
+	}
+	if strings.HasPrefix(strings.TrimSpace(n.Value), "-") {
+		return fmt.Errorf("line %d: duration %q is negative", n.Line, n.Value)
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (such as 15s, 2m, 30d)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
 // ParseDuration is time.ParseDuration that also takes days, the unit of
 // retention periods: "30d", "1.5d", "1d12h". A day is 24 hours (retention
