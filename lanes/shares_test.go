@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -307,7 +308,22 @@ func TestShare_SmbclientDrops(t *testing.T) {
 	}
 	pipeData := []byte("model: fast\ncontent: |\n" + strings.Repeat("  from a slow pipe\n", 3000))
 	drops = append(drops, slowDrop{id: "pipe", data: pipeData})
+	// The writer is waited for: if smbclient failed before it opened the
+	// fifo, a reader opened here and closed at once releases the writer's
+	// open, and its first write then fails and ends it.
+	fed := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-fed:
+		default:
+			if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+				r.Close()
+			}
+			<-fed
+		}
+	})
 	go func() {
+		defer close(fed)
 		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
 			t.Error(err)
@@ -315,8 +331,12 @@ func TestShare_SmbclientDrops(t *testing.T) {
 		}
 		defer f.Close()
 		for off := 0; off < len(pipeData); off += len(pipeData)/6 + 1 {
-			f.Write(pipeData[off:min(off+len(pipeData)/6+1, len(pipeData))])
-			time.Sleep(500 * time.Millisecond) // the pipe's own pace
+			if off > 0 {
+				time.Sleep(500 * time.Millisecond) // the pipe's own pace
+			}
+			if _, err := f.Write(pipeData[off:min(off+len(pipeData)/6+1, len(pipeData))]); err != nil {
+				return // the reader is gone: smbclient failed, and says so
+			}
 		}
 	}()
 	if out, err := s.Client(local, "spool", "put pipe.yaml api/incoming/pipe.yaml"); err != nil {
