@@ -431,6 +431,22 @@ func refusalCode(err error) int {
 	return http.StatusServiceUnavailable
 }
 
+// beginOrRefuse begins a generation for user, or writes the refusal as
+// JSON {"error"} ({"limited"} too for the usage limit) and reports false.
+func (s *Server) beginOrRefuse(w http.ResponseWriter, user string, req chatRequest) (end func(), ok bool) {
+	end, err := s.begin(user, req)
+	if err != nil {
+		out := map[string]string{"error": err.Error()}
+		var le *limitError
+		if errors.As(err, &le) {
+			out["limited"] = le.msg
+		}
+		writeJSON(w, refusalCode(err), out)
+		return nil, false
+	}
+	return end, true
+}
+
 // handleChat serves the page's own request: the answer streams as plain
 // text, word by word, over the directive's duration. A refusal is JSON
 // {"error"} (and {"limited"} for the usage limit, 429).
@@ -452,14 +468,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Nothing to continue."})
 		return
 	}
-	end, err := s.begin(user, req)
-	if err != nil {
-		out := map[string]string{"error": err.Error()}
-		var le *limitError
-		if errors.As(err, &le) {
-			out["limited"] = le.msg
-		}
-		writeJSON(w, refusalCode(err), out)
+	end, ok := s.beginOrRefuse(w, user, req)
+	if !ok {
 		return
 	}
 	defer end()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 )
@@ -130,14 +129,8 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	end, err := s.begin(user, req)
-	if err != nil {
-		out := map[string]string{"error": err.Error()}
-		var le *limitError
-		if errors.As(err, &le) {
-			out["limited"] = le.msg
-		}
-		writeJSON(w, refusalCode(err), out)
+	end, ok := s.beginOrRefuse(w, user, req)
+	if !ok {
 		return
 	}
 	d := parseDirectives(req.Content)
