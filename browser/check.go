@@ -170,22 +170,30 @@ func openTab(ctx context.Context, cfg *config.Config, profile string, show bool,
 	if profile == "" {
 		profile = ProfileDir(cfg)
 	}
-	if err := ensureProfile(profile); err != nil {
-		return nil, nil, err
-	}
-	if err := SelfCheck(profile, log); err != nil {
-		return nil, nil, err
-	}
-	if err := checkSingleInstance(profile, log); err != nil {
-		return nil, nil, err
-	}
-	b, err := Launch(ctx, cfg, profile, !show, log)
+	b, err := launchChecked(ctx, cfg, profile, !show, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	tab, cancel := context.WithCancel(b.Context())
 	stop := context.AfterFunc(ctx, cancel)
 	return tab, func() { stop(); cancel(); b.Close() }, nil
+}
+
+// launchChecked launches the browser on profile after the checks a task
+// makes first (the folder, the self-check, the single-instance check),
+// for the commands that open a profile outside a task (check, suggest,
+// login).
+func launchChecked(ctx context.Context, cfg *config.Config, profile string, headless bool, log *slog.Logger) (*Browser, error) {
+	if err := ensureProfile(profile); err != nil {
+		return nil, err
+	}
+	if err := SelfCheck(profile, log); err != nil {
+		return nil, err
+	}
+	if err := checkSingleInstance(profile, log); err != nil {
+		return nil, err
+	}
+	return Launch(ctx, cfg, profile, headless, log)
 }
 
 // siteKeys are the selector keys of a site, in the order check prints.

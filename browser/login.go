@@ -28,16 +28,7 @@ func LoginProfile(ctx context.Context, cfg *config.Config, site, profile string,
 	if !ok {
 		return fmt.Errorf("site %q is not in the config", site)
 	}
-	if err := ensureProfile(profile); err != nil {
-		return err
-	}
-	if err := SelfCheck(profile, log); err != nil {
-		return err
-	}
-	if err := checkSingleInstance(profile, log); err != nil {
-		return err
-	}
-	b, err := Launch(ctx, cfg, profile, false, log)
+	b, err := launchChecked(ctx, cfg, profile, false, log)
 	if err != nil {
 		return err
 	}
