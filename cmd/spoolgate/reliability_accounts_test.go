@@ -43,6 +43,43 @@ func maxPerAccount(calls []call) map[string]int {
 	return out
 }
 
+// twoHostsOpts shapes two hosts with web accounts on one spool.
+type twoHostsOpts struct {
+	SpoolA, SpoolB, Backing string // each host's view of the spool, and its backing folder
+	Poll                    bool
+	Stale                   time.Duration
+	Accounts                []string
+	Prefix                  string // task ids are PREFIX-NN
+	N                       int
+	Content                 func(i int) string
+	Env                     []string
+}
+
+// twoHostsWeb starts host a, drops o.N web tasks into the backing folder,
+// and starts host b once a has taken them in: two intakes racing for one
+// drop on FUSE are another test's subject (ShareTwoHosts). Each host has
+// its own profiles.
+func twoHostsWeb(t *testing.T, o twoHostsOpts) (a, b *daemon, ids []string) {
+	t.Helper()
+	ra := newRig(t, rigOpts{Spool: o.SpoolA, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
+	rb := newRig(t, rigOpts{Spool: o.SpoolB, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
+	a = ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof"), Env: o.Env})
+	a.waitReady()
+	in := spool.NewLayout(o.Backing).Lane(taskfile.KindWeb, taskfile.DirIncoming)
+	for i := range o.N {
+		id := fmt.Sprintf("%s-%02d", o.Prefix, i)
+		ids = append(ids, id)
+		dropFile(t, in, id+".yaml", taskYAML(id, "chat", o.Content(i)))
+	}
+	waitFor(t, 30*time.Second, "the drops taken in", func() bool {
+		ents, _ := os.ReadDir(in)
+		return len(ents) == 0
+	})
+	b = rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof"), Env: o.Env})
+	b.waitReady()
+	return a, b, ids
+}
+
 // twoHostsAccounts runs two daemons (two hosts, each with its own
 // profiles) on one spool with two web accounts, SIGKILLs the holder of an
 // account's lease mid-task, and checks that each account is driven by one
@@ -52,25 +89,8 @@ func maxPerAccount(calls []call) map[string]int {
 func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 	const stale = 2 * time.Second
 	accts := []string{"a1", "a2"}
-	ra := newRig(t, rigOpts{Spool: spoolA, StaleAfter: stale, Accounts: accts, Poll: poll})
-	rb := newRig(t, rigOpts{Spool: spoolB, StaleAfter: stale, Accounts: accts, Poll: poll})
-	a := ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof")})
-	a.waitReady()
-	bl := spool.NewLayout(backing)
-	var ids []string
-	for i := range 24 {
-		id := fmt.Sprintf("acct-%02d", i)
-		ids = append(ids, id)
-		dropFile(t, bl.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("two hosts %d [[duration=300ms]]", i)))
-	}
-	// Host b starts once host a has taken the drops in: two intakes racing
-	// for one drop on FUSE are another test's subject (ShareTwoHosts).
-	waitFor(t, 30*time.Second, "the drops taken in", func() bool {
-		ents, _ := os.ReadDir(bl.Lane(taskfile.KindWeb, taskfile.DirIncoming))
-		return len(ents) == 0
-	})
-	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
-	b.waitReady()
+	a, b, ids := twoHostsWeb(t, twoHostsOpts{SpoolA: spoolA, SpoolB: spoolB, Backing: backing, Poll: poll, Stale: stale,
+		Accounts: accts, Prefix: "acct", N: 24, Content: func(i int) string { return fmt.Sprintf("two hosts %d [[duration=300ms]]", i) }})
 	// Wait until a host is mid-task on some account (whichever took the
 	// leases first), then kill it: the other host survives.
 	var victim call

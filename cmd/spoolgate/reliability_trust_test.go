@@ -64,23 +64,8 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 	t.Cleanup(func() { chat.Close() })
 	env := []string{"SPOOLGATE_FAKE_CHAT=" + chat.URL()}
 	accts := []string{"a1", "a2"}
-	ra := newRig(t, rigOpts{Spool: spoolA, StaleAfter: stale, Accounts: accts, Poll: poll})
-	rb := newRig(t, rigOpts{Spool: spoolB, StaleAfter: stale, Accounts: accts, Poll: poll})
-	a := ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof"), Env: env})
-	a.waitReady()
-	bl := spool.NewLayout(backing)
-	var ids []string
-	for i := range 12 {
-		id := fmt.Sprintf("tamper-%02d", i)
-		ids = append(ids, id)
-		dropFile(t, bl.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("tamper %d [[duration=1200ms]]", i)))
-	}
-	waitFor(t, 30*time.Second, "the drops taken in", func() bool {
-		ents, _ := os.ReadDir(bl.Lane(taskfile.KindWeb, taskfile.DirIncoming))
-		return len(ents) == 0
-	})
-	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof"), Env: env})
-	b.waitReady()
+	a, b, ids := twoHostsWeb(t, twoHostsOpts{SpoolA: spoolA, SpoolB: spoolB, Backing: backing, Poll: poll, Stale: stale,
+		Accounts: accts, Prefix: "tamper", N: 12, Env: env, Content: func(i int) string { return fmt.Sprintf("tamper %d [[duration=1200ms]]", i) }})
 
 	// Tamper with a1's lease while a1 answers: rename it (a colleague
 	// tidying), then, at the next answer, delete it; four times each.
