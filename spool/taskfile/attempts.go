@@ -124,6 +124,9 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 	if bytes.Contains(data[i+1:], []byte("\nattempts:")) {
 		return nil, false // twice: the decoder refuses it
 	}
+	if !linesClosed(data[:i+1]) {
+		return nil, false // "attempts:" may sit inside a value spanning lines
+	}
 	data = data[i+len("\nattempts:\n"):]
 	var cur *AttemptRecord
 	for len(data) > 0 {
@@ -198,4 +201,94 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 		}
 	}
 	return as, len(as) > 0
+}
+
+// linesClosed reports whether every line of head (the file above a
+// top-level key) ends every value it opens: a key of plain characters
+// with a plain or one-line quoted value, or a block scalar's indicator
+// whose more indented lines are skipped. A quoted or flow value left open
+// could run on over the next line, which is then not a key at all: the
+// scanner declines such a file and its caller decodes it in full.
+func linesClosed(head []byte) bool {
+	block := -1 // indentation of an open block scalar's key, or -1
+	for len(head) > 0 {
+		var line []byte
+		line, head = cutLine(head)
+		trimmed := bytes.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		if len(trimmed) == 0 {
+			continue
+		}
+		if block >= 0 && indent > block {
+			continue // a line of the block scalar's text
+		}
+		block = -1
+		if trimmed[0] == '#' {
+			continue
+		}
+		for bytes.HasPrefix(trimmed, []byte("- ")) {
+			trimmed, indent = trimmed[2:], indent+2
+		}
+		key, v, hasValue := bytes.Cut(trimmed, []byte(": "))
+		if !hasValue {
+			key = bytes.TrimSuffix(trimmed, []byte(":"))
+			if len(key) == len(trimmed) {
+				return false // not a key: a continued value, or a form the encoder does not write
+			}
+		}
+		for _, c := range key {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+				return false
+			}
+		}
+		switch {
+		case len(key) == 0:
+			return false
+		case !hasValue:
+		case blockIndicator(v):
+			block = indent
+		case !closedValue(v):
+			return false
+		}
+	}
+	return true
+}
+
+// blockIndicator reports whether v opens a block scalar (|, |-, >+, |2...).
+func blockIndicator(v []byte) bool {
+	if len(v) == 0 || v[0] != '|' && v[0] != '>' {
+		return false
+	}
+	for _, c := range v[1:] {
+		if c != '-' && c != '+' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// closedValue reports whether the value v ends on its own line: a quoted
+// scalar whose closing quote is its last character, or a plain one; a
+// flow collection, an anchor, an alias or a tag is not judged here.
+func closedValue(v []byte) bool {
+	if len(v) == 0 {
+		return false // "key: " with nothing: a form the encoder does not write
+	}
+	switch v[0] {
+	case '\'':
+		// '' is a quote inside; a closed scalar has an even count in all.
+		return len(v) >= 2 && v[len(v)-1] == '\'' && bytes.Count(v, []byte("'"))%2 == 0
+	case '"':
+		if len(v) < 2 || v[len(v)-1] != '"' {
+			return false
+		}
+		esc := 0
+		for j := len(v) - 2; j > 0 && v[j] == '\\'; j-- {
+			esc++
+		}
+		return esc%2 == 0
+	case '{', '[', '&', '*', '!', '%', '@', '`', '?', '|', '>':
+		return false
+	}
+	return true
 }
