@@ -52,6 +52,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	err := d.start(ctx)
 	if err != nil {
+		d.Store.DropSpares()
 		stopped()
 		return err
 	}
@@ -76,6 +77,9 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err := d.Store.Layout.Create(); err != nil {
 		return err
 	}
+	// Rewrites recycle the files they swap out, for the daemon's life
+	// (spool.Store.KeepSpares): a task then frees no inode.
+	d.Store.KeepSpares()
 	if err := d.Store.CheckLayout(); err != nil {
 		return err
 	}
@@ -200,6 +204,7 @@ func (d *Daemon) Shutdown(ctx context.Context) {
 		for _, l := range d.lanes {
 			l.Stop()
 		}
+		d.Store.DropSpares()
 		if d.stopped != nil {
 			d.Log.Info("stopped")
 			d.stopped()

@@ -52,11 +52,19 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 	if err != nil {
 		return err
 	}
-	tmp, err := s.files.writeTemp(path, data)
+	tmp, err := s.files.writeTempFrom(path, data, true)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	// Whatever tmp holds at the end (the version swapped out, or ours,
+	// unused) is kept as the folder's spare; after a plain rename it is
+	// gone.
+	renamed := false
+	defer func() {
+		if !renamed {
+			s.files.spares.keep(tmp)
+		}
+	}()
 	swapped, err := replaceExisting(tmp, path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -75,7 +83,12 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 				return err
 			}
 		}
-		return os.Rename(tmp, path)
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+		renamed = true
+		s.files.spares.forget(tmp)
+		return nil
 	case err != nil:
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 type files struct {
 	root string // "": no folder is guarded
 	tag  string // hostTag of the host the temps are named for
+	// spares are the Store's spare temps (spares.go); nil: none kept.
+	spares *spares
 }
 
 // plainFiles are the primitives outside any Store: temps named for

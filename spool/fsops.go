@@ -71,15 +71,28 @@ func (f files) writeNew(path string, data []byte) error {
 }
 
 func (fs files) writeTemp(path string, data []byte) (string, error) {
+	return fs.writeTempFrom(path, data, false)
+}
+
+// writeTempFrom is writeTemp that, with spare, writes into one of the
+// folder's spares when it has one (see spares.go): only a caller that
+// keeps its temp's name as a spare afterwards (swapIn) takes one.
+func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, error) {
 	if err := fs.guardDir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := tempName(path, fs.tag)
-	f, err := createExcl(tmp)
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
+	tmp, f, ok := "", (*os.File)(nil), false
+	if spare && fs.spares != nil {
+		tmp, f, ok = fs.spares.take(filepath.Dir(path))
 	}
-	_, err = f.Write(data)
+	if !ok {
+		tmp = tempName(path, fs.tag)
+		var err error
+		if f, err = createExcl(tmp); err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -87,6 +100,9 @@ func (fs files) writeTemp(path string, data []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
+		if fs.spares != nil {
+			fs.spares.forget(tmp)
+		}
 		os.Remove(tmp)
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}

@@ -181,6 +181,9 @@ func (s *Store) Maintain() {
 		g.lastSweep = time.Now()
 	}
 	g.mu.Unlock()
+	// Spares past their time go first (see spares.go): the sweep below
+	// never meets one of ours.
+	s.files.spares.expire(time.Now(), spareTTL)
 	if due {
 		s.CleanTemps()
 	}

@@ -156,7 +156,7 @@ func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int)
 				n += s.cleanTempsIn(p, now, false, depth+1)
 				continue
 			}
-			if !IsOwnTemp(name) || !e.Type().IsRegular() {
+			if !IsOwnTemp(name) || !e.Type().IsRegular() || s.files.spares.isSpare(p) {
 				continue
 			}
 			fi, err := e.Info()
