@@ -255,15 +255,20 @@ func TestReliability_FullDisk(t *testing.T) {
 			model, lane = "chat", taskfile.KindWeb
 		}
 		dropFile(t, l.Lane(lane, taskfile.DirIncoming), id+".yaml",
-			taskYAML(id, model, fmt.Sprintf("full disk %d [[duration=150ms]] %s", i, strings.Repeat("x", 500)), "output: out/"+id+".txt"))
+			taskYAML(id, model, fmt.Sprintf("full disk %d [[duration=150ms]] %s", i, strings.Repeat("x", 3000)), "output: out/"+id+".txt"))
 	}
+	// The sizes matter: a rewrite writes into the file the last one
+	// swapped out (spool's spares), which on a full disk succeeds while
+	// the new version fits the old one's pages (4 KB on tmpfs). A final
+	// record (content and answer, about 6 KB) and a late drop (over 6 KB)
+	// do not fit the spare they get, so they meet the full disk.
 	// Drops that arrive while the disk is full: staged now under dot
 	// names (writing needs space), renamed into place once it is full.
 	var late []string
 	for i := range 8 {
 		id := fmt.Sprintf("late-%02d", i)
 		ids, late = append(ids, id), append(late, id)
-		if err := os.WriteFile(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), taskYAML(id, "fast", "late "+id), 0o640); err != nil {
+		if err := os.WriteFile(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), taskYAML(id, "fast", "late "+id+" "+strings.Repeat("y", 6000)), 0o640); err != nil {
 			t.Fatal(err)
 		}
 	}
