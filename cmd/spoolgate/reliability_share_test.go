@@ -279,24 +279,38 @@ func TestReliability_FullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// fill takes every free block, down to the last bytes, so that even
+	// small writes fail. It goes on while the test holds the disk full:
+	// the daemon frees space of its own (a spare it lets go, a temp it
+	// removes), which on a real full disk other writers take at once.
 	chunk := make([]byte, 16<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill: %v", err)
+	fill := func() {
+		for _, n := range []int{len(chunk), 4096, 512, 64, 1} {
+			for {
+				if _, err := f.Write(chunk[:n]); err != nil {
+					if !errors.Is(err, syscall.ENOSPC) {
+						t.Errorf("fill: %v", err)
+					}
+					break
+				}
 			}
-			break
 		}
 	}
-	// Take the last blocks too, byte by byte-ish, so even small writes fail.
-	for _, n := range []int{4096, 512, 64, 1} {
+	fill()
+	stopFill, fillDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(fillDone)
+		tick := time.NewTicker(time.Millisecond) // a competing writer's pace, not a synchronization
+		defer tick.Stop()
 		for {
-			if _, err := f.Write(chunk[:n]); err != nil {
-				break
+			select {
+			case <-stopFill:
+				return
+			case <-tick.C:
+				fill()
 			}
 		}
-	}
-	f.Close()
+	}()
 	fullAt := time.Now()
 	for _, id := range late {
 		if err := os.Rename(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), id+".yaml")); err != nil {
@@ -306,10 +320,12 @@ func TestReliability_FullDisk(t *testing.T) {
 	logBefore := len(d.logText())
 	// Held full until the late drops' intake and some task writes have
 	// failed for want of space.
+	// A drop meets it at intake or at its claim's mark; a running task at
+	// a heartbeat, its final record or its output.
 	waitFor(t, 20*time.Second, "the daemon logs the full disk for drops and running tasks", func() bool {
 		lg := d.logText()[logBefore:]
-		return strings.Contains(lg, "intake failed") &&
-			(strings.Contains(lg, "heartbeat write failed") || strings.Contains(lg, "final write failed"))
+		return (strings.Contains(lg, "intake failed") || strings.Contains(lg, "mark running failed")) &&
+			(strings.Contains(lg, "heartbeat write failed") || strings.Contains(lg, "final write failed") || strings.Contains(lg, "error=\"output: write"))
 	})
 	d.mustBeAlive()
 	// While full: every task file that exists parses (none truncated).
@@ -329,6 +345,9 @@ func TestReliability_FullDisk(t *testing.T) {
 	if n := strings.Count(whileFull, "mark running failed"); float64(n) > 50*max(fullFor.Seconds(), 1) {
 		t.Errorf("%d claims failed in %s while the disk was full: a busy loop", n, fullFor)
 	}
+	close(stopFill)
+	<-fillDone
+	f.Close()
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
