@@ -82,7 +82,7 @@ func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, err
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp, f, ok := "", (*os.File)(nil), false
-	if spare && fs.spares != nil {
+	if spare {
 		tmp, f, ok = fs.spares.take(filepath.Dir(path))
 	}
 	if !ok {
@@ -100,9 +100,7 @@ func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, err
 		err = cerr
 	}
 	if err != nil {
-		if fs.spares != nil {
-			fs.spares.forget(tmp)
-		}
+		fs.spares.forget(tmp)
 		os.Remove(tmp)
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}

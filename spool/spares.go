@@ -78,7 +78,9 @@ func (p *spares) keep(path string) {
 // is one; the file must still be a regular file with one link (a name
 // somebody linked to anything else is never truncated).
 func (p *spares) take(dir string) (string, *os.File, bool) {
-	p.expire(time.Now(), spareTTL)
+	if p == nil {
+		return "", nil, false
+	}
 	for {
 		p.mu.Lock()
 		s := p.dirs[dir]
@@ -88,8 +90,15 @@ func (p *spares) take(dir string) (string, *os.File, bool) {
 		}
 		sp := s[len(s)-1]
 		p.dirs[dir] = s[:len(s)-1]
+		delete(p.live, sp.path)
 		p.mu.Unlock()
-		p.forget(sp.path)
+		if time.Since(sp.at) >= spareTTL {
+			// The newest is past its time, so are the rest of the folder's:
+			// Maintain's expire would remove them; do it now.
+			os.Remove(sp.path)
+			p.expire(time.Now(), spareTTL)
+			return "", nil, false
+		}
 		f, err := openFileSafe(sp.path, os.O_WRONLY, 0)
 		if err != nil {
 			continue // gone, or something else is there now: not ours to touch
