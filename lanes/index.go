@@ -105,34 +105,49 @@ func (p place) entry(id string) Entry {
 // caller must not use the slice afterwards.
 func NewIndex(entries []Entry) *Index {
 	ix := &Index{byID: make(map[string]place, len(entries)), byOut: map[string]string{}}
-	last := make(map[string]int, len(entries)) // of several entries of one id, the last wins
-	for i, e := range entries {
-		last[e.ID] = i
+	for _, e := range entries {
+		ix.byID[e.ID] = placeOf(e) // of several entries of one id, the last wins
+	}
+	if len(ix.byID) < len(entries) {
+		// Rare (one id in two folders after a crash): keep each id's last
+		// entry only. A map of the last positions would cost the common
+		// case a second map the size of byID at start-up's peak.
+		last := make(map[string]int, len(ix.byID))
+		for i, e := range entries {
+			last[e.ID] = i
+		}
+		kept := entries[:0]
+		for i, e := range entries {
+			if last[e.ID] == i {
+				kept = append(kept, e)
+			}
+		}
+		clear(entries[len(kept):])
+		entries = kept
 	}
 	// Size each list before filling it: entries are large, and growing
 	// 100,000 of them by append allocated five times the index at start-up
 	// (make bench's peak RSS).
-	sizes := map[*[]Entry]int{}
-	for i, e := range entries {
-		if last[e.ID] == i {
-			sizes[ix.listOf(e)]++
-		}
+	var sizes [2 * taskfile.Levels]int
+	for _, e := range entries {
+		sizes[ix.slot(e)]++
 	}
 	// Commonly every entry belongs to one list (no retries, no
 	// priorities): that list is entries itself, not a copy.
-	whole := len(sizes) == 1 && len(last) == len(entries)
-	for l, n := range sizes {
-		if whole {
-			*l = entries[:0:n]
-		} else {
-			*l = make([]Entry, 0, n)
+	whole := -1
+	for i, n := range sizes {
+		if n == len(entries) && n > 0 {
+			whole = i
 		}
 	}
-	for i, e := range entries {
-		if last[e.ID] != i {
-			continue
+	for i, n := range sizes {
+		if i == whole {
+			*ix.list(i) = entries[:0:n]
+		} else if n > 0 {
+			*ix.list(i) = make([]Entry, 0, n)
 		}
-		ix.byID[e.ID] = placeOf(e)
+	}
+	for _, e := range entries {
 		if e.Output != "" {
 			ix.byOut[e.Output] = e.ID
 		}
@@ -147,14 +162,25 @@ func NewIndex(entries []Entry) *Index {
 	return ix
 }
 
-// listOf is the list e belongs in.
-func (ix *Index) listOf(e Entry) *[]Entry {
+// slot numbers the lists for NewIndex: fresh lists first, then later ones.
+func (ix *Index) slot(e Entry) int {
 	i := min(max(e.Priority, taskfile.LevelLow), taskfile.LevelHigh) + 1
 	if e.NotBefore.IsZero() {
+		return i
+	}
+	return taskfile.Levels + i
+}
+
+// list is the list of slot i.
+func (ix *Index) list(i int) *[]Entry {
+	if i < taskfile.Levels {
 		return &ix.fresh[i]
 	}
-	return &ix.later[i]
+	return &ix.later[i-taskfile.Levels]
 }
+
+// listOf is the list e belongs in.
+func (ix *Index) listOf(e Entry) *[]Entry { return ix.list(ix.slot(e)) }
 
 // Put adds or replaces the entry for e.ID.
 func (ix *Index) Put(e Entry) {

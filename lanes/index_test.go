@@ -149,3 +149,42 @@ func TestIndex_Next(t *testing.T) {
 		t.Fatalf("after put/remove: %+v len %d", got, ix.Len())
 	}
 }
+
+// TestIndex_NewIndexDuplicates: of several entries of one id (one task
+// found in two folders after a crash), the last one wins, in every list
+// and in the output claims; entries of distinct ids are all kept.
+func TestIndex_NewIndexDuplicates(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		entries  []Entry
+		want     string // Next's ids, all taken
+		outOwner string // owner of output key "o"
+	}{
+		{"no duplicates, one list", []Entry{{ID: "b", SubmittedAt: now.Add(-time.Minute)}, {ID: "a", SubmittedAt: now.Add(-2 * time.Minute)}}, "[a b]", ""},
+		{"no duplicates, several lists", []Entry{{ID: "n", SubmittedAt: now}, {ID: "h", Priority: taskfile.LevelHigh, SubmittedAt: now},
+			{ID: "r", SubmittedAt: now.Add(-time.Hour), NotBefore: now.Add(-time.Second)}}, "[h n r]", ""},
+		{"the last of one id wins", []Entry{{ID: "a", Priority: taskfile.LevelLow, SubmittedAt: now, Output: "o"}, {ID: "b", SubmittedAt: now},
+			{ID: "a", Priority: taskfile.LevelHigh, SubmittedAt: now}}, "[a b]", ""},
+		{"the last one's output counts", []Entry{{ID: "a", SubmittedAt: now}, {ID: "a", SubmittedAt: now, Output: "o"}}, "[a]", "a"},
+		{"only duplicates", []Entry{{ID: "a", SubmittedAt: now}, {ID: "a", SubmittedAt: now}, {ID: "a", SubmittedAt: now}}, "[a]", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := NewIndex(tc.entries)
+			got, _ := ix.Next(now, 10, nil)
+			var ids []string
+			for _, e := range got {
+				ids = append(ids, e.ID)
+			}
+			if s := fmt.Sprint(ids); s != tc.want {
+				t.Errorf("Next = %s, want %s", s, tc.want)
+			}
+			if n := len(ids); ix.Len() != n {
+				t.Errorf("Len = %d, want %d", ix.Len(), n)
+			}
+			if owner, _ := ix.OutputOwner("o"); owner != tc.outOwner {
+				t.Errorf("OutputOwner(o) = %q, want %q", owner, tc.outOwner)
+			}
+		})
+	}
+}

@@ -151,12 +151,15 @@ func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int)
 		ents, err := f.ReadDir(1024)
 		for _, e := range ents {
 			name := e.Name()
-			p := filepath.Join(dir, name)
 			if recurse && e.IsDir() {
-				n += s.cleanTempsIn(p, now, false, depth+1)
+				n += s.cleanTempsIn(filepath.Join(dir, name), now, false, depth+1)
 				continue
 			}
-			if !IsOwnTemp(name) || !e.Type().IsRegular() || s.files.spares.isSpare(p) {
+			if !IsOwnTemp(name) || !e.Type().IsRegular() {
+				continue // no path built: pending/ may hold 100,000 names
+			}
+			p := filepath.Join(dir, name)
+			if s.files.spares.isSpare(p) {
 				continue
 			}
 			fi, err := e.Info()
