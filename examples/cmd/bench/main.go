@@ -166,9 +166,25 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			cells = append(cells, &cell{st: st, order: order, tasks: st.tasks(bench.Order(bench.FieldReport(o.seed), order))})
 		}
 	}
+	// The spool core's disk figures first, on a file system that no run
+	// of the bench has deleted from yet (see measureDisk).
+	start := time.Now()
+	measureCore := o.core && (len(want) == 0 || want["core"])
+	var coreRoot string
+	var diskFigures []coreFigure
+	if measureCore {
+		var err error
+		if coreRoot, err = os.MkdirTemp(o.dir, "spoolgate-core-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(coreRoot)
+		fmt.Fprintf(stderr, "bench: %s: measuring the spool core against the disk ...\n", time.Since(start).Round(time.Second))
+		if diskFigures, err = measureDisk(ctx, coreRoot, stderr); err != nil {
+			return fmt.Errorf("core: %w", err)
+		}
+	}
 	// Round-robin: run i of every cell before run i+1 of any, so that load
 	// from the rest of the machine falls on every strategy alike.
-	start := time.Now()
 	loadBefore := loadAverage()
 	for i := range o.repeat {
 		for _, c := range cells {
@@ -183,12 +199,13 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	machine := fmt.Sprintf("%d CPUs; load average (1 min) %s before the strategies, %s after",
 		runtime.NumCPU(), loadBefore, loadAverage())
 	var core []coreFigure
-	if o.core && (len(want) == 0 || want["core"]) {
-		fmt.Fprintf(stderr, "bench: %s: measuring the spool core ...\n", time.Since(start).Round(time.Second))
-		var err error
-		if core, err = measureCore(ctx, o, stderr); err != nil {
+	if measureCore {
+		fmt.Fprintf(stderr, "bench: %s: measuring the spool core at scale ...\n", time.Since(start).Round(time.Second))
+		fs, err := measureScale(ctx, o, coreRoot, stderr)
+		if err != nil {
 			return fmt.Errorf("core: %w", err)
 		}
+		core = append(diskFigures, fs...)
 	}
 	if o.webAnswer && (len(want) == 0 || want["web-answer"]) {
 		fmt.Fprintf(stderr, "bench: %s: measuring the web answer's end ...\n", time.Since(start).Round(time.Second))
