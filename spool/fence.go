@@ -59,9 +59,9 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 	// Whatever tmp holds at the end (the version swapped out, or ours,
 	// unused) is kept as the folder's spare; after a plain rename it is
 	// gone.
-	renamed := false
+	spare := true
 	defer func() {
-		if !renamed {
+		if spare {
 			s.files.spares.keep(tmp)
 		}
 	}()
@@ -86,7 +86,7 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 		if err := os.Rename(tmp, path); err != nil {
 			return err
 		}
-		renamed = true
+		spare = false
 		s.files.spares.forget(tmp)
 		return nil
 	case err != nil:
@@ -103,7 +103,11 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 	if rerr != nil {
 		// Not ours any more (or unreadable): put the other record back.
 		if _, err := replaceExisting(tmp, path); err != nil {
-			return fmt.Errorf("fence %s: restore after %v: %w", t.TaskID, rerr, err)
+			// tmp still holds the other record: never a spare (the
+			// next rewrite would truncate it); left for the operator.
+			spare = false
+			s.files.spares.forget(tmp)
+			return fmt.Errorf("fence %s: restore after %v: %w (the other record is in %s)", t.TaskID, rerr, err, tmp)
 		}
 		if errors.Is(rerr, ErrFenced) {
 			return rerr
