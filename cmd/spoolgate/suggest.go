@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
@@ -213,13 +214,9 @@ func longerQuiet(have, want string) bool {
 	return err1 == nil && err2 == nil && h >= w
 }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip is s on one line, its runs of spaces and line breaks made one
+// space, in at most n characters.
+func clip(s string, n int) string { return safetext.ClipRunes(strings.Join(strings.Fields(s), " "), n) }
 
 // mapLookup returns the value of key in mapping m, or nil.
 func mapLookup(m *yaml.Node, key string) *yaml.Node {

@@ -6,7 +6,8 @@
 //
 // Every output of spoolgate that carries such text goes through this
 // package: Line and Text for terminals and the status page, CSVCell for
-// CSV, JSON for encoded JSON (losslessly), Strings for whole view structs.
+// CSV, JSON for encoded JSON (losslessly), Strings for whole view structs;
+// ClipBytes and ClipRunes shorten it to the room a field has.
 // The escapes are Go's (\x1b, \u202e), visible and printable, so the
 // operator sees that something odd is there; applying them twice changes
 // nothing.

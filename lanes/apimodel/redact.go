@@ -2,7 +2,8 @@ package apimodel
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/spoolgate/spoolgate/internal/safetext"
 )
 
 // redactWindow is the shortest piece of a key that redaction hides: any
@@ -80,17 +81,5 @@ func (r *redactor) redact(s string) string {
 // the key masked first, then folded onto one line and cut to at most n
 // bytes (at a character boundary, with "..." when cut).
 func (r *redactor) keep(s string, n int) string {
-	return truncate(strings.Join(strings.Fields(r.redact(s)), " "), n)
-}
-
-// truncate cuts s to at most n bytes at a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return safetext.ClipBytes(strings.Join(strings.Fields(r.redact(s)), " "), n)
 }

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -48,9 +48,9 @@ func (s *Snapshotter) failed(perLane map[taskfile.Kind][]task) ([]Failed, int) {
 		p := filepath.Join(s.store.Layout.Lane(t.lane, t.dir), t.name)
 		if data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize); err == nil {
 			if tk, err := taskfile.DecodeRecord(data); err == nil {
-				f.ErrorClass, f.Error = string(tk.ErrorClass), clipReason(tk.Error)
+				f.ErrorClass, f.Error = string(tk.ErrorClass), safetext.ClipBytes(tk.Error, maxReason)
 			} else {
-				f.Error = clipReason("unreadable task file: " + err.Error())
+				f.Error = safetext.ClipBytes("unreadable task file: "+err.Error(), maxReason)
 			}
 		}
 		out = append(out, f)
@@ -84,19 +84,7 @@ func (s *Snapshotter) rejectedDrops(k taskfile.Kind, names []string) ([]Rejected
 			continue
 		}
 		line, _, _ := bytes.Cut(data, []byte("\n"))
-		drops[i].Reason = clipReason(strings.TrimSpace(string(line)))
+		drops[i].Reason = safetext.ClipBytes(strings.TrimSpace(string(line)), maxReason)
 	}
 	return drops, more
-}
-
-// clipReason keeps the first maxReason bytes of s, cut at a character.
-func clipReason(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	cut := maxReason
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

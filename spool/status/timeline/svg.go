@@ -153,7 +153,7 @@ func (r *renderer) rows() {
 			fill = "#eef0f3"
 		}
 		r.printf(`<g class="tl-row" data-row="%s" data-lane="%s"><rect x="%.0f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/><text x="16" y="%.1f" fill="#444">%s</text></g>`+"\n",
-			esc(row.Key), esc(row.Lane), labelW, y, plotRight-labelW, rowH, fill, y+rowH/2+4, esc(clip(row.Label, 20)))
+			esc(row.Key), esc(row.Lane), labelW, y, plotRight-labelW, rowH, fill, y+rowH/2+4, esc(safetext.ClipRunes(row.Label, 20)))
 	}
 	if len(r.c.Rows) == 0 {
 		r.printf(`<text x="%.1f" y="%.1f" fill="#777" text-anchor="middle" class="tl-empty">%s</text>`+"\n", (labelW+plotRight)/2, topM+rowH+4, esc(r.c.Labels.Empty))
@@ -415,15 +415,6 @@ func textWidth(s string) float64 {
 		}
 	}
 	return w
-}
-
-// clip shortens a row's name to n characters.
-func clip(s string, n int) string {
-	rs := []rune(s)
-	if len(rs) <= n {
-		return s
-	}
-	return string(rs[:n-1]) + "…"
 }
 
 // stamp is t for a data attribute: RFC 3339 UTC, to the millisecond, so
