@@ -50,12 +50,12 @@ func (d *Daemon) Start(ctx context.Context) error {
 		return nil
 	}
 	// Start-up reads every pending file once (recovery), builds the indexes
-	// from what it found, and lists every folder again (the watcher's first
-	// rescan): a tighter GC target until all that is done keeps the peak
-	// resident memory near the live index. With 100,000 pending files the
-	// default target peaked at 94 MB; restored before the indexes were
-	// built, their maps and the first rescan's listings took the heap from
-	// 32 to 58 MB (make bench's start-up RSS).
+	// from what it found, and lists pending/ again (the watcher's first
+	// rescan merges what it finds): a tighter GC target until all that is
+	// done keeps the peak resident memory near the live index. With 100,000
+	// pending files the default target peaked at 94 MB; restored before the
+	// indexes were built, their maps and the first rescan's listings took
+	// the heap from 32 to 58 MB (make bench's start-up RSS).
 	defer tightGC()()
 	err := d.start(ctx)
 	if err != nil {
@@ -97,13 +97,6 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	indexes := map[taskfile.Kind]*Index{}
-	for _, k := range taskfile.Kinds {
-		if d.Executors[k] != nil {
-			indexes[k] = NewIndex(entries[k])
-		}
-		entries[k] = nil
-	}
 	d.lanes = map[taskfile.Kind]*Lane{}
 	for _, k := range taskfile.Kinds {
 		ex := d.Executors[k]
@@ -117,7 +110,7 @@ func (d *Daemon) start(ctx context.Context) error {
 			}
 		}
 		l, err := NewLane(Config{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
-			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: indexes[k], Admission: adm, SessionExecutor: d.SessionExecutor})
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
 		if err != nil {
 			return err
 		}

@@ -178,7 +178,7 @@ func (s *Store) Maintain() {
 	g.mu.Lock()
 	due := time.Since(g.lastSweep) >= s.Cfg.StaleAfter.D()/2
 	if due {
-		g.lastSweep = time.Now()
+		g.lastSweep = time.Now() // here too: two Maintains at once sweep once
 	}
 	g.mu.Unlock()
 	// Spares past their time go first (see spares.go): the sweep below

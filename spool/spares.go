@@ -54,24 +54,22 @@ func (p *spares) keep(path string) {
 		os.Remove(path)
 		return
 	}
+	// The mtime first, outside the lock: a spare is listed only once no
+	// sweeper can take it for a leftover.
 	now := time.Now()
-	p.mu.Lock()
-	dir := filepath.Dir(path)
-	full := !p.on || len(p.dirs[dir]) >= maxSpares
-	if full {
-		delete(p.live, path)
-	} else {
-		p.live[path] = true
+	if err := os.Chtimes(path, now, now); err == nil {
+		dir := filepath.Dir(path)
+		p.mu.Lock()
+		if p.on && len(p.dirs[dir]) < maxSpares {
+			p.dirs[dir] = append(p.dirs[dir], spare{path: path, at: now})
+			p.live[path] = true
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
 	}
-	p.mu.Unlock()
-	if full || os.Chtimes(path, now, now) != nil {
-		p.forget(path)
-		os.Remove(path)
-		return
-	}
-	p.mu.Lock()
-	p.dirs[dir] = append(p.dirs[dir], spare{path: path, at: now})
-	p.mu.Unlock()
+	p.forget(path)
+	os.Remove(path)
 }
 
 // take returns a spare of dir for writing, opened and emptied, if there

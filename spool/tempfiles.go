@@ -123,9 +123,14 @@ func tempLeftover(name, own string, mtime, now time.Time, staleAfter time.Durati
 // CleanTemps removes spoolgate's leftover temp files from every folder of
 // the spool (output/ and notify/ with their subfolders included), by tempLeftover's rule,
 // and returns how many it removed. Start-up runs it, and the daemon's
-// periodic upkeep (Maintain) every staleAfter/2.
+// periodic upkeep (Maintain) every staleAfter/2 after the last sweep:
+// recovery's sweep counts, so the first rescan does not list every
+// folder (100,000 pending names) a second time.
 func (s *Store) CleanTemps() int {
 	now := time.Now()
+	s.guard.mu.Lock()
+	s.guard.lastSweep = now
+	s.guard.mu.Unlock()
 	n := 0
 	for _, dir := range append(s.Layout.Folders(), s.notifyDir()) {
 		n += s.cleanTempsIn(dir, now, isDropBox(dir), 0)
