@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -311,6 +312,11 @@ func TestReliability_FullDisk(t *testing.T) {
 			}
 		}
 	}()
+	// Stopped before the space returns, or at the test's end if it ends
+	// first: the filler must not write, nor report, after the test, nor
+	// hold the file system busy.
+	stopFilling := sync.OnceFunc(func() { close(stopFill); <-fillDone; f.Close() })
+	t.Cleanup(stopFilling)
 	fullAt := time.Now()
 	for _, id := range late {
 		if err := os.Rename(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "."+id), filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirIncoming), id+".yaml")); err != nil {
@@ -345,9 +351,7 @@ func TestReliability_FullDisk(t *testing.T) {
 	if n := strings.Count(whileFull, "mark running failed"); float64(n) > 50*max(fullFor.Seconds(), 1) {
 		t.Errorf("%d claims failed in %s while the disk was full: a busy loop", n, fullFor)
 	}
-	close(stopFill)
-	<-fillDone
-	f.Close()
+	stopFilling()
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
