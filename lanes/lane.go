@@ -34,10 +34,10 @@ type Lane struct {
 
 	mu       sync.Mutex
 	running  map[string]*runner
-	finished map[string]time.Time // ids whose runner ended lately: never reclaimed by this lane (see holds)
-	deferred map[string]Entry     // claims put off while a runner of ours held the id: requeued when it lets go
-	draining bool                 // stop claiming (shutdown stage one)
-	held     string               // last logged hold reason, to log once
+	finished ended            // ids whose runner ended lately: never reclaimed by this lane (see holds)
+	deferred map[string]Entry // claims put off while a runner of ours held the id: requeued when it lets go
+	draining bool             // stop claiming (shutdown stage one)
+	held     string           // last logged hold reason, to log once
 
 	lastReclaim time.Time // the loop's own
 
@@ -102,7 +102,7 @@ func NewLane(c Config) (*Lane, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lane{c: c, wake: make(chan struct{}, 1), running: map[string]*runner{}, finished: map[string]time.Time{}, deferred: map[string]Entry{}}
+	l := &Lane{c: c, wake: make(chan struct{}, 1), running: map[string]*runner{}, deferred: map[string]Entry{}}
 	if c.Kind == taskfile.KindWeb {
 		l.sessions = newSessions(c.Store.Cfg, c.Executor, c.SessionExecutor)
 	}

@@ -50,20 +50,53 @@ func (l *Lane) holds(id string) bool {
 	if _, ok := l.running[id]; ok {
 		return true
 	}
-	at, ok := l.finished[id]
-	return ok && time.Since(at) < l.timing().StaleAfter
+	return l.finished.within(id, time.Now(), l.timing().StaleAfter)
 }
 
 // noteFinished records that this lane's runner of id ends now, and forgets
 // what ended longer than staleAfter ago.
 func (l *Lane) noteFinished(id string) {
-	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for k, at := range l.finished {
-		if now.Sub(at) >= l.timing().StaleAfter {
-			delete(l.finished, k)
-		}
+	l.finished.note(id, time.Now(), l.timing().StaleAfter)
+}
+
+// ended remembers when each of the lane's runners ended, for as long as a
+// share may still show its task in running/. Ends come in time order, so
+// the oldest are forgotten from the front of a queue: one finish costs the
+// same with 10 or 100,000 tasks ended within staleAfter.
+type ended struct {
+	at    map[string]time.Time
+	order []endedAt // in the order of note; an id noted again is in it twice
+}
+
+type endedAt struct {
+	id string
+	at time.Time
+}
+
+// note records that id ended at now (not before any earlier note), and
+// forgets every end older than keep.
+func (e *ended) note(id string, now time.Time, keep time.Duration) {
+	if e.at == nil {
+		e.at = map[string]time.Time{}
 	}
-	l.finished[id] = now
+	n := 0
+	for _, o := range e.order {
+		if now.Sub(o.at) < keep {
+			break
+		}
+		if e.at[o.id].Equal(o.at) { // not noted again since
+			delete(e.at, o.id)
+		}
+		n++
+	}
+	e.order = append(e.order[n:], endedAt{id, now})
+	e.at[id] = now
+}
+
+// within reports whether id ended less than keep before now.
+func (e *ended) within(id string, now time.Time, keep time.Duration) bool {
+	at, ok := e.at[id]
+	return ok && now.Sub(at) < keep
 }
