@@ -116,21 +116,17 @@ func measureDisk(ctx context.Context, root string, stderr io.Writer) ([]coreFigu
 		}
 	}
 	var out []coreFigure
-	raw, err := rawWrites(filepath.Join(root, "raw"), 500)
-	if err != nil {
-		return nil, err
-	}
 	f, err := throughput(ctx, filepath.Join(root, "tp"), 1000, filepath.Join(root, "raw-tp"))
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, f)
-	f, err = handover(filepath.Join(root, "handover"), 100, raw)
+	f, err = handover(filepath.Join(root, "handover"), 100)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, f)
-	f, err = pickup(ctx, filepath.Join(root, "pickup"), 50, raw)
+	f, err = pickup(ctx, filepath.Join(root, "pickup"), 50)
 	if err != nil {
 		return nil, err
 	}
@@ -342,8 +338,9 @@ func throughput(ctx context.Context, dir string, n int, rawDir string) (coreFigu
 // through the same lease calls the lanes make: claim = Store.Claim (move
 // pending→running) + Lease.Mark (read, durable rewrite as running); finish
 // = Lease.Finish (fenced rewrite with the outcome, move running→done). The
-// baseline is one durable write.
-func handover(dir string, n int, raw float64) (coreFigure, error) {
+// baseline is one durable write, as throughput's and pickup's: the mean of
+// the disk's rate just before and just after the attempts.
+func handover(dir string, n int) (coreFigure, error) {
 	cfg, err := bench.Config(dir, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/", 5, 2, time.Second)
 	if err != nil {
 		return coreFigure{}, err
@@ -363,6 +360,10 @@ func handover(dir string, n int, raw float64) (coreFigure, error) {
 			return coreFigure{}, fmt.Errorf("hand-over: intake of %s: %v (%s)", id, err, res.Reason)
 		}
 	}
+	before, err := rawWrites(filepath.Join(dir, "raw-before"), 200)
+	if err != nil {
+		return coreFigure{}, err
+	}
 	var claim, finish time.Duration
 	for i := range n {
 		id := fmt.Sprintf("ho-%04d", i)
@@ -381,17 +382,21 @@ func handover(dir string, n int, raw float64) (coreFigure, error) {
 		}
 		finish += time.Since(mid)
 	}
+	after, err := rawWrites(filepath.Join(dir, "raw-after"), 200)
+	if err != nil {
+		return coreFigure{}, err
+	}
 	c, f := ms(claim/time.Duration(n)), ms(finish/time.Duration(n))
-	one := 1000 / raw
+	one := 1000 / ((before + after) / 2)
 	return coreFigure{Name: "hand-over", Value: c + f, Unit: "ms", Baseline: one, Ratio: (c + f) / one,
-		Note: fmt.Sprintf("the lane's file work per attempt, %d tasks one after another: claim %.1f ms (move, read, durable rewrite) + finish %.1f ms (fenced durable rewrite, move); baseline: one durable atomic write", n, c, f)}, nil
+		Note: fmt.Sprintf("the lane's file work per attempt, %d tasks one after another: claim %.1f ms (move, read, durable rewrite) + finish %.1f ms (fenced durable rewrite, move); baseline: one durable atomic write (%.0f writes/s just before, %.0f just after)", n, c, f, before, after)}, nil
 }
 
 // pickup drops one task at a time into an idle daemon and measures the
 // time from the drop's rename to the executor's call; the baseline is the
 // same rename seen by a bare fsnotify watcher.
-func pickup(ctx context.Context, dir string, n int, raw float64) (coreFigure, error) {
-	return pickupMode(ctx, dir, n, raw, false)
+func pickup(ctx context.Context, dir string, n int) (coreFigure, error) {
+	return pickupMode(ctx, dir, n, false)
 }
 
 // pollRescan and pollSettle are the poll-mode pickup's periods: the target
@@ -402,10 +407,10 @@ const pollRescan, pollSettle = time.Second, 500 * time.Millisecond
 // share): a drop is seen at the next rescan and taken once its mtime is
 // settle old. The baseline is the rescan period itself.
 func pickupPoll(ctx context.Context, dir string, n int) (coreFigure, error) {
-	return pickupMode(ctx, dir, n, 0, true)
+	return pickupMode(ctx, dir, n, true)
 }
 
-func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) (coreFigure, error) {
+func pickupMode(ctx context.Context, dir string, n int, poll bool) (coreFigure, error) {
 	var mu sync.Mutex
 	called := map[string]chan time.Time{}
 	ex := &instant{onRun: func(id string) {
@@ -426,6 +431,7 @@ func pickupMode(ctx context.Context, dir string, n int, raw float64, poll bool) 
 	}
 	defer stopDaemon(d)
 	in := store.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming)
+	var raw float64
 	if !poll {
 		// The baseline beside the run, as throughput's: the mean of the
 		// disk's rate just before and just after the drops.
