@@ -3,9 +3,10 @@
 package spool
 
 import (
-	"errors"
 	"os"
 	"syscall"
+
+	"github.com/spoolgate/spoolgate/internal/dirsync"
 )
 
 // SyncDir fsyncs a folder so renames in it are durable.
@@ -15,10 +16,7 @@ func SyncDir(dir string) error {
 		return err
 	}
 	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
+	return dirsync.File(f)
 }
 
 // openNoFollow opens path for reading without following a symlink at its

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoolgate/spoolgate/internal/dirsync"
 )
 
 // safeFlags go on every open in the spool: never follow a symlink at the
@@ -212,7 +214,7 @@ func writeBeneath(root, rel string, data []byte, tag string) error {
 		unix.Unlinkat(dfd, tmp, 0)
 		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
-	if err := unix.Fsync(dfd); err != nil && !errors.Is(err, unix.EINVAL) {
+	if err := dirsync.FD(dfd); err != nil {
 		return &os.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	return nil

@@ -27,7 +27,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
+
+	"github.com/spoolgate/spoolgate/internal/dirsync"
 )
 
 // FileName is the key file's name beside the config.
@@ -180,24 +181,7 @@ func writeNew(path string, raw []byte) error {
 	// The new name is durable only once its folder is: a key lost to a
 	// power cut would be made again at the next start, and every record
 	// sealed with the old one would read as foreign.
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir fsyncs a folder (Windows has no such call: its metadata is
-// journaled by NTFS).
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
+	return dirsync.Path(filepath.Dir(path))
 }
 
 func (k *Key) mac(kind, name string, body []byte) []byte {
