@@ -68,8 +68,15 @@ func (l Layout) Create() error {
 
 // Locate finds which task folder of lane k holds id, or "" if none.
 func (l Layout) Locate(k taskfile.Kind, id string) string {
-	for _, d := range taskfile.TaskDirs {
-		if fi, err := os.Lstat(l.TaskPath(k, d, id)); err == nil && fi.Mode().IsRegular() {
+	return LocateIn(l.Lane(k, ""), taskfile.TaskDirs, id)
+}
+
+// LocateIn returns the first of dirs, folders of base (a lane, or a month
+// of its archive), that holds id's task file as a regular file, not
+// following a link; "" if none does.
+func LocateIn(base string, dirs []string, id string) string {
+	for _, d := range dirs {
+		if fi, err := os.Lstat(filepath.Join(base, d, id+".yaml")); err == nil && fi.Mode().IsRegular() {
 			return d
 		}
 	}

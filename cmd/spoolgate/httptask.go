@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,20 +61,11 @@ func locateTask(L spool.Layout, lane, id string) (located, bool) {
 	months := L.ArchiveMonths(k)
 	slices.Reverse(months)
 	for _, m := range months {
-		for _, d := range taskfile.FinalDirs {
-			p := filepath.Join(m, d, id+".yaml")
-			if fileThere(p) {
-				return located{lane: k, dir: d, path: p, logs: filepath.Join(m, taskfile.DirLogs), month: filepath.Base(m)}, true
-			}
+		if d := spool.LocateIn(m, taskfile.FinalDirs, id); d != "" {
+			return located{lane: k, dir: d, path: filepath.Join(m, d, id+".yaml"), logs: filepath.Join(m, taskfile.DirLogs), month: filepath.Base(m)}, true
 		}
 	}
 	return located{}, false
-}
-
-// fileThere reports whether path is a regular file, not following a link.
-func fileThere(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 type field struct {
