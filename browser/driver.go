@@ -239,8 +239,7 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 	if err != nil {
 		return pageState{}, d.fail(ctx, "open %s: %w", u, err)
 	}
-	deadline := time.Now().Add(d.t.PageLoad)
-	var loaded time.Time
+	clock := newLoadClock(d.t, time.Now())
 	for {
 		st, err := d.look(ctx)
 		if err == nil && (st.LoggedOut || st.Input || st.Limited != "") {
@@ -252,13 +251,14 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 			d.step("logged-in check", "signedIn", true)
 			return st, nil
 		}
-		if err == nil && st.Ready && loaded.IsZero() {
-			loaded = time.Now()
+		now := time.Now()
+		if err == nil && st.Ready {
+			clock.ready(now)
 		}
 		switch {
-		case err == nil && !loaded.IsZero() && time.Since(loaded) > d.t.InputGrace:
+		case err == nil && clock.graceOver(now):
 			return st, d.missing("input", d.site.Input, st.InputShadow, st.InputBad)
-		case time.Now().After(deadline):
+		case clock.expired(now):
 			if err != nil {
 				return st, d.fail(ctx, "waiting for the page: %w", err)
 			}
@@ -270,6 +270,40 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 		case <-time.After(d.t.Poll):
 		}
 	}
+}
+
+// loadClock is how long a page may take to show what is waited for: at
+// most Timings.InputGrace once document.readyState is complete, and never
+// past Timings.PageLoad. openURL and suggest's waitRest share it so that
+// both give up on a page by the same rule.
+type loadClock struct {
+	grace    time.Duration
+	deadline time.Time
+	loaded   time.Time // when the page first reported ready; zero: not yet
+}
+
+// newLoadClock starts the wait at now.
+func newLoadClock(t Timings, now time.Time) loadClock {
+	return loadClock{grace: t.InputGrace, deadline: now.Add(t.PageLoad)}
+}
+
+// ready records that the page reported document.readyState complete at
+// now; only the first report counts.
+func (c *loadClock) ready(now time.Time) {
+	if c.loaded.IsZero() {
+		c.loaded = now
+	}
+}
+
+// graceOver is whether the page reported ready more than the input grace
+// before now.
+func (c *loadClock) graceOver(now time.Time) bool {
+	return !c.loaded.IsZero() && now.Sub(c.loaded) > c.grace
+}
+
+// expired is whether now is past the page-load deadline.
+func (c *loadClock) expired(now time.Time) bool {
+	return now.After(c.deadline)
 }
 
 // signedOut is the error of a page that shows the site's signed-out

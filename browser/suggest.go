@@ -247,18 +247,18 @@ func nonEmpty(ss ...string) []string {
 // waitRest waits for the page to show a message field (up to the input
 // grace after the page has loaded) and returns the keys found at rest.
 func waitRest(tab context.Context, d *driver) (restKeys, error) {
-	deadline := time.Now().Add(d.t.PageLoad)
-	var loaded time.Time
+	clock := newLoadClock(d.t, time.Now())
 	for {
 		rk, err := sgEval[restKeys](tab, `SG.rest(false)`)
 		if err == nil && rk.Input.Found {
 			return rk, nil
 		}
 		ready, _ := sgEval[bool](tab, `document.readyState === 'complete'`)
-		if ready && loaded.IsZero() {
-			loaded = time.Now()
+		now := time.Now()
+		if ready {
+			clock.ready(now)
 		}
-		if (!loaded.IsZero() && time.Since(loaded) > d.t.InputGrace) || time.Now().After(deadline) {
+		if clock.graceOver(now) || clock.expired(now) {
 			return rk, err
 		}
 		select {
