@@ -90,6 +90,11 @@ func (s *Server) play(ctx context.Context, p plan, emit func(string)) bool {
 	if p.hang {
 		steps = max(steps, 2) // the first word, then nothing more
 	}
+	// Each word is due at start + (i+1)·step, not step after the last one
+	// came: an answer then takes its duration plus one timer's lateness,
+	// not plus every step's (which a loaded machine stretches), and the
+	// bench's offline figures, made from the durations alone, compare.
+	start := time.Now()
 	t := time.NewTimer(p.step)
 	defer t.Stop()
 	for i := 0; i < steps; i++ {
@@ -107,7 +112,7 @@ func (s *Server) play(ctx context.Context, p plan, emit func(string)) bool {
 			return false
 		case <-t.C:
 		}
-		t.Reset(p.step)
+		t.Reset(time.Until(start.Add(time.Duration(i+2) * p.step)))
 		if i < len(p.words) {
 			if i > 0 || p.cont {
 				emit(" " + p.words[i])
