@@ -54,7 +54,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := lockSession("check", cfg, sess)
+	unlock, err := lockSession("check", cfg, sess, pauseOrStop)
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/spoolgate/spoolgate/browser"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -42,14 +40,11 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lock := spool.OpenRunnerLock(sess.Lock)
-	if err := lock.TryLock(cfg.Host); err != nil {
-		if errors.Is(err, spool.ErrLockHeld) {
-			return fmt.Errorf("login: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); stop that daemon, then retry", lock.Path(), lock.Holder())
-		}
-		return fmt.Errorf("login: %w", err)
+	unlock, err := lockSession("login", cfg, sess, stopDaemon)
+	if err != nil {
+		return err
 	}
-	defer lock.Unlock()
+	defer unlock()
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil)).With("component", "login", "account", sess.Account)
 	fmt.Fprintf(env.Stdout, "Sign in to %s as account %s in the browser window, then close it.\n", site, sess.Account)
 	if err := browser.LoginProfile(ctx, cfg, site, sess.Profile, log); err != nil {

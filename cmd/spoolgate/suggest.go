@@ -23,18 +23,27 @@ func init() {
 	register("site", "site new NAME --url URL: start a site from its page, its selectors proposed", cmdSite)
 }
 
-// lockSession takes the session's web-runner lock, as login and check do,
-// so no task runs on the profile meanwhile.
-func lockSession(cmd string, cfg *config.Config, sess config.WebSession) (unlock func(), err error) {
+// lockSession takes the session's web-runner lock for login, check and
+// site new, so no task runs on the profile meanwhile. A held lock's error
+// names its holder and ends with advice: pauseOrStop for a command that
+// can wait for the lane's task, stopDaemon for login (whose window stays
+// open as long as the operator needs).
+func lockSession(cmd string, cfg *config.Config, sess config.WebSession, advice string) (unlock func(), err error) {
 	lock := spool.OpenRunnerLock(sess.Lock)
 	if err := lock.TryLock(cfg.Host); err != nil {
 		if errors.Is(err, spool.ErrLockHeld) {
-			return nil, fmt.Errorf("%s: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); pause the web lane and wait for its task, or stop the daemon, then retry", cmd, lock.Path(), lock.Holder())
+			return nil, fmt.Errorf("%s: the web profile is in use: %s is held by %s (a running spoolgate daemon holds it for its web lane); %s", cmd, lock.Path(), lock.Holder(), advice)
 		}
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return func() { lock.Unlock() }, nil
 }
+
+// The advice at the end of a held lock's error.
+const (
+	pauseOrStop = "pause the web lane and wait for its task, or stop the daemon, then retry"
+	stopDaemon  = "stop that daemon, then retry"
+)
 
 // signInWait is how long a --show window waits for the operator to sign
 // in before a page with no message field counts as having none.
@@ -86,7 +95,7 @@ func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name str
 	if err != nil {
 		return err
 	}
-	unlock, err := lockSession(cmd, cfg, sess)
+	unlock, err := lockSession(cmd, cfg, sess, pauseOrStop)
 	if err != nil {
 		return err
 	}
