@@ -30,6 +30,7 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net"
@@ -294,6 +295,31 @@ func (s *Server) SetInstructions(v string) {
 	s.mu.Lock()
 	s.instructions = v
 	s.mu.Unlock()
+}
+
+// signedIn returns the user signed in on r; without one it answers 401
+// (the pages' "You are signed out.") and reports false.
+func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (string, bool) {
+	u, ok := s.user(r)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
+	}
+	return u, ok
+}
+
+// signedInRequest is signedIn and r's JSON body as a chatRequest; a body
+// that does not decode is answered 400.
+func (s *Server) signedInRequest(w http.ResponseWriter, r *http.Request) (string, chatRequest, bool) {
+	var req chatRequest
+	u, ok := s.signedIn(w, r)
+	if !ok {
+		return u, req, false
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
+		return u, req, false
+	}
+	return u, req, true
 }
 
 func (s *Server) user(r *http.Request) (string, bool) {

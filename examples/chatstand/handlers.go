@@ -157,14 +157,8 @@ func (s *Server) beginOrRefuse(w http.ResponseWriter, user string, req chatReque
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	user, ok := s.user(r)
+	user, req, ok := s.signedInRequest(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
-		return
-	}
-	var req chatRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
 		return
 	}
 	p, ok := s.planFor(req)

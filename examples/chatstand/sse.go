@@ -102,14 +102,8 @@ func (s *Server) runTurn(t *turn, d directives, step time.Duration, end func()) 
 func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	user, ok := s.user(r)
+	user, req, ok := s.signedInRequest(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
-		return
-	}
-	var req chatRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request: " + err.Error()})
 		return
 	}
 	isNew := req.Conversation == ""
@@ -213,9 +207,8 @@ func (s *Server) conversationOf(user, id string) (*conv, *turn, bool) {
 func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	user, ok := s.user(r)
+	user, ok := s.signedIn(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
 		return
 	}
 	c, t, ok := s.conversationOf(user, r.PathValue("id"))
@@ -228,9 +221,8 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 
 // handleStop is the page's Stop button: the answer ends where it is.
 func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.user(r)
+	user, ok := s.signedIn(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
 		return
 	}
 	_, t, ok := s.conversationOf(user, r.PathValue("id"))
@@ -247,9 +239,8 @@ func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
 // handleForget deletes a conversation (DELETE /api/conversation/ID), the
 // HTTP form of Forget.
 func (s *Server) handleForget(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.user(r)
+	user, ok := s.signedIn(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
 		return
 	}
 	if _, _, ok := s.conversationOf(user, r.PathValue("id")); !ok || !s.Forget(r.PathValue("id")) {
@@ -262,9 +253,8 @@ func (s *Server) handleForget(w http.ResponseWriter, r *http.Request) {
 // handleConversationJSON shows a conversation as JSON (GET
 // /api/conversation/ID), for people and tools looking at the stand-in.
 func (s *Server) handleConversationJSON(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.user(r)
+	user, ok := s.signedIn(w, r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "You are signed out."})
 		return
 	}
 	c, _, ok := s.conversationOf(user, r.PathValue("id"))

@@ -95,7 +95,8 @@ func (s *Server) play(ctx context.Context, p plan, emit func(string)) bool {
 	// not plus every step's (which a loaded machine stretches), and the
 	// bench's offline figures, made from the durations alone, compare.
 	start := time.Now()
-	t := time.NewTimer(p.step)
+	due := func(i int) time.Duration { return time.Until(start.Add(time.Duration(i+1) * p.step)) }
+	t := time.NewTimer(due(0))
 	defer t.Stop()
 	for i := 0; i < steps; i++ {
 		if p.hang && i == 1 {
@@ -112,7 +113,7 @@ func (s *Server) play(ctx context.Context, p plan, emit func(string)) bool {
 			return false
 		case <-t.C:
 		}
-		t.Reset(time.Until(start.Add(time.Duration(i+2) * p.step)))
+		t.Reset(due(i + 1))
 		if i < len(p.words) {
 			if i > 0 || p.cont {
 				emit(" " + p.words[i])
