@@ -57,12 +57,8 @@ func measureScale(ctx context.Context, o options, root string, stderr io.Writer)
 // has when it reports itself started. Linux only; skipped without
 // bin/spoolgate (make bench builds it).
 func startupRSS(ctx context.Context, full, empty string, n int, stderr io.Writer) (coreFigure, bool) {
-	bin, err := filepath.Abs(filepath.Join("bin", "spoolgate"))
-	if err != nil {
-		return coreFigure{}, false
-	}
-	if _, err := os.Stat(bin); err != nil || runtime.GOOS != "linux" {
-		fmt.Fprintf(stderr, "bench: no %s on linux: peak RSS at start-up skipped\n", bin)
+	bin, ok := spoolgateBin(stderr, "peak RSS at start-up")
+	if !ok {
 		return coreFigure{}, false
 	}
 	measure := func(dir string) (kb int, took time.Duration, err error) {
@@ -184,4 +180,19 @@ func startup(ctx context.Context, dir string, n int) (coreFigure, error) {
 	}
 	return coreFigure{Name: "start-up", Value: took.Seconds(), Unit: "s", Baseline: raw.Seconds(), Ratio: took.Seconds() / raw.Seconds(),
 		Note: fmt.Sprintf("Daemon.Start with %d pending files (all indexed), warm cache; baseline: list the folder and read every file once", n)}, nil
+}
+
+// spoolgateBin is bin/spoolgate (make bench builds it), for the figures
+// that run the real command; without it, or off Linux, it says which
+// figure is skipped and reports false.
+func spoolgateBin(stderr io.Writer, figure string) (string, bool) {
+	bin, err := filepath.Abs(filepath.Join("bin", "spoolgate"))
+	if err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(bin); err != nil || runtime.GOOS != "linux" {
+		fmt.Fprintf(stderr, "bench: no %s on linux: %s skipped\n", bin, figure)
+		return "", false
+	}
+	return bin, true
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"syscall"
 	"time"
@@ -31,12 +30,8 @@ const timelineTasks = 20000
 // its requests after one that warms the page's cache. bin/spoolgate run
 // serves it on 127.0.0.1; its lanes are paused. Linux only (bin/spoolgate).
 func statusPageTimeline(ctx context.Context, dir string, n int, stderr io.Writer) (coreFigure, bool) {
-	bin, err := filepath.Abs(filepath.Join("bin", "spoolgate"))
-	if err != nil {
-		return coreFigure{}, false
-	}
-	if _, err := os.Stat(bin); err != nil || runtime.GOOS != "linux" {
-		fmt.Fprintf(stderr, "bench: no %s on linux: the status page's timeline figure skipped\n", bin)
+	bin, ok := spoolgateBin(stderr, "the status page's timeline figure")
+	if !ok {
 		return coreFigure{}, false
 	}
 	fig, err := measureTimeline(ctx, bin, dir, n)
