@@ -81,9 +81,9 @@ func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, err
 	if err := fs.guardDir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, f, ok := "", (*os.File)(nil), false
+	tmp, f, ok, had := "", (*os.File)(nil), false, int64(0)
 	if spare {
-		tmp, f, ok = fs.spares.take(filepath.Dir(path))
+		tmp, f, had, ok = fs.spares.take(filepath.Dir(path))
 	}
 	if !ok {
 		tmp = tempName(path, fs.tag)
@@ -93,6 +93,9 @@ func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, err
 		}
 	}
 	_, err := f.Write(data)
+	if err == nil && had > int64(len(data)) {
+		err = f.Truncate(int64(len(data))) // a spare's older, longer version
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -10,13 +10,14 @@ import (
 // A rewrite on Linux swaps the new version in with RENAME_EXCHANGE (see
 // swapIn), which leaves the old version under the temp's name. Removing
 // it frees an inode, and on ext4 without a journal every later inode
-// allocation in the group walks past each inode freed in the last 30
-// seconds (find_inode_bit, recently_deleted): with three rewrites a task,
+// allocation in the group walks past each inode freed in the last 60
+// seconds, 360 while its inode table block is dirty (find_inode_bit,
+// recently_deleted: RECENTCY_MIN, RECENTCY_DIRTY): with three rewrites a task,
 // a burst of tasks slows itself down, and every other create on that disk
 // with it (measured: the spool core's throughput halves within 1,000
 // tasks). So the old version stays, under its temp name, as a spare: the
-// next rewrite in the same folder truncates and writes it instead of
-// creating a file, and a task's life frees no inode at all.
+// next rewrite in the same folder overwrites it instead of creating a
+// file, and a task's life frees no inode at all.
 //
 // Only a daemon keeps spares (Store.KeepSpares), for its life: a
 // short-lived command leaves no temp file behind. A spare is a temp file
@@ -72,19 +73,23 @@ func (p *spares) keep(path string) {
 	os.Remove(path)
 }
 
-// take returns a spare of dir for writing, opened and emptied, if there
-// is one; the file must still be a regular file with one link (a name
-// somebody linked to anything else is never truncated).
-func (p *spares) take(dir string) (string, *os.File, bool) {
+// take returns a spare of dir for writing, opened at its start, and its
+// size, if there is one; the file must still be a regular file with one
+// link (a name somebody linked to anything else is never written). It is
+// not emptied: the writer overwrites it and cuts what is left past its
+// data (writeTempFrom): emptying it first would free its blocks for the
+// write to allocate new ones, a block bitmap and group descriptor change
+// (and a syscall) at every rewrite for nothing.
+func (p *spares) take(dir string) (string, *os.File, int64, bool) {
 	if p == nil {
-		return "", nil, false
+		return "", nil, 0, false
 	}
 	for {
 		p.mu.Lock()
 		s := p.dirs[dir]
 		if len(s) == 0 {
 			p.mu.Unlock()
-			return "", nil, false
+			return "", nil, 0, false
 		}
 		sp := s[len(s)-1]
 		p.dirs[dir] = s[:len(s)-1]
@@ -95,18 +100,18 @@ func (p *spares) take(dir string) (string, *os.File, bool) {
 			// Maintain's expire would remove them; do it now.
 			os.Remove(sp.path)
 			p.expire(time.Now(), spareTTL)
-			return "", nil, false
+			return "", nil, 0, false
 		}
 		f, err := openFileSafe(sp.path, os.O_WRONLY, 0)
 		if err != nil {
 			continue // gone, or something else is there now: not ours to touch
 		}
 		fi, err := f.Stat()
-		if err == nil && linkCount(fi) == 1 && f.Truncate(0) == nil {
+		if err == nil && fi.Mode().IsRegular() && linkCount(fi) == 1 {
 			p.mu.Lock()
 			p.live[sp.path] = true
 			p.mu.Unlock()
-			return sp.path, f, true
+			return sp.path, f, fi.Size(), true
 		}
 		f.Close()
 		os.Remove(sp.path) // our name; another link keeps its content

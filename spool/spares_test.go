@@ -170,7 +170,7 @@ func TestSpares_Take(t *testing.T) {
 			p := newSpares()
 			p.setOn(true)
 			path := tt.setup(p)
-			got, f, ok := p.take(dir)
+			got, f, size, ok := p.take(dir)
 			if ok {
 				f.Close()
 			}
@@ -178,8 +178,9 @@ func TestSpares_Take(t *testing.T) {
 				t.Fatalf("take = %q, %v; want reused %v", got, ok, tt.reused)
 			}
 			if ok {
-				if b, _ := os.ReadFile(got); len(b) != 0 {
-					t.Fatalf("a taken spare is emptied, has %q", b)
+				// Not emptied (its blocks stay allocated): the writer cuts it.
+				if b, _ := os.ReadFile(got); int64(len(b)) != size || size == 0 {
+					t.Fatalf("take's size %d, the spare holds %q", size, b)
 				}
 			} else if p.isSpare(path) {
 				t.Fatal("a dropped spare is still counted as ours")
@@ -212,5 +213,38 @@ func TestSpares_Bounded(t *testing.T) {
 	p.setOn(false)
 	if n := len(temps(t, dir)); n != 0 {
 		t.Fatalf("%d temps left after setOn(false)", n)
+	}
+}
+
+// TestFiles_WriteTempFromSpare: a spare is overwritten in place, and what
+// its older version had past the new data is cut, whether the new one is
+// shorter, as long or longer.
+func TestFiles_WriteTempFromSpare(t *testing.T) {
+	for _, tt := range []struct{ name, old, new string }{
+		{"shorter", "state: running\nresult: a long answer\n", "state: done\n"},
+		{"as long", "state: done\n", "state: fail\n"},
+		{"longer", "a\n", "state: done\nresult: ok\n"},
+		{"empty", "state: done\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := files{tag: "t", spares: newSpares()}
+			fs.spares.setOn(true)
+			spare := filepath.Join(dir, ".sg-t-1.tmp")
+			if err := os.WriteFile(spare, []byte(tt.old), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fs.spares.keep(spare)
+			tmp, err := fs.writeTempFrom(filepath.Join(dir, "a.yaml"), []byte(tt.new), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tmp != spare {
+				t.Fatalf("wrote %s, not the spare %s", tmp, spare)
+			}
+			if b, _ := os.ReadFile(tmp); string(b) != tt.new {
+				t.Fatalf("the spare holds %q, want %q", b, tt.new)
+			}
+		})
 	}
 }
