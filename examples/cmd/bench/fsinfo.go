@@ -8,9 +8,10 @@ import (
 
 // fsInfo names the file system that holds dir, as the core figures'
 // notes say: "ext4 on /dev/vda, no journal". On ext4 without a journal,
-// creating a file walks every inode freed in the last 30 s, so the disk's
-// own rate depends on what was deleted lately, by anyone (see
-// spool/spares.go). Linux only; "" where it cannot tell.
+// creating a file walks every inode of its block group freed in the last
+// minute or more, so the disk's own rate depends on what was deleted
+// lately, by anyone (see markTopdir and spool/spares.go). Linux only; ""
+// where it cannot tell.
 func fsInfo(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
