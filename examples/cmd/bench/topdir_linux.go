@@ -19,8 +19,8 @@ const fsTopdirFL = 0x00020000
 // or 360 s while its inode table block is dirty (fs/ext4/ialloc.c,
 // recently_deleted: RECENTCY_MIN, RECENTCY_DIRTY), and a burst of creates
 // keeps those blocks dirty. Measured on this machine: 200 creates in a
-// fresh folder of /tmp cost 1,200-1,300 µs each, minutes after other runs
-// had removed their temp folders, and 21-25 µs in a folder marked so. The
+// fresh folder of /tmp cost 1,196-1,309 µs each, minutes after other runs
+// had removed their temp folders, and 19-28 µs in a folder marked so. The
 // temp folder's group holds whatever every test and build deleted
 // lately; waiting that out takes up to six minutes, and a group of their
 // own gives the core's figures a disk that nothing deleted from.
