@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/dirsync"
 )
 
 // floorWorkers is the floor's number of claimers, the daemon's
@@ -100,7 +102,7 @@ func protocolFloor(dir string, n int, data []byte) (float64, error) {
 			fail(err)
 			break
 		}
-		fail(syncDir(dirs["incoming"]))
+		fail(dirsync.Path(dirs["incoming"]))
 		dropped <- id
 	}
 	close(dropped)
@@ -161,21 +163,12 @@ func writeSynced(f *os.File, data []byte) error {
 	return err
 }
 
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
 // syncBoth syncs the folder a file entered and the one it left at once,
 // as the daemon does.
 func syncBoth(to, from string) error {
 	errc := make(chan error, 1)
-	go func() { errc <- syncDir(from) }()
-	err := syncDir(to)
+	go func() { errc <- dirsync.Path(from) }()
+	err := dirsync.Path(to)
 	if e := <-errc; err == nil {
 		err = e
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,13 +29,10 @@ func markTopdir(dir string) error {
 		return err
 	}
 	defer f.Close()
-	var flags int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_GETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		return e
+	fd := int(f.Fd())
+	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		return err
 	}
-	flags |= fsTopdirFL
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FS_IOC_SETFLAGS, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		return e
-	}
-	return nil
+	return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags|fsTopdirFL)
 }
