@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -23,19 +24,23 @@ var errNoExchange = errors.New("rename exchange not supported")
 // the check and the rename are two steps. The folder is synced, and with
 // it the folders also (at once: see syncDirs): the source folder of the
 // move that brought the file here.
-func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task, also ...string) error {
-	if err := s.swapIn(k, dir, t, nil); err != nil {
-		return err
+// It returns the bytes it wrote.
+func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task, also ...string) ([]byte, error) {
+	data, err := s.swapIn(k, dir, t, nil, nil)
+	if err != nil {
+		return nil, err
 	}
-	return syncDirs(append([]string{s.Layout.Lane(k, dir)}, also...)...)
+	return data, syncDirs(append([]string{s.Layout.Lane(k, dir)}, also...)...)
 }
 
 // writeFenced is rewrite that also requires the file on disk to belong to
 // owner at attempt: a newer attempt's record that appeared in between is
 // swapped back, never overwritten. The caller syncs the folder (or lets
-// the move that follows do it).
-func (s *Store) writeFenced(k taskfile.Kind, dir string, t *taskfile.Task, owner string, attempt int) error {
-	return s.swapIn(k, dir, t, func(old *taskfile.Task) error {
+// the move that follows do it). known are the bytes of the record the
+// writer put there last (nil: none): see swapIn. It returns the bytes it
+// wrote.
+func (s *Store) writeFenced(k taskfile.Kind, dir string, t *taskfile.Task, owner string, attempt int, known []byte) ([]byte, error) {
+	return s.swapIn(k, dir, t, known, func(old *taskfile.Task) error {
 		if old.Owner != owner || old.Attempt != attempt {
 			return fmt.Errorf("%w: %s is now owner %q attempt %d", ErrFenced, t.TaskID, old.Owner, old.Attempt)
 		}
@@ -44,14 +49,22 @@ func (s *Store) writeFenced(k taskfile.Kind, dir string, t *taskfile.Task, owner
 }
 
 // swapIn puts t's encoding (fsynced) in place of the file in dir, only if
-// that file exists and check accepts its content. The caller syncs the
-// folder.
-func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func(old *taskfile.Task) error) error {
+// that file exists and check accepts its content. A file that holds
+// exactly known (the record this writer put there last) is accepted
+// without decoding it: check would pass by construction, and a decode is
+// the largest part of a rewrite's own work. The caller syncs the folder.
+// It returns the bytes it wrote.
+func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, known []byte, check func(old *taskfile.Task) error) ([]byte, error) {
 	path := s.Layout.TaskPath(k, dir, t.TaskID)
 	data, err := t.Encode()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return data, s.swapData(path, dir, t.TaskID, data, known, check)
+}
+
+// swapData is swapIn of data, t's encoding, at path.
+func (s *Store) swapData(path, dir, id string, data, known []byte, check func(old *taskfile.Task) error) error {
 	tmp, err := s.files.writeTempFrom(path, data, true)
 	if err != nil {
 		return err
@@ -68,19 +81,14 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 	swapped, err := replaceExisting(tmp, path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("%w: %s has left %s/", ErrFenced, t.TaskID, dir)
+		return fmt.Errorf("%w: %s has left %s/", ErrFenced, id, dir)
 	case errors.Is(err, errNoExchange):
-		old, rerr := ReadTaskFile(path)
-		if rerr != nil {
+		if rerr := checkRecord(path, known, check); rerr != nil {
 			if errors.Is(rerr, os.ErrNotExist) {
-				return fmt.Errorf("%w: %s has left %s/", ErrFenced, t.TaskID, dir)
+				return fmt.Errorf("%w: %s has left %s/", ErrFenced, id, dir)
 			}
 			if check != nil {
 				return rerr
-			}
-		} else if check != nil {
-			if err := check(old); err != nil {
-				return err
 			}
 		}
 		if err := os.Rename(tmp, path); err != nil {
@@ -96,18 +104,14 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 		return nil
 	}
 	// tmp now holds what was there before our swap.
-	old, rerr := ReadTaskFile(tmp)
-	if rerr == nil {
-		rerr = check(old)
-	}
-	if rerr != nil {
+	if rerr := checkRecord(tmp, known, check); rerr != nil {
 		// Not ours any more (or unreadable): put the other record back.
 		if _, err := replaceExisting(tmp, path); err != nil {
 			// tmp still holds the other record: never a spare (the
 			// next rewrite would truncate it); left for the operator.
 			spare = false
 			s.files.spares.forget(tmp)
-			return fmt.Errorf("fence %s: restore after %v: %w (the other record is in %s)", t.TaskID, rerr, err, tmp)
+			return fmt.Errorf("fence %s: restore after %v: %w (the other record is in %s)", id, rerr, err, tmp)
 		}
 		if errors.Is(rerr, ErrFenced) {
 			return rerr
@@ -115,4 +119,21 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, check func
 		return fmt.Errorf("%w: %v", ErrFenced, rerr)
 	}
 	return nil
+}
+
+// checkRecord reads the task record at p and runs check on it (nil: the
+// read alone). A record whose bytes are known passes without a decode.
+func checkRecord(p string, known []byte, check func(old *taskfile.Task) error) error {
+	data, _, err := ReadOwn(p, taskfile.MaxRecordSize)
+	if err != nil {
+		return &TaskPathError{Path: p, Err: err}
+	}
+	if check == nil || (known != nil && bytes.Equal(data, known)) {
+		return nil
+	}
+	old, err := taskfile.DecodeRecord(data)
+	if err != nil {
+		return &TaskPathError{Path: p, Err: err}
+	}
+	return check(old)
 }

@@ -117,7 +117,7 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 		}
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
-	if err := s.rewrite(lane, taskfile.DirPending, t, dir); err != nil {
+	if _, err := s.rewrite(lane, taskfile.DirPending, t, dir); err != nil {
 		return IntakeResult{}, fmt.Errorf("intake %s: %w", src, err)
 	}
 	return IntakeResult{Outcome: Accepted, Lane: lane, Task: t, Path: dst}, nil

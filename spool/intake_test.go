@@ -4,6 +4,7 @@ package spool
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,8 +238,12 @@ func TestStore_WriteFenced(t *testing.T) {
 	}
 	hb := task.Clone()
 	hb.Result = "beat"
-	if err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "a:1", 1); err != nil {
+	wrote, err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "a:1", 1, nil)
+	if err != nil {
 		t.Fatalf("own file: %v", err)
+	}
+	if want, _ := hb.Encode(); !bytes.Equal(wrote, want) {
+		t.Fatalf("writeFenced returned %q, wrote %q", wrote, want)
 	}
 	// Another owner took it: the write is refused and the record kept.
 	other := task.Clone()
@@ -246,8 +251,8 @@ func TestStore_WriteFenced(t *testing.T) {
 	if err := putTask(s, taskfile.KindAPI, taskfile.DirRunning, other); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "a:1", 1); err == nil {
-		t.Fatal("fenced write went through")
+	if _, err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "a:1", 1, wrote); err == nil {
+		t.Fatal("fenced write went through (with the writer's own last bytes as known)")
 	}
 	if got, _ := s.Read(taskfile.KindAPI, taskfile.DirRunning, "f"); got.Owner != "b:2" {
 		t.Fatalf("newer record overwritten: owner %q", got.Owner)
@@ -256,11 +261,49 @@ func TestStore_WriteFenced(t *testing.T) {
 	if err := s.move(taskfile.KindAPI, taskfile.DirRunning, taskfile.DirPending, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "b:2", 2); err == nil {
+	if _, err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "b:2", 2, nil); err == nil {
 		t.Fatal("write recreated a moved file")
 	}
 	if _, err := os.Lstat(s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirRunning, "f")); !os.IsNotExist(err) {
 		t.Fatal("running file resurrected")
+	}
+}
+
+// TestStore_WriteFencedKnown guards the fence's fast path: a record that
+// holds exactly the writer's known bytes passes without being decoded (so
+// even bytes that would not decode pass), and any other bytes are decoded
+// and checked.
+func TestStore_WriteFencedKnown(t *testing.T) {
+	odd := []byte("taskId: [not a record\n")
+	tests := []struct {
+		name   string
+		known  []byte
+		wantOK bool
+	}{
+		{"known bytes: accepted without a decode", odd, true},
+		{"no known bytes: decoded, refused", nil, false},
+		{"other known bytes: decoded, refused", []byte("taskId: f\n"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			p := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirRunning, "f")
+			if err := WriteFileAtomic(p, odd); err != nil {
+				t.Fatal(err)
+			}
+			hb := &taskfile.Task{TaskID: "f", ModelKind: taskfile.KindAPI, Model: "fast", Content: "x", State: taskfile.StateRunning, Attempt: 1, Owner: "a:1"}
+			_, err := s.writeFenced(taskfile.KindAPI, taskfile.DirRunning, hb, "a:1", 1, tt.known)
+			got, _ := os.ReadFile(p)
+			if tt.wantOK {
+				if err != nil || bytes.Equal(got, odd) {
+					t.Fatalf("err %v, file %q: want the write through", err, got)
+				}
+				return
+			}
+			if !errors.Is(err, ErrFenced) || !bytes.Equal(got, odd) {
+				t.Fatalf("err %v, file %q: want ErrFenced and the record kept", err, got)
+			}
+		})
 	}
 }
 

@@ -65,6 +65,7 @@ type Lease struct {
 	owner   string
 	account string         // the web session's account, written by Mark
 	task    *taskfile.Task // as last read or written
+	wrote   []byte         // the bytes of the record this lease last wrote (nil: none yet), its fence's known
 	marked  bool           // Mark succeeded: owner and attempt now fence every write
 	claimed time.Time      // when Claim moved it: the attempt's record starts there
 }
@@ -124,10 +125,11 @@ func (l *Lease) Mark(now time.Time) (*taskfile.Task, error) {
 	m.OpenAttempt(l.claimed, now, l.owner, l.account)
 	// The rewrite syncs running/, and the claim's source folder with it,
 	// or a crash could bring the file back in pending/ as well.
-	if err := l.s.rewrite(l.kind, taskfile.DirRunning, m, l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
+	data, err := l.s.rewrite(l.kind, taskfile.DirRunning, m, l.s.Layout.Lane(l.kind, taskfile.DirPending))
+	if err != nil {
 		return nil, err
 	}
-	l.task, l.marked = m, true
+	l.task, l.wrote, l.marked = m, data, true
 	return m, nil
 }
 
@@ -149,13 +151,14 @@ func (l *Lease) Beat(now time.Time, browserPID int) error {
 	if browserPID != 0 {
 		hb.BrowserPID = browserPID
 	}
-	if err := l.s.writeFenced(l.kind, taskfile.DirRunning, hb, l.owner, l.task.Attempt); err != nil {
+	data, err := l.s.writeFenced(l.kind, taskfile.DirRunning, hb, l.owner, l.task.Attempt, l.wrote)
+	if err != nil {
 		return err
 	}
 	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
 		return err
 	}
-	l.task = hb
+	l.task, l.wrote = hb, data
 	return nil
 }
 
@@ -185,9 +188,9 @@ func (l *Lease) Finish(o Outcome, now time.Time) (*taskfile.Task, error) {
 		var werr error
 		if l.marked {
 			// The move below syncs both folders, which makes this durable too.
-			werr = l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt)
+			_, werr = l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt, l.wrote)
 		} else {
-			werr = l.s.swapIn(l.kind, taskfile.DirRunning, t, nil)
+			_, werr = l.s.swapIn(l.kind, taskfile.DirRunning, t, nil, nil)
 		}
 		if werr == nil {
 			break

@@ -25,13 +25,14 @@ func (l *Lease) RecordSend(rec *taskfile.SendRecord, d *taskfile.Delivery) error
 	if d != nil {
 		t.SetDelivery(*d)
 	}
-	if err := l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt); err != nil {
+	data, err := l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt, l.wrote)
+	if err != nil {
 		return err
 	}
 	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
 		return err
 	}
-	l.task = t
+	l.task, l.wrote = t, data
 	return nil
 }
 

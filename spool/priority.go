@@ -36,7 +36,7 @@ func (s *Store) SetPriority(k taskfile.Kind, id string, p taskfile.Priority) (*t
 		}
 		want := t.Clone()
 		want.Priority = p
-		err = s.swapIn(k, taskfile.DirPending, want, func(cur *taskfile.Task) error {
+		_, err = s.swapIn(k, taskfile.DirPending, want, nil, func(cur *taskfile.Task) error {
 			if !sameRecord(cur, t) {
 				return errChanged
 			}

@@ -178,7 +178,7 @@ func (s *Store) reclaimOne(k taskfile.Kind, t *taskfile.Task, reason string, now
 	} else {
 		t.State, t.FinishedAt = taskfile.StateFailed, now
 	}
-	if err := s.rewrite(k, to, t); err != nil {
+	if _, err := s.rewrite(k, to, t); err != nil {
 		s.Limiter().Fail("reclaim rewrite:"+s.Layout.TaskPath(k, to, id), "reclaim: rewrite failed; recovery repairs the state", err, "lane", k, "taskId", id)
 	}
 	return r, true

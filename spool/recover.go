@@ -157,7 +157,7 @@ func (s *Store) loadPendingOne(k taskfile.Kind, id string) (*taskfile.Task, erro
 		if t.SubmittedAt.IsZero() {
 			t.SubmittedAt = now()
 		}
-		if err := s.rewrite(k, taskfile.DirPending, t); err != nil {
+		if _, err := s.rewrite(k, taskfile.DirPending, t); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +191,7 @@ func (s *Store) fixFinalStates(k taskfile.Kind, dir string) error {
 		if t.ErrorClass == "" && want == taskfile.StateCanceled {
 			t.ErrorClass = taskfile.ClassCanceled
 		}
-		if err := s.rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
+		if _, err := s.rewrite(k, dir, t); err != nil && !errors.Is(err, ErrFenced) {
 			return err
 		}
 		s.Log.Info("repaired state after crash", "lane", k, "taskId", id, "state", want)

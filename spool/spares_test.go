@@ -62,7 +62,7 @@ func TestStore_SparesRecycle(t *testing.T) {
 			for i := range 6 {
 				before := inodeOf(t, path)
 				task.Content = strings.Repeat("y", i+1)
-				if err := s.rewrite(k, taskfile.DirRunning, task); err != nil {
+				if _, err := s.rewrite(k, taskfile.DirRunning, task); err != nil {
 					t.Fatal(err)
 				}
 				got, err := s.Read(k, taskfile.DirRunning, "t1")
