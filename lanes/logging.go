@@ -36,16 +36,20 @@ func (t teeHandler) WithGroup(n string) slog.Handler {
 	return teeHandler{t.a.WithGroup(n), t.b.WithGroup(n)}
 }
 
-// newTaskLogHandler writes to <lane>/logs/TASKID.log: every attempt of one
-// task, self-check included, at debug level and up. A log that cannot be
-// written safely (a symlink, a fifo) never stalls the attempt: see
-// spool.Store.TaskLog.
-func newTaskLogHandler(s *spool.Store, k taskfile.Kind, id string) slog.Handler {
-	return slog.NewTextHandler(s.TaskLog(k, id), &slog.HandlerOptions{Level: slog.LevelDebug})
+// newTaskLogHandler writes to w, a task's <lane>/logs/TASKID.log: every
+// attempt of one task, self-check included, at debug level and up. A log
+// that cannot be written safely (a symlink, a fifo) never stalls the
+// attempt: see spool.Store.TaskLog.
+func newTaskLogHandler(w *spool.TaskLog) slog.Handler {
+	return slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})
 }
 
 // TaskLogger returns a logger that writes to both log and the task's log
 // file; the daemon uses it for events outside an attempt (reclaim, cancel).
+// Its log is closed from the start: each of its few lines opens the file
+// for itself, so nothing is left open for a logger nobody closes.
 func TaskLogger(log *slog.Logger, s *spool.Store, k taskfile.Kind, id string) *slog.Logger {
-	return slog.New(teeHandler{a: log.With("taskId", id).Handler(), b: newTaskLogHandler(s, k, id)})
+	w := s.TaskLog(k, id)
+	w.Close()
+	return slog.New(teeHandler{a: log.With("taskId", id).Handler(), b: newTaskLogHandler(w)})
 }

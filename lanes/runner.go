@@ -24,6 +24,7 @@ type runner struct {
 	output  string         // the task's spool.OutputKey, from its claim on (see OutputOwner)
 	model   *config.ModelConfig
 	log     *slog.Logger
+	logFile *spool.TaskLog // the task log, open for the attempt: run closes it
 	cancelF context.CancelCauseFunc
 	mu      sync.Mutex
 	pending error // cause requested before the context existed
@@ -48,9 +49,10 @@ func (r *runner) canceled() bool {
 func (r *runner) init(lease *spool.Lease, t *taskfile.Task, m *config.ModelConfig) {
 	l := r.l
 	r.lease, r.task, r.model = lease, t, m
+	r.logFile = l.c.Store.TaskLog(l.c.Kind, t.TaskID)
 	r.log = slog.New(teeHandler{
 		a: l.c.Log.With("taskId", t.TaskID).Handler(),
-		b: newTaskLogHandler(l.c.Store, l.c.Kind, t.TaskID),
+		b: newTaskLogHandler(r.logFile),
 	}).With("attempt", t.Attempt)
 	if r.sess != nil {
 		r.log = r.log.With("account", r.sess.spec.Account)
@@ -75,6 +77,7 @@ func (r *runner) cancel(cause error) {
 
 func (r *runner) run(parent context.Context) {
 	l := r.l
+	defer r.logFile.Close() // what the executor logs later opens the file for its line
 	// Detach from the lane's context: shutdown reaches a runner only
 	// through cancel(ErrShutdown), so it can put the task back.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))

@@ -6,17 +6,25 @@ import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoolgate/spoolgate/internal/dirsync"
 )
 
-// SyncDir fsyncs a folder so renames in it are durable.
+// SyncDir fsyncs a folder so renames in it are durable. The folder is
+// opened as a bare descriptor, not an *os.File: os.NewFile costs an fcntl
+// and a failing epoll_ctl (a folder cannot be polled), and a task's moves
+// and rewrites sync seven folders.
 func SyncDir(dir string) error {
-	f, err := openDirNoFollow(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|safeFlags, 0)
 	if err != nil {
-		return err
+		return refusal("open", dir, err, wantFolder)
 	}
-	defer f.Close()
-	return dirsync.File(f)
+	defer unix.Close(fd)
+	if err := dirsync.FD(fd); err != nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	return nil
 }
 
 // openNoFollow opens path for reading without following a symlink at its

@@ -162,3 +162,17 @@ func kindName(m os.FileMode) string {
 	}
 	return kindOf(m)
 }
+
+// appendBeneath appends data to root/rel, opened as openAppendBeneath
+// opens it, and closes it.
+func appendBeneath(root, rel string, data []byte) error {
+	f, err := openAppendBeneath(root, rel)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

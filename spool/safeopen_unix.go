@@ -143,34 +143,29 @@ func openDirBeneath(root string, parts []string, mkdir bool) (int, string, error
 	return fd, path, nil
 }
 
-// appendBeneath appends data to root/rel: every folder on the way opened
-// without following a link, the file created if missing, and refused
-// unless it is a regular file.
-func appendBeneath(root, rel string, data []byte) error {
+// openAppendBeneath opens root/rel for appending: every folder on the way
+// opened without following a link, the file created if missing, and
+// refused unless it is a regular file.
+func openAppendBeneath(root, rel string) (*os.File, error) {
 	parts, err := splitRel(rel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dfd, dir, err := openDirBeneath(root, parts[:len(parts)-1], false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unix.Close(dfd)
 	name := parts[len(parts)-1]
 	path := filepath.Join(dir, name)
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|safeFlags, uint32(FilePerm))
 	if err != nil {
-		return refusal("open", path, err, wantFile)
+		return nil, refusal("open", path, err, wantFile)
 	}
 	if err := checkFd(fd, path, wantFile); err != nil {
-		return err
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // writeBeneath writes data to root/rel durably and atomically (temp file,

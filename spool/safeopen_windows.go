@@ -101,21 +101,13 @@ func rootTarget(root, rel string, mkdir bool) (*os.Root, string, error) {
 	return r, name, nil
 }
 
-func appendBeneath(root, rel string, data []byte) error {
+func openAppendBeneath(root, rel string) (*os.File, error) {
 	r, name, err := rootTarget(root, rel, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 }
 
 func writeBeneath(root, rel string, data []byte, tag string) error {

@@ -1,38 +1,83 @@
 package spool
 
 import (
-	"io"
+	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
+
+func taskLogRel(k taskfile.Kind, id string) string {
+	return filepath.Join(string(k), taskfile.DirLogs, id+".log")
+}
 
 // appendTaskLog appends data to <lane>/logs/ID.log, opened by an openat
 // walk from the spool root: no symlink is followed on the way or at the
 // file, a fifo or any other special file is refused without blocking.
 func (s *Store) appendTaskLog(k taskfile.Kind, id string, data []byte) error {
-	return appendBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, id+".log"), data)
+	return appendBeneath(s.Layout.Root, taskLogRel(k, id), data)
 }
 
-// TaskLog returns the writer of lane k's log of task id. Each Write
-// appends (the file is opened each time: a task log gets a handful of
-// lines per attempt, and a closed file survives a crash whole). A log that
-// cannot be written safely never stops the attempt: the write reports
-// success to its caller, and the problem is logged on the daemon's log
-// once per task (not once per line).
-func (s *Store) TaskLog(k taskfile.Kind, id string) io.Writer { return &taskLog{s: s, k: k, id: id} }
+// TaskLog returns the writer of lane k's log of task id. Its first Write
+// opens the file (as appendTaskLog does) and keeps it open until Close: an
+// attempt writes a few lines, and each open is a walk from the spool root
+// (a tenth of a task's own work in the spool core's profile). Written
+// lines are in the kernel at once, so a crash of the daemon loses none. A
+// Write after Close appends its line alone (an executor's goroutine may
+// log after its attempt ended). A log that cannot be written safely never
+// stops the attempt: the write reports success to its caller, and the
+// problem is logged on the daemon's log once per task (not once per line).
+func (s *Store) TaskLog(k taskfile.Kind, id string) *TaskLog {
+	return &TaskLog{s: s, k: k, id: id}
+}
 
-type taskLog struct {
+// TaskLog is one task's log file, open while its attempt runs.
+type TaskLog struct {
 	s  *Store
 	k  taskfile.Kind
 	id string
+
+	mu     sync.Mutex
+	f      *os.File // nil: not open (yet, or any more)
+	closed bool
 }
 
-func (w *taskLog) Write(p []byte) (int, error) {
-	if err := w.s.appendTaskLog(w.k, w.id, p); err != nil {
-		if w.s.guard.tellOnce("log:" + string(w.k) + "/" + w.id) {
-			w.s.Log.Error("task log not written: the task goes on without it", "lane", w.k, "taskId", w.id, "err", err)
+func (w *TaskLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var err error
+	if w.closed {
+		err = w.s.appendTaskLog(w.k, w.id, p)
+	} else {
+		if w.f == nil {
+			w.f, err = openAppendBeneath(w.s.Layout.Root, taskLogRel(w.k, w.id))
+		}
+		if err == nil {
+			if _, err = w.f.Write(p); err != nil {
+				w.f.Close() // the next line opens it again
+			}
+		}
+		if err != nil {
+			w.f = nil
 		}
 	}
+	if err != nil && w.s.guard.tellOnce("log:"+string(w.k)+"/"+w.id) {
+		w.s.Log.Error("task log not written: the task goes on without it", "lane", w.k, "taskId", w.id, "err", err)
+	}
 	return len(p), nil
+}
+
+// Close closes the file; later Writes append a line each. It is safe to
+// call more than once.
+func (w *TaskLog) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
 }
