@@ -15,6 +15,9 @@ type files struct {
 	tag  string // hostTag of the host the temps are named for
 	// spares are the Store's spare temps (spares.go); nil: none kept.
 	spares *spares
+	// folders are the folders below root its guards verified
+	// (folderid.go); nil: none kept.
+	folders *folderIDs
 }
 
 // plainFiles are the primitives outside any Store: temps named for

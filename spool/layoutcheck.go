@@ -85,6 +85,9 @@ func (f files) guardDir(dir string) error {
 		return nil
 	}
 	dir = filepath.Clean(dir)
+	if f.folders.holds(dir) {
+		return nil // one stat: dir is the very folder a walk reached (folderid.go)
+	}
 	var below []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if d == f.root {
@@ -100,6 +103,7 @@ func (f files) guardDir(dir string) error {
 			return err
 		}
 	}
+	f.folders.learn(f.root, dir)
 	return nil
 }
 
@@ -110,8 +114,10 @@ func (f files) guardedRename(src, dst string) error {
 	if err := f.guardDir(filepath.Dir(src)); err != nil {
 		return err
 	}
-	if err := f.guardDir(filepath.Dir(dst)); err != nil {
-		return err
+	if filepath.Dir(dst) != filepath.Dir(src) {
+		if err := f.guardDir(filepath.Dir(dst)); err != nil {
+			return err
+		}
 	}
 	return renameNoReplace(src, dst)
 }

@@ -52,7 +52,7 @@ func NewStore(cfg *config.Config, log *slog.Logger) *Store {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
-	s.files = files{root: filepath.Clean(s.Layout.Root), tag: hostTag(cfg.Host), spares: newSpares()}
+	s.files = files{root: filepath.Clean(s.Layout.Root), tag: hostTag(cfg.Host), spares: newSpares(), folders: newFolderIDs()}
 	return s
 }
 
