@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -177,7 +178,10 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if coreRoot, err = os.MkdirTemp(o.dir, "spoolgate-core-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(coreRoot)
+		defer func() {
+			os.RemoveAll(coreRoot)
+			markCleaned(filepath.Dir(coreRoot))
+		}()
 		fmt.Fprintf(stderr, "bench: %s: measuring the spool core against the disk ...\n", time.Since(start).Round(time.Second))
 		if diskFigures, err = measureDisk(ctx, coreRoot, stderr); err != nil {
 			return fmt.Errorf("core: %w", err)
