@@ -121,7 +121,7 @@ type serviceProgram struct {
 	parent      context.Context
 	grace       time.Duration
 	fn          func(context.Context) error
-	onEarlyExit func(error) // called after fn returns without a Stop; may be nil
+	onEarlyExit func(error) // called after fn returns without a Stop, before done closes; may be nil
 	done        chan struct{}
 
 	mu       sync.Mutex
@@ -149,10 +149,12 @@ func (p *serviceProgram) Start(service.Service) error {
 		p.err = err
 		early := !p.stopping
 		p.mu.Unlock()
-		close(p.done)
+		// onEarlyExit before done: whoever waits for done finds it
+		// called (in the service it ends the process, and done is moot).
 		if early && p.onEarlyExit != nil {
 			p.onEarlyExit(err)
 		}
+		close(p.done)
 	}()
 	return nil
 }
