@@ -22,7 +22,8 @@ func (s *Store) appendTaskLog(k taskfile.Kind, id string, data []byte) error {
 // TaskLog returns the writer of lane k's log of task id. Its first Write
 // opens the file (as appendTaskLog does) and keeps it open until Close: an
 // attempt writes a few lines, and each open is a walk from the spool root
-// (a tenth of a task's own work in the spool core's profile). Written
+// (four opens and an fstat; with the file's create, the task log was 14 %
+// of a task's work in the spool core's profile, opened for each line). Written
 // lines are in the kernel at once, so a crash of the daemon loses none. A
 // Write after Close appends its line alone (an executor's goroutine may
 // log after its attempt ended). A log that cannot be written safely never
