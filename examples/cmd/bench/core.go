@@ -85,11 +85,28 @@ func taskData(id string) []byte {
 	return data
 }
 
-// freedWindow is how long ext4 without a journal keeps a freed inode from
-// reuse while its inode table block is clean (fs/ext4/ialloc.c,
-// recently_deleted: RECENTCY_MIN, 60 s), and a second more: the wait where
-// the core's folder cannot have block groups of its own.
-const freedWindow = 61 * time.Second
+// How long ext4 without a journal keeps a freed inode from reuse
+// (fs/ext4/ialloc.c, recently_deleted): RECENTCY_MIN, and RECENTCY_DIRTY
+// more while the inode's table block is dirty, as a large removal leaves
+// them. freedWindow, a second past the first, is the wait where the core's
+// folder cannot have block groups of its own; freedAge, a second past
+// both, the wait after the bench's own clean-up (awaitCleaned).
+const (
+	recencyMin   = 60 * time.Second
+	recencyDirty = 300 * time.Second
+	freedWindow  = recencyMin + time.Second
+	freedAge     = recencyMin + recencyDirty + time.Second
+)
+
+// sleepCtx waits d, or less if ctx ends first (its error then).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
 
 // measureDisk gives the figures that compare the daemon's file work with
 // the disk's own (throughput, hand-over, pickup), in root; measureScale
@@ -101,9 +118,11 @@ const freedWindow = 61 * time.Second
 // deletions the same code read 0.15-0.23 × one write. So runBench measures
 // these figures before the strategies (whose spools are removed as each
 // run ends) and removes root only when all is done (its clean-up would
-// cost the strategies' hand-overs), and here, on such a file system, puts
-// root's folders in block groups of their own, or where it cannot, waits
-// out the minute for whatever was deleted before the bench began.
+// cost the strategies' hand-overs), and here, on such a file system,
+// waits out the last run's clean-up (awaitCleaned) and puts root's
+// folders in the first block group where a create is cheap (freshGroup),
+// or where it cannot choose, waits out the minute for whatever was
+// deleted before the bench began.
 func measureDisk(ctx context.Context, root string, stderr io.Writer) ([]coreFigure, error) {
 	if fs := fsInfo(root); strings.HasSuffix(fs, "no journal") {
 		if err := awaitCleaned(ctx, filepath.Dir(root), stderr); err != nil {
@@ -111,10 +130,8 @@ func measureDisk(ctx context.Context, root string, stderr io.Writer) ([]coreFigu
 		}
 		if err := markTopdir(root); err != nil {
 			fmt.Fprintf(stderr, "bench: the spool is on %s, and its folders cannot have block groups of their own (%v): waiting %s for the inodes freed before the bench to age ...\n", fs, err, freedWindow)
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(freedWindow):
+			if err := sleepCtx(ctx, freedWindow); err != nil {
+				return nil, err
 			}
 		} else {
 			place, costs, err := freshGroup(root)
@@ -152,20 +169,11 @@ func measureDisk(ctx context.Context, root string, stderr io.Writer) ([]coreFigu
 // files with the scale figures).
 const cleanedStamp = ".spoolgate-bench-cleaned"
 
-// freedAge is how long, on ext4 without a journal, a create walks past an
-// inode freed before it: 60 s, and 300 s more while the inode's table
-// block is dirty (RECENTCY_MIN, RECENTCY_DIRTY), as a removal of that many
-// files leaves them.
-const freedAge = 361 * time.Second
-
 // markCleaned records that the bench just removed its core folder from
-// dir (see awaitCleaned).
+// dir (see awaitCleaned): the write sets the stamp's mtime, an existing
+// stamp's too (O_TRUNC).
 func markCleaned(dir string) {
-	p := filepath.Join(dir, cleanedStamp)
-	if err := os.WriteFile(p, nil, 0o644); err == nil {
-		now := time.Now()
-		os.Chtimes(p, now, now)
-	}
+	os.WriteFile(filepath.Join(dir, cleanedStamp), nil, 0o644)
 }
 
 // awaitCleaned waits until freedAge has passed since the last run of the
@@ -185,12 +193,7 @@ func awaitCleaned(ctx context.Context, dir string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "bench: the last run removed its files %s ago: waiting %s for the inodes it freed to age (ext4 without a journal) ...\n",
 		time.Since(fi.ModTime()).Round(time.Second), wait.Round(time.Second))
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(wait):
-		return nil
-	}
+	return sleepCtx(ctx, wait)
 }
 
 // freshGroup makes up to freshTries folders in root (marked by

@@ -21,8 +21,10 @@ const fsTopdirFL = 0x00020000
 // fresh folder of /tmp cost 1,196-1,309 µs each, minutes after other runs
 // had removed their temp folders, and 19-28 µs in a folder marked so. The
 // temp folder's group holds whatever every test and build deleted
-// lately; waiting that out takes up to six minutes, and a group of their
-// own gives the core's figures a disk that nothing deleted from.
+// lately. A group of their own is not always a clean one: the group that
+// a large removal just emptied is the very kind Orlov picks, so the bench
+// also waits out its own last clean-up and tries several groups
+// (awaitCleaned, freshGroup).
 func markTopdir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
