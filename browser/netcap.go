@@ -23,34 +23,61 @@ import (
 // body came in one piece before it took), the body is asked for once
 // with getResponseBody after loadingFinished. A redirect fires
 // requestWillBeSent again with the same request id: the body starts over.
+//
+// The driver's watch (startNetWatch) follows the last request whose URL
+// holds the site's network.url; --suggest's (startNetProbe) keeps every
+// fetch, XHR and EventSource response the page gets after the probe, to
+// find the one that carries the answer.
 type netWatch struct {
-	spec NetSpec
-	log  func(msg string, args ...any)
+	spec    NetSpec // the driver's: the site's network key
+	log     func(msg string, args ...any)
+	match   func(*network.Request, network.ResourceType) bool
+	keepAll bool // every match is kept (the probe), not only the last
 
-	mu       sync.Mutex
-	id       network.RequestID // the answer's request: the last match
-	buffered []byte            // streamResourceContent's bufferedData
-	chunks   [][]byte          // dataReceived's data, in order
-	esMsgs   []string          // EventSource messages, when no bytes streamed
-	streamed bool              // streamResourceContent took
-	finished time.Time         // loadingFinished
-	failed   string            // loadingFailed's error
-	canceled bool              // the page canceled it (after reading its end?)
-	body     []byte            // the whole body, once finished
+	mu      sync.Mutex
+	id      network.RequestID // the last match
+	resps   map[network.RequestID]*netResp
+	order   []network.RequestID
+	changed chan struct{} // a signal per change, for a waiter (cap 1)
+	work    chan netJob
+	done    chan struct{}
+	cancel  context.CancelFunc
+}
+
+// netResp is one response as it came in.
+type netResp struct {
+	url      string
+	buffered []byte   // streamResourceContent's bufferedData
+	chunks   [][]byte // dataReceived's data, in order
+	esMsgs   []string // EventSource messages, when no bytes streamed
+	streamed bool     // streamResourceContent took
+	finished time.Time
+	failed   string // loadingFailed's error
+	canceled bool   // the page canceled it (after reading its end?)
+	body     []byte // the whole body, once finished
 	bodyErr  error
-	changed  chan struct{} // a signal per change, for a waiter (cap 1)
-	work     chan network.RequestID
-	done     chan struct{}
-	cancel   context.CancelFunc
+}
+
+// netJob is a CDP call the events ask for: stream the response, or
+// (settle) fix its body once it ended.
+type netJob struct {
+	id     network.RequestID
+	settle bool
 }
 
 // startNetWatch starts watching the tab of ctx for responses to spec.URL
 // (only requests sent from now on: the earlier answers' are not seen).
 // Stop ends it.
 func startNetWatch(ctx context.Context, spec NetSpec, log func(string, ...any)) (*netWatch, error) {
+	return startWatch(ctx, spec, func(r *network.Request, _ network.ResourceType) bool {
+		return strings.Contains(r.URL, spec.URL) && r.Method != "OPTIONS"
+	}, false, log)
+}
+
+func startWatch(ctx context.Context, spec NetSpec, match func(*network.Request, network.ResourceType) bool, keepAll bool, log func(string, ...any)) (*netWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &netWatch{spec: spec, log: log, changed: make(chan struct{}, 1),
-		work: make(chan network.RequestID, 16), done: make(chan struct{}), cancel: cancel}
+	w := &netWatch{spec: spec, log: log, match: match, keepAll: keepAll, resps: map[network.RequestID]*netResp{},
+		changed: make(chan struct{}, 1), work: make(chan netJob, 64), done: make(chan struct{}), cancel: cancel}
 	if err := chromedp.Listen(ctx, w.event); err != nil {
 		cancel()
 		return nil, err
@@ -75,6 +102,13 @@ func (w *netWatch) signal() {
 	}
 }
 
+func (w *netWatch) ask(j netJob) {
+	select {
+	case w.work <- j:
+	default: // full: a page firing requests faster than CDP answers; the body fallback remains
+	}
+}
+
 // event runs on chromedp's reading goroutine: it only records and hands
 // the commands to run.
 func (w *netWatch) event(ev any) {
@@ -82,48 +116,45 @@ func (w *netWatch) event(ev any) {
 	defer w.mu.Unlock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
-		if e.Request == nil || !strings.Contains(e.Request.URL, w.spec.URL) || e.Request.Method == "OPTIONS" {
+		if e.Request == nil || !w.match(e.Request, e.Type) {
 			return
 		}
 		// A new request, or the same id after a redirect: its body starts over.
-		w.id, w.buffered, w.chunks, w.esMsgs, w.streamed = e.RequestID, nil, nil, nil, false
-		w.finished, w.failed, w.canceled, w.body, w.bodyErr = time.Time{}, "", false, nil, nil
-	case *network.EventResponseReceived:
-		if e.RequestID == w.id && w.finished.IsZero() {
-			select {
-			case w.work <- e.RequestID:
-			default: // full: a page firing requests faster than CDP answers; the body fallback remains
+		if _, ok := w.resps[e.RequestID]; !ok {
+			if !w.keepAll {
+				clear(w.resps)
+				w.order = w.order[:0]
 			}
+			w.order = append(w.order, e.RequestID)
+		}
+		w.id, w.resps[e.RequestID] = e.RequestID, &netResp{url: e.Request.URL}
+	case *network.EventResponseReceived:
+		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
+			w.ask(netJob{id: e.RequestID})
 		}
 	case *network.EventDataReceived:
-		if e.RequestID == w.id && len(e.Data) > 0 {
-			w.chunks = append(w.chunks, append([]byte(nil), e.Data...))
+		if r := w.resps[e.RequestID]; r != nil && len(e.Data) > 0 {
+			r.chunks = append(r.chunks, append([]byte(nil), e.Data...))
 			w.signal()
 		}
 	case *network.EventEventSourceMessageReceived:
-		if e.RequestID == w.id {
-			w.esMsgs = append(w.esMsgs, e.Data)
+		if r := w.resps[e.RequestID]; r != nil {
+			r.esMsgs = append(r.esMsgs, e.Data)
 			w.signal()
 		}
 	case *network.EventLoadingFinished:
-		if e.RequestID == w.id && w.finished.IsZero() {
-			w.finished = time.Now()
-			select {
-			case w.work <- "": // "" asks run to settle the body
-			default:
-			}
+		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
+			r.finished = time.Now()
+			w.ask(netJob{id: e.RequestID, settle: true})
 		}
 	case *network.EventLoadingFailed:
-		if e.RequestID == w.id && w.finished.IsZero() {
-			w.finished, w.failed = time.Now(), e.ErrorText
+		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
+			r.finished, r.failed = time.Now(), e.ErrorText
 			if e.Canceled {
 				// A page that has read its stream's end marker often
 				// cancels the rest: what arrived is the body.
-				w.failed, w.canceled = "canceled by the page", true
-				select {
-				case w.work <- "":
-				default:
-				}
+				r.failed, r.canceled = "canceled by the page", true
+				w.ask(netJob{id: e.RequestID, settle: true})
 			}
 			w.signal()
 		}
@@ -137,43 +168,55 @@ func (w *netWatch) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case id := <-w.work:
-			if id != "" {
-				w.stream(ctx, id)
+		case j := <-w.work:
+			if j.settle {
+				w.settle(ctx, j.id)
 			} else {
-				w.settle(ctx)
+				w.stream(ctx, j.id)
 			}
 		}
 	}
 }
 
+// resp is the response of id as it is now, or nil when a newer request
+// replaced it (the caller holds mu).
+func (w *netWatch) resp(id network.RequestID) *netResp { return w.resps[id] }
+
 func (w *netWatch) stream(ctx context.Context, id network.RequestID) {
 	res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: id})
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if id != w.id {
+	r := w.resp(id)
+	if r == nil {
 		return
 	}
 	if err != nil {
-		w.log("driver: network: streaming the response was refused; its body is read when it ends", "err", err)
+		if !w.keepAll {
+			w.log("driver: network: streaming the response was refused; its body is read when it ends", "err", err)
+		}
 		return
 	}
-	w.streamed, w.buffered = true, append([]byte(nil), res.BufferedData...)
+	r.streamed, r.buffered = true, append([]byte(nil), res.BufferedData...)
 	w.signal()
 }
 
 // settle fixes the body of a finished response: the streamed bytes, the
 // EventSource messages, or else getResponseBody.
-func (w *netWatch) settle(ctx context.Context) {
+func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 	w.mu.Lock()
-	id, canceled := w.id, w.canceled
-	var body []byte
-	if w.buffered != nil || len(w.chunks) > 0 {
-		body = append(append([]byte(nil), w.buffered...), joinChunks(w.chunks)...)
+	r := w.resp(id)
+	if r == nil {
+		w.mu.Unlock()
+		return
 	}
-	if len(body) == 0 && len(w.esMsgs) > 0 {
+	canceled := r.canceled
+	var body []byte
+	if r.buffered != nil || len(r.chunks) > 0 {
+		body = append(append([]byte(nil), r.buffered...), joinChunks(r.chunks)...)
+	}
+	if len(body) == 0 && len(r.esMsgs) > 0 {
 		var b strings.Builder
-		for _, m := range w.esMsgs {
+		for _, m := range r.esMsgs {
 			for _, l := range strings.Split(m, "\n") {
 				b.WriteString("data: " + l + "\n")
 			}
@@ -188,14 +231,16 @@ func (w *netWatch) settle(ctx context.Context) {
 		res, err = chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
 		if err == nil {
 			body = res.Body
-			w.log("driver: network: the stream gave no bytes; read the body with getResponseBody", "bytes", len(body))
+			if !w.keepAll {
+				w.log("driver: network: the stream gave no bytes; read the body with getResponseBody", "bytes", len(body))
+			}
 		}
 	}
 	w.mu.Lock()
-	if id == w.id {
-		w.body, w.bodyErr = body, err
-		if w.body == nil && err == nil {
-			w.body = []byte{}
+	if w.resp(id) == r {
+		r.body, r.bodyErr = body, err
+		if r.body == nil && err == nil {
+			r.body = []byte{}
 		}
 	}
 	w.mu.Unlock()
@@ -204,6 +249,7 @@ func (w *netWatch) settle(ctx context.Context) {
 
 // netState is what the watch has of the answer's response now.
 type netState struct {
+	URL      string
 	Seen     bool      // a matching request was sent
 	Bytes    int       // bytes so far
 	Ended    bool      // the response ended and its body is settled
@@ -214,22 +260,41 @@ type netState struct {
 	Streamed bool
 }
 
-func (w *netWatch) state() netState {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := len(w.buffered)
-	for _, c := range w.chunks {
+func (r *netResp) state() netState {
+	n := len(r.buffered)
+	for _, c := range r.chunks {
 		n += len(c)
 	}
-	st := netState{Seen: w.id != "", Bytes: n, EndedAt: w.finished, Failed: w.failed, Streamed: w.streamed}
-	st.Ended = !w.finished.IsZero() && (w.failed != "" && !w.canceled || w.body != nil || w.bodyErr != nil)
+	st := netState{URL: r.url, Seen: true, Bytes: n, EndedAt: r.finished, Failed: r.failed, Streamed: r.streamed}
+	st.Ended = !r.finished.IsZero() && (r.failed != "" && !r.canceled || r.body != nil || r.bodyErr != nil)
 	if st.Ended {
-		st.Body, st.BodyErr = w.body, w.bodyErr
-		if w.canceled && len(w.body) > 0 {
+		st.Body, st.BodyErr = r.body, r.bodyErr
+		if r.canceled && len(r.body) > 0 {
 			st.Failed = "" // canceled once its bytes were in: they are the body
 		}
 	}
 	return st
+}
+
+// state is the last matching response's state.
+func (w *netWatch) state() netState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.resps[w.id]; r != nil {
+		return r.state()
+	}
+	return netState{}
+}
+
+// states is every kept response's state, in the order they were sent.
+func (w *netWatch) states() []netState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]netState, 0, len(w.order))
+	for _, id := range w.order {
+		out = append(out, w.resps[id].state())
+	}
+	return out
 }
 
 // netEndWait bounds the wait for a response to end once the page shows
@@ -238,18 +303,28 @@ const netEndWait = 2 * time.Second
 
 // waitEnd waits up to d for the response to end and returns its state.
 func (w *netWatch) waitEnd(ctx context.Context, d time.Duration) netState {
+	return w.waitFor(ctx, d, func() (netState, bool) {
+		st := w.state()
+		return st, st.Ended || !st.Seen
+	})
+}
+
+// waitFor waits up to d (or ctx) for done to hold; it returns done's
+// last state.
+func (w *netWatch) waitFor(ctx context.Context, d time.Duration, done func() (netState, bool)) netState {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
-		st := w.state()
-		if st.Ended || !st.Seen {
+		st, ok := done()
+		if ok {
 			return st
 		}
 		select {
 		case <-ctx.Done():
 			return st
 		case <-t.C:
-			return w.state()
+			st, _ = done()
+			return st
 		case <-w.changed:
 		}
 	}

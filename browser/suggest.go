@@ -26,16 +26,22 @@ type Suggestion struct {
 	Why        string      `json:"why"`
 	Current    string      `json:"current,omitempty"` // the config's selector: ok, matches nothing, ...
 	Others     []Candidate `json:"others,omitempty"`  // the next best, at most 3
+	// Network is the `network` key's value (Selector then shows it as
+	// the block writes it).
+	Network *config.SiteNetwork `json:"network,omitempty"`
 }
 
 // SuggestReport is what Suggest found on the page.
 type SuggestReport struct {
-	Site     string       `json:"site"`
-	URL      string       `json:"url"`
-	Keys     []Suggestion `json:"keys"`
-	Probe    string       `json:"probe,omitempty"`
-	Answer   string       `json:"answer,omitempty"` // the probe's answer as the page shows it
-	Problems []string     `json:"problems,omitempty"`
+	Site   string       `json:"site"`
+	URL    string       `json:"url"`
+	Keys   []Suggestion `json:"keys"`
+	Probe  string       `json:"probe,omitempty"`
+	Answer string       `json:"answer,omitempty"` // the probe's answer as the page shows it
+	// NetAnswer is the probe's answer as the response of the suggested
+	// network key carried it.
+	NetAnswer string   `json:"netAnswer,omitempty"`
+	Problems  []string `json:"problems,omitempty"`
 }
 
 // Get returns the suggestion for key.
@@ -198,6 +204,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 		rep.current(tab, sc)
 		return rep, nil
 	}
+	nw, err := startNetProbe(tab)
+	if err != nil {
+		return nil, fmt.Errorf("watch the page's responses: %w", err)
+	}
+	defer nw.Stop()
 	pk, err := probeAnswer(tab, d, send.Selector, opts.Send)
 	if err != nil {
 		return nil, err
@@ -207,6 +218,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	}
 	rep.Answer = pk.Answer.Text
 	add("answer", pk.Answer, "no new text grew after the send")
+	if pk.Answer.Found {
+		ns, text := netFor(tab, nw, pk.Answer.Text)
+		ns.Current, rep.NetAnswer = netCurrent(sc.Network, ns), text
+		rep.Keys = append(rep.Keys, ns)
+	}
 	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")
 	if busy.Selector == "" && len(pk.Gone) > 0 {
 		rep.Keys[len(rep.Keys)-1].Why += " (shown and gone, but not to be picked out: " + strings.Join(pk.Gone, ", ") + ")"
@@ -230,7 +246,9 @@ func (r *SuggestReport) current(tab context.Context, sc config.SiteConfig) {
 		return
 	}
 	for i := range r.Keys {
-		r.Keys[i].Current = res[r.Keys[i].Key]
+		if c, ok := res[r.Keys[i].Key]; ok {
+			r.Keys[i].Current = c
+		}
 	}
 }
 

@@ -5,11 +5,15 @@ package browser
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/spoolgate/spoolgate/examples/chatuistand"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
@@ -58,9 +62,68 @@ func TestSuggest_ChatUIs(t *testing.T) {
 			if len(got) != 1 || got[0].Text != "hello" {
 				t.Fatalf("the bot received %+v, want one hello", got)
 			}
-			if strings.TrimSpace(rep.Answer) != got[0].Answer {
-				t.Errorf("answer read %q\nwant %q", rep.Answer, got[0].Answer)
+			want := got[0].Answer
+			if ns, _ := rep.Get("network"); ns.Network == nil || rep.NetAnswer != want {
+				t.Errorf("network: %s (%s): read %q\nwant %q", ns.Selector, ns.Why, rep.NetAnswer, want)
+			}
+			switch dom := strings.TrimSpace(rep.Answer); {
+			case dom == want:
+			case ui == "nlux" && strings.HasPrefix(want, dom) && len(want)-len(dom) <= 3:
+				// nlux's stream renderer draws each character in an
+				// animation frame but ends on a timer: on a loaded
+				// machine the last frames land in the element it has
+				// already removed, and the page keeps the answer short
+				// of its end. Its response, above, is whole.
+				t.Logf("the page lost the end of the answer: %q", want[len(dom):])
+			default:
+				t.Errorf("answer read %q\nwant %q", rep.Answer, want)
 			}
 		})
+	}
+}
+
+// perItem tells an attribute that names one message (its value another
+// of the same make on the message beside it) from one that names a kind.
+func TestSuggestJS_PerItem(t *testing.T) {
+	needChromium(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><body>
+<div class="Message right" data-id="k3j2abc9xq1z" data-role="user">hello</div>
+<div class="Message left" data-id="ojuyisedytwo" data-role="assistant" id="a">The answer.</div>
+<article data-testid="conversation-turn-2">hello</article>
+<article data-testid="conversation-turn-3" id="t">The answer.</article>
+<button data-testid="copy-button" id="c">Copy</button><button data-testid="like-button">Like</button>
+<div data-kind="answer-box" id="k">alone</div>
+</body>`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab, closeTab, err := openTab(ctx, suggestCfg(t), "", false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTab()
+	if err := chromedp.Do(tab, chromedp.Navigate(srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		el, attr string
+		want     bool
+	}{
+		{"#a", "data-id", true},      // a random token beside another
+		{"#t", "data-testid", true},  // the same but for its digits
+		{"#a", "data-role", false},   // assistant and user: kinds
+		{"#c", "data-testid", false}, // copy-button and like-button share their end
+		{"#k", "data-kind", false},   // no other element has it
+	}
+	for _, tt := range tests {
+		got, err := sgEval[bool](tab, fmt.Sprintf(`((el) => perItem(el, %q, el.getAttribute(%q)))(document.querySelector(%q))`, tt.attr, tt.attr, tt.el))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("perItem(%s, %s) = %v, want %v", tt.el, tt.attr, got, tt.want)
+		}
 	}
 }

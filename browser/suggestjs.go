@@ -52,11 +52,37 @@ const SKIPDATA = /^data-(v-|reactid|react|radix|headlessui|state$|rbd-|aria-|slo
 const SEMANTIC = /^(textarea|input|button|form|main|footer|header|nav|aside|article|section|select|dialog|output|svg|time|ul|ol|li|p|pre|code|table|h[1-6])$/;
 
 // parts: the simple selectors that describe el alone, each with its kind.
+// perItem: attribute a names one item, not a kind: an element like el
+// (its tag) carries a with a value that is another of the same (the
+// digits apart, or a random token of the same make), so v finds the
+// probe's answer and never the next one: chatui's data-id="ojuyisedytwo"
+// on every message, ChatGPT's data-testid="conversation-turn-3". Kinds
+// stay: data-role "assistant" and "user", testids "copy-button" and
+// "like-button" (a shared end).
+const perItem = (el, a, v) => {
+  for (const n of el.getRootNode().querySelectorAll('[' + CSS.escape(a) + ']')) {
+    if (n === el || n.localName !== el.localName || n.contains(el) || el.contains(n)) continue;
+    const w = n.getAttribute(a);
+    if (w !== v && itemPair(v, w)) return true;
+  }
+  return false;
+};
+const itemPair = (v, w) => {
+  if (/\d/.test(v) && v.replace(/\d+/g, '#') === w.replace(/\d+/g, '#')) return true;
+  const tok = /^[A-Za-z0-9-]{8,64}$/;
+  if (!tok.test(v) || !tok.test(w) || Math.abs(v.length - w.length) > 4) return false;
+  if (v.replace(/[^-]/g, '').length !== w.replace(/[^-]/g, '').length) return false;
+  let p = 0, q = 0;
+  while (p < v.length && p < w.length && v[p] === w[p]) p++;
+  while (q < v.length && q < w.length && v[v.length - 1 - q] === w[w.length - 1 - q]) q++;
+  return p < 3 && q < 3;
+};
+
 const parts = (el) => {
   const tag = el.localName;
   const out = [];
   const add = (sel, kind, note) => out.push({sel, kind, note: note || ''});
-  for (const a of TESTIDS) { const v = el.getAttribute(a); if (okText(v)) add('[' + a + '=' + quote(v) + ']', 'testid', a); }
+  for (const a of TESTIDS) { const v = el.getAttribute(a); if (okText(v) && !perItem(el, a, v)) add('[' + a + '=' + quote(v) + ']', 'testid', a); }
   const role = el.getAttribute('role');
   const aria = el.getAttribute('aria-label');
   if (okText(aria)) add(tag + '[aria-label=' + quote(aria) + ']', 'aria', 'aria-label "' + aria + '"');
@@ -81,7 +107,7 @@ const parts = (el) => {
     if (!a.startsWith('data-') || TESTIDS.includes(a) || SKIPDATA.test(a) || a === 'data-placeholder') continue;
     const v = el.getAttribute(a);
     if (/^(true|false|on|off|open|closed|active|inactive|checked|unchecked|selected|visible|hidden|empty|loading|idle)$/i.test(v)) continue; // a state, not a name
-    if (v !== '' && okText(v) && nameKind(v) === 'ok' && !/^\d+$/.test(v) && v.length <= 40) add('[' + a + '=' + quote(v) + ']', 'data', a + '=' + v);
+    if (v !== '' && okText(v) && nameKind(v) === 'ok' && !/^\d+$/.test(v) && v.length <= 40 && !perItem(el, a, v)) add('[' + a + '=' + quote(v) + ']', 'data', a + '=' + v);
     else if (nameKind(a.slice(5)) === 'ok') add('[' + a + ']', 'dataPresence', a);
   }
   if (el.isContentEditable && el.getAttribute('contenteditable') !== null) add(tag + '[contenteditable=' + quote(el.getAttribute('contenteditable')) + ']', 'editable', 'contenteditable');

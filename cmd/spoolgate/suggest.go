@@ -177,7 +177,7 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 }
 
 // blockKeys are the site keys a suggestion may set, in the block's order.
-var blockKeys = []string{"input", "send", "answer", "busy", "done", "copy", "newChat", "error", "quiet"}
+var blockKeys = []string{"input", "send", "answer", "network", "busy", "done", "copy", "newChat", "error", "quiet"}
 
 // applySuggestions puts the suggestions into doc's sites.NAME (made if
 // missing) and returns that mapping. A key is set when the config has
@@ -206,6 +206,12 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 			old.LineComment = "still finds it (suggested: " + s.Selector + ")"
 			continue
 		}
+		if key == "network" {
+			if old == nil || s.Current != "ok" {
+				setNetwork(site, s)
+			}
+			continue
+		}
 		v := mapGet(site, key, yaml.ScalarNode)
 		v.Value, v.Style, v.Tag = s.Selector, yaml.DoubleQuotedStyle, "!!str"
 		if key == "quiet" {
@@ -214,6 +220,33 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 		v.LineComment = clip(s.Confidence+": "+s.Why, 140)
 	}
 	return site
+}
+
+// setNetwork sets the site's network key to the suggested response, as
+// one flow mapping with its reason beside it.
+func setNetwork(site *yaml.Node, s browser.Suggestion) {
+	n := s.Network
+	str := func(v string, style yaml.Style) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: v, Tag: "!!str", Style: style}
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+	add := func(k, v string, style yaml.Style) {
+		if v != "" {
+			m.Content = append(m.Content, str(k, 0), str(v, style))
+		}
+	}
+	add("url", n.URL, yaml.DoubleQuotedStyle)
+	add("format", n.Format, 0)
+	add("path", n.Path, 0)
+	add("mode", n.Mode, 0)
+	m.LineComment = clip(s.Confidence+": "+s.Why, 140)
+	for i := 0; i+1 < len(site.Content); i += 2 {
+		if site.Content[i].Value == "network" {
+			site.Content[i+1] = m
+			return
+		}
+	}
+	site.Content = append(site.Content, str("network", 0), m)
 }
 
 // longerQuiet: the config's quiet is already at least the suggested one.

@@ -27,6 +27,8 @@ func suggestReport() *browser.SuggestReport {
 		{Key: "input", Selector: `textarea[aria-label="Message"]`, Confidence: "high", Why: "the only text field", Current: "matches nothing"},
 		{Key: "send", Selector: `button[aria-label="Send"]`, Confidence: "high", Why: "named Send", Current: "ok"},
 		{Key: "answer", Selector: `[data-role="assistant"]`, Confidence: "high", Why: "the new text"},
+		{Key: "network", Selector: `{url: "/api/chat", format: sse, path: choices.0.delta.content}`, Confidence: "high", Why: "/api/chat carried the answer",
+			Network: &config.SiteNetwork{URL: "/api/chat", Format: "sse", Path: "choices.0.delta.content"}},
 		{Key: "busy", Confidence: "none", Why: "nothing showed"},
 		{Key: "done", Selector: `[role="toolbar"]`, Confidence: "medium", Why: "showed after"},
 	}}
@@ -51,6 +53,7 @@ func TestApplySuggestions(t *testing.T) {
 		`input: "textarea[aria-label=\"Message\"]" # high: the only text field`,
 		`send: "button.send" # still finds it (suggested: button[aria-label="Send"])`,
 		`answer: "[data-role=\"assistant\"]"`,
+		`network: {url: "/api/chat", format: sse, path: choices.0.delta.content} # high: /api/chat carried the answer`,
 		`loggedOut: "a.login"`,
 	} {
 		if !strings.Contains(block, want) {
@@ -81,6 +84,9 @@ func TestApplySuggestions(t *testing.T) {
 	}
 	if s := cfg.Sites["examplechat"]; s.Input != `textarea[aria-label="Message"]` || s.Send != "button.send" || s.LoggedOut != "a.login" {
 		t.Errorf("loaded site: %+v", s)
+	}
+	if n := cfg.Sites["examplechat"].Network; n == nil || *n != (config.SiteNetwork{URL: "/api/chat", Format: "sse", Path: "choices.0.delta.content"}) {
+		t.Errorf("loaded network: %+v", n)
 	}
 }
 

@@ -1,0 +1,276 @@
+// This file holds --suggest's network key: the probe's own responses,
+// and which of them carried the answer (netFor).
+
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/spoolgate/spoolgate/spool/config"
+)
+
+// startNetProbe keeps every fetch, XHR and EventSource response the page
+// gets from now on: one of them may carry the probe's answer.
+func startNetProbe(ctx context.Context) (*netWatch, error) {
+	return startWatch(ctx, NetSpec{}, func(r *network.Request, t network.ResourceType) bool {
+		switch t {
+		case network.ResourceTypeFetch, network.ResourceTypeXHR, network.ResourceTypeEventSource:
+			return r.Method != "OPTIONS"
+		}
+		return false
+	}, true, func(string, ...any) {})
+}
+
+// netMatch is how close a response's text must come to the answer the
+// page showed (see likeness) for `network` to be proposed.
+const netMatch = 0.9
+
+// netFor proposes the `network` key: the response, of those the probe
+// saw end, whose text (taken out by the same extractor the driver uses)
+// is the answer the page showed. Reading it gives the text the model
+// sent, byte for byte, and its end is proof that the answer ended; a
+// page that loses or holds back characters of its own (a typing
+// animation that drops the last one) no longer decides the result. It
+// waits up to netEndWait for the responses to end. text is the answer
+// as that response carried it ("" when none did).
+func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text string) {
+	w.waitFor(ctx, netEndWait, func() (netState, bool) {
+		for _, st := range w.states() {
+			if !st.Ended {
+				return st, false
+			}
+		}
+		return netState{}, true
+	})
+	all := w.states()
+	spec, score, text := bestNet(all, shown)
+	if score < netMatch {
+		return Suggestion{Key: "network", Confidence: "none", Why: netNone(len(all))}, ""
+	}
+	conf := "medium"
+	if score >= 0.99 {
+		conf = "high"
+	}
+	how := spec.Format
+	if spec.Path != "" {
+		how += " events, their text at " + spec.Path
+		if spec.Mode == NetFull {
+			how += " (the whole text so far)"
+		}
+	}
+	return Suggestion{Key: "network", Selector: netFlow(spec), Network: &spec, Confidence: conf,
+		Why: fmt.Sprintf("%s carried the answer (%s; %.0f %% alike with the page's, %d characters): the result is then the model's own text, and the response's end ends it", spec.URL, how, 100*score, utf8.RuneCountInString(text))}, text
+}
+
+// bestNet is the way to read one of the responses (latest first on a
+// tie) whose text comes closest to shown, with its likeness and text.
+func bestNet(all []netState, shown string) (best NetSpec, score float64, text string) {
+	for i := len(all) - 1; i >= 0; i-- {
+		st := all[i]
+		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !utf8.Valid(st.Body) || len(st.Body) == 0 {
+			continue
+		}
+		for _, spec := range netSpecs(st.URL, st.Body) {
+			got, err := extract(spec, st.Body)
+			if err != nil {
+				continue
+			}
+			if sc := likeness(got, shown); sc > score {
+				best, score, text = spec, sc, got
+			}
+		}
+	}
+	return best, score, text
+}
+
+func netNone(n int) string {
+	if n == 0 {
+		return "the page fetched nothing after the send (a WebSocket, or an answer made in the page): the answer is read from the page"
+	}
+	return fmt.Sprintf("none of the %d responses the page got after the send carried the answer as text, SSE or JSON lines: the answer is read from the page", n)
+}
+
+// netFlow is spec as the block writes it (a flow mapping).
+func netFlow(spec NetSpec) string {
+	parts := []string{"url: " + js(spec.URL), "format: " + spec.Format}
+	if spec.Path != "" {
+		parts = append(parts, "path: "+spec.Path)
+	}
+	if spec.Mode != "" {
+		parts = append(parts, "mode: "+spec.Mode)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// netSpecs are the ways to read body worth trying: as SSE or JSON lines,
+// each string a JSON event holds as the text (joined, or the last one),
+// or else the whole body as text. The URL part is the request's path
+// (with its query when the path is only "/").
+func netSpecs(rawURL string, body []byte) []NetSpec {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	part := u.EscapedPath()
+	if part == "" || part == "/" {
+		part = u.RequestURI()
+	}
+	var evs []string
+	format := NetText
+	if isSSE(body) {
+		format, evs = NetSSE, sseData(body)
+	} else if lines := jsonLines(body); len(lines) > 0 {
+		format, evs = NetNDJSON, lines
+	}
+	if format == NetText {
+		return []NetSpec{{URL: part, Format: NetText}}
+	}
+	var out []NetSpec
+	for _, p := range stringPaths(evs) {
+		for _, m := range []string{"", NetFull} {
+			out = append(out, NetSpec{URL: part, Format: format, Path: p, Mode: m})
+		}
+	}
+	return out
+}
+
+// isSSE: the body's first line that is not blank or a comment is an SSE
+// field (data:, event:, id:, retry:).
+func isSSE(body []byte) bool {
+	for _, l := range strings.Split(string(body), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if l == "" || strings.HasPrefix(l, ":") {
+			continue
+		}
+		f, _, ok := strings.Cut(l, ":")
+		return ok && (f == "data" || f == "event" || f == "id" || f == "retry")
+	}
+	return false
+}
+
+// jsonLines is body's lines when every one that is not blank is a JSON
+// object or array (one event a line); else nil.
+func jsonLines(body []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if (l[0] != '{' && l[0] != '[') || !json.Valid([]byte(l)) {
+			return nil
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// stringPaths is every path (keys and indexes apart by dots) at which a
+// JSON event of evs holds a string, most frequent first; at most 64.
+func stringPaths(evs []string) []string {
+	count := map[string]int{}
+	var walk func(v any, path string, depth int)
+	walk = func(v any, path string, depth int) {
+		if depth > 8 {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if path != "" {
+				count[path]++
+			}
+		case map[string]any:
+			for k, c := range x {
+				if !strings.Contains(k, ".") {
+					walk(c, strings.TrimPrefix(path+"."+k, "."), depth+1)
+				}
+			}
+		case []any:
+			for i, c := range x {
+				if i < 4 {
+					walk(c, strings.TrimPrefix(fmt.Sprintf("%s.%d", path, i), "."), depth+1)
+				}
+			}
+		}
+	}
+	for _, ev := range evs {
+		var v any
+		if json.Unmarshal([]byte(ev), &v) == nil {
+			walk(v, "", 0)
+		}
+	}
+	paths := make([]string, 0, len(count))
+	for p := range count {
+		paths = append(paths, p)
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		if count[paths[i]] != count[paths[j]] {
+			return count[paths[i]] > count[paths[j]]
+		}
+		return paths[i] < paths[j]
+	})
+	return paths[:min(len(paths), 64)]
+}
+
+// likeness is how alike two answers are by their letters and digits
+// alone (case folded): twice their longest common subsequence over their
+// summed lengths, 1 for the same. Markup that the page renders away
+// (Markdown's ** and #, a link's URL is the exception), spacing and
+// punctuation do not count, so the model's Markdown and the page's text
+// of it come out alike. At most 4,000 letters of each are compared.
+func likeness(a, b string) float64 {
+	x, y := letters(a, 4000), letters(b, 4000)
+	if len(x) == 0 || len(y) == 0 {
+		return 0
+	}
+	if lo, hi := min(len(x), len(y)), max(len(x), len(y)); float64(lo) < netMatch*float64(hi)*0.5 {
+		return 0 // too far apart in length to come near netMatch
+	}
+	prev, cur := make([]int, len(y)+1), make([]int, len(y)+1)
+	for i := range x {
+		for j := range y {
+			switch {
+			case x[i] == y[j]:
+				cur[j+1] = prev[j] + 1
+			case prev[j+1] >= cur[j]:
+				cur[j+1] = prev[j+1]
+			default:
+				cur[j+1] = cur[j]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return 2 * float64(prev[len(y)]) / float64(len(x)+len(y))
+}
+
+func letters(s string, n int) []rune {
+	var out []rune
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			out = append(out, unicode.ToLower(r))
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// netCurrent says whether the config's network key reads the same
+// response the same way.
+func netCurrent(have *config.SiteNetwork, s Suggestion) string {
+	switch {
+	case have == nil || s.Network == nil:
+		return ""
+	case *have == *s.Network:
+		return "ok"
+	}
+	return "reads it otherwise"
+}
