@@ -178,15 +178,11 @@ func (w *netWatch) run(ctx context.Context) {
 	}
 }
 
-// resp is the response of id as it is now, or nil when a newer request
-// replaced it (the caller holds mu).
-func (w *netWatch) resp(id network.RequestID) *netResp { return w.resps[id] }
-
 func (w *netWatch) stream(ctx context.Context, id network.RequestID) {
 	res, err := chromedp.Call(ctx, network.StreamResourceContent, network.StreamResourceContentParams{RequestID: id})
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := w.resp(id)
+	r := w.resps[id]
 	if r == nil {
 		return
 	}
@@ -204,7 +200,7 @@ func (w *netWatch) stream(ctx context.Context, id network.RequestID) {
 // EventSource messages, or else getResponseBody.
 func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 	w.mu.Lock()
-	r := w.resp(id)
+	r := w.resps[id]
 	if r == nil {
 		w.mu.Unlock()
 		return
@@ -237,7 +233,7 @@ func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 		}
 	}
 	w.mu.Lock()
-	if w.resp(id) == r {
+	if w.resps[id] == r {
 		r.body, r.bodyErr = body, err
 		if r.body == nil && err == nil {
 			r.body = []byte{}
@@ -303,28 +299,24 @@ const netEndWait = 2 * time.Second
 
 // waitEnd waits up to d for the response to end and returns its state.
 func (w *netWatch) waitEnd(ctx context.Context, d time.Duration) netState {
-	return w.waitFor(ctx, d, func() (netState, bool) {
+	w.waitFor(ctx, d, func() bool {
 		st := w.state()
-		return st, st.Ended || !st.Seen
+		return st.Ended || !st.Seen
 	})
+	return w.state()
 }
 
-// waitFor waits up to d (or ctx) for done to hold; it returns done's
-// last state.
-func (w *netWatch) waitFor(ctx context.Context, d time.Duration, done func() (netState, bool)) netState {
+// waitFor waits up to d (or ctx) for done to hold, looking again at each
+// change the events signal.
+func (w *netWatch) waitFor(ctx context.Context, d time.Duration, done func() bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
-	for {
-		st, ok := done()
-		if ok {
-			return st
-		}
+	for !done() {
 		select {
 		case <-ctx.Done():
-			return st
+			return
 		case <-t.C:
-			st, _ = done()
-			return st
+			return
 		case <-w.changed:
 		}
 	}

@@ -42,13 +42,13 @@ const netMatch = 0.9
 // waits up to netEndWait for the responses to end. text is the answer
 // as that response carried it ("" when none did).
 func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text string) {
-	w.waitFor(ctx, netEndWait, func() (netState, bool) {
+	w.waitFor(ctx, netEndWait, func() bool {
 		for _, st := range w.states() {
 			if !st.Ended {
-				return st, false
+				return false
 			}
 		}
-		return netState{}, true
+		return true
 	})
 	all := w.states()
 	spec, score, text := bestNet(all, shown)

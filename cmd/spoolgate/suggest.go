@@ -240,13 +240,7 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 	add("path", n.Path, 0)
 	add("mode", n.Mode, 0)
 	m.LineComment = clip(s.Confidence+": "+s.Why, 140)
-	for i := 0; i+1 < len(site.Content); i += 2 {
-		if site.Content[i].Value == "network" {
-			site.Content[i+1] = m
-			return
-		}
-	}
-	site.Content = append(site.Content, str("network", 0), m)
+	*mapGet(site, "network", yaml.MappingNode) = *m
 }
 
 // longerQuiet: the config's quiet is already at least the suggested one.
