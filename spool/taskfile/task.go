@@ -203,8 +203,17 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Encode renders the task as YAML in its stable field order.
 func (t *Task) Encode() ([]byte, error) {
+	c := t.rounded()
+	if b, ok := appendTask(make([]byte, 0, 512+len(c.Prompt)+len(c.Content)+len(c.Result)), c); ok {
+		return b, nil
+	}
+	return c.encodeYAML()
+}
+
+// rounded is a copy of the task with its times in UTC and rounded to
+// milliseconds, so files stay readable; the protocol needs no more.
+func (t *Task) rounded() *Task {
 	c := *t
-	// Round to milliseconds so files stay readable; the protocol needs no more.
 	for _, p := range []*time.Time{&c.SubmittedAt, &c.NotBefore, &c.StartedAt, &c.HeartbeatAt, &c.FinishedAt} {
 		if !p.IsZero() {
 			*p = p.UTC().Truncate(time.Millisecond)
@@ -216,15 +225,22 @@ func (t *Task) Encode() ([]byte, error) {
 		s.SendingAt, s.SentAt = msTime(s.SendingAt), msTime(s.SentAt)
 		c.Send = &s
 	}
+	return &c
+}
+
+// encodeYAML is Encode by yaml.v3 itself, for a task (already rounded)
+// that appendTask does not write.
+func (c Task) encodeYAML() ([]byte, error) {
+	id := c.TaskID
 	back := standIns(c.textFields()) // emoji written as themselves
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&c); err != nil {
-		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
+		return nil, fmt.Errorf("encode task %s: %w", id, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode task %s: %w", t.TaskID, err)
+		return nil, fmt.Errorf("encode task %s: %w", id, err)
 	}
 	return restoreStandIns(buf.Bytes(), back), nil
 }
