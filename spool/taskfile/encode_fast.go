@@ -202,11 +202,7 @@ func lineStyle(s string) (quote, ok bool) {
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r >= utf8.RuneSelf:
-			if !printable(r) || (r == utf8.RuneError && w == 1) {
-				return false, false
-			}
-		case r < ' ' || r == 0x7f:
+		case escaped(r, w):
 			return false, false
 		case r == ':' && (i+1 == len(s) || s[i+1] == ' '):
 			quote = true
@@ -233,12 +229,8 @@ func literalSafe(s string) bool {
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r >= utf8.RuneSelf:
-			if !printable(r) || (r == utf8.RuneError && w == 1) {
-				return false
-			}
 		case r == '\n':
-		case r < ' ' || r == 0x7f:
+		case escaped(r, w):
 			return false
 		case r == ' ' && i+1 < len(s) && s[i+1] == '\n':
 			return false
@@ -246,6 +238,17 @@ func literalSafe(s string) bool {
 		i += w
 	}
 	return true
+}
+
+// escaped reports whether yaml.v3 would not write the character r (w bytes
+// of UTF-8) as itself in a plain, single-quoted or literal scalar: a
+// control (a tab, a break), or past ASCII anything printable refuses, and
+// a byte that is not UTF-8.
+func escaped(r rune, w int) bool {
+	if r >= utf8.RuneSelf {
+		return !printable(r) || r == utf8.RuneError && w == 1
+	}
+	return r < ' ' || r == 0x7f
 }
 
 // printable is yaml.v3's is_printable for a character past ASCII, less
