@@ -53,7 +53,17 @@ func liveness(p *process.Process) Liveness {
 	case !ok:
 		return Gone
 	}
-	if st, err := p.Status(); err == nil && slices.Contains(st, process.Zombie) {
+	st, err := p.Status()
+	if err != nil {
+		// A zombie reaped between the two reads leaves no /proc entry to
+		// read: that is gone, not alive (CI saw a killed leftover browser,
+		// reaped by its parent just then, reported as the profile's holder).
+		if exists, perr := process.PidExists(p.Pid); perr == nil && !exists {
+			return Gone
+		}
+		return Alive
+	}
+	if slices.Contains(st, process.Zombie) {
 		return Gone
 	}
 	return Alive
