@@ -53,7 +53,7 @@ func liveness(p *process.Process) Liveness {
 	case !ok:
 		return Gone
 	}
-	st, err := p.Status()
+	st, err := procStatus(p)
 	if err != nil {
 		// A zombie reaped between the two reads leaves no /proc entry to
 		// read: that is gone, not alive (CI saw a killed leftover browser,
@@ -68,6 +68,10 @@ func liveness(p *process.Process) Liveness {
 	}
 	return Alive
 }
+
+// procStatus reads a process's state; a variable so that a test can reap
+// the process between liveness's two reads, the interleaving CI once hit.
+var procStatus = (*process.Process).Status
 
 // ProcessAlive is ProcessLiveness for a process already looked up (a
 // browser found by its command line): alive unless surely gone.
