@@ -46,7 +46,7 @@ func liveness(p *process.Process) Liveness {
 	switch {
 	case err != nil:
 		// It may have ended since it was looked up: ask once more.
-		if exists, perr := process.PidExists(p.Pid); perr == nil && !exists {
+		if vanished(p) {
 			return Gone
 		}
 		return Unsure
@@ -58,7 +58,7 @@ func liveness(p *process.Process) Liveness {
 		// A zombie reaped between the two reads leaves no /proc entry to
 		// read: that is gone, not alive (CI saw a killed leftover browser,
 		// reaped by its parent just then, reported as the profile's holder).
-		if exists, perr := process.PidExists(p.Pid); perr == nil && !exists {
+		if vanished(p) {
 			return Gone
 		}
 		return Alive
@@ -67,6 +67,13 @@ func liveness(p *process.Process) Liveness {
 		return Gone
 	}
 	return Alive
+}
+
+// vanished reports whether p's pid surely no longer exists: the second
+// look liveness takes when a read of p fails.
+func vanished(p *process.Process) bool {
+	exists, err := process.PidExists(p.Pid)
+	return err == nil && !exists
 }
 
 // procStatus reads a process's state; a variable so that a test can reap

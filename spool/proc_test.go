@@ -80,15 +80,15 @@ func TestProcessLiveness_ReapedBetweenReads(t *testing.T) {
 	cmd := startSleep(t)
 	_ = cmd.Process.Kill()
 	waitZombie(t, cmd.Process.Pid)
-	real := procStatus
-	t.Cleanup(func() { procStatus = real })
+	orig := procStatus
+	t.Cleanup(func() { procStatus = orig })
 	reaped := false
 	procStatus = func(p *process.Process) ([]string, error) {
 		if !reaped {
 			reaped = true
 			_ = cmd.Wait()
 		}
-		return real(p)
+		return orig(p)
 	}
 	if got := ProcessLiveness(cmd.Process.Pid); got != Gone {
 		t.Fatalf("ProcessLiveness = %v, want Gone", got)
