@@ -181,3 +181,34 @@ func TestDriver_ReadAnswer_Failures(t *testing.T) {
 }
 
 var _ = slog.Default
+
+// The body a slow machine reads (getResponseBody: the response was in
+// before streaming it took) is the bytes the server sent: Chromium's
+// text of a charset-less stream (decoded as windows-1252) is turned back
+// into them, and a stream that declares UTF-8 is read as it is. CJK and
+// emoji arrive split inside a character.
+func TestDriver_ReadAnswer_BodyFallback(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["cjk"]
+	for _, ctype := range []string{"text/event-stream", "text/event-stream; charset=utf-8", "text/event-stream; charset=windows-1252"} {
+		msg := "fallback " + ctype
+		p.mu.Lock()
+		p.ctype = ctype
+		p.mu.Unlock()
+		p.set(msg, md)
+		log := &syncBuf{}
+		d := readDriver(t, p.url, []string{MethodNetwork}, log)
+		d.netBodyOnly = true
+		a, err := ask(ctx, t, d, msg)
+		if err != nil {
+			t.Fatalf("%s: %v\nlog:\n%s", ctype, err, log)
+		}
+		if a.Method != MethodNetwork || a.Text != md {
+			t.Errorf("%s: %s %q, want the streamed Markdown %q\nlog:\n%s", ctype, a.Method, a.Text, md, log)
+		}
+		if !strings.Contains(log.String(), "read the body with getResponseBody") {
+			t.Errorf("%s: the body was not read by getResponseBody (the seam did not take):\n%s", ctype, log)
+		}
+	}
+}

@@ -75,6 +75,9 @@ type driver struct {
 	began    time.Time // the attempt's start, for the step log
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64
+	// netBodyOnly reads the answer's response only by getResponseBody
+	// (tests force the path a slow machine takes).
+	netBodyOnly bool
 
 	send  sender                           // records the send; zero: nothing recorded (check --send)
 	conv  convKeys                         // the site's conversation keys, for a reattach
@@ -182,7 +185,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	// bytes come right after it.
 	var nw *netWatch
 	if d.rs.network != nil {
-		if nw, err = startNetWatch(ctx, *d.rs.network, d.log.Warn); err != nil {
+		if nw, err = startNetWatch(ctx, *d.rs.network, d.netBodyOnly, d.log.Warn); err != nil {
 			return Answer{}, d.fail(ctx, "watch the network: %w", err)
 		}
 		defer nw.Stop()

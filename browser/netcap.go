@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type netWatch struct {
 	log     func(msg string, args ...any)
 	match   func(*network.Request, network.ResourceType) bool
 	keepAll bool // every match is kept (the probe), not only the last
+	// bodyOnly never asks to stream a response, so every body comes from
+	// getResponseBody: a seam for the tests of that path, which on a real
+	// page runs only when the machine is slow (the body was in before
+	// streaming took).
+	bodyOnly bool
 
 	mu      sync.Mutex
 	id      network.RequestID // the last match
@@ -47,6 +53,9 @@ type netWatch struct {
 // netResp is one response as it came in.
 type netResp struct {
 	url      string
+	mime     string   // the MIME type Chromium gives the response
+	declared string   // the charset its Content-Type declares ("": none)
+	charset  string   // the charset Chromium decoded its text by ("": its default)
 	buffered []byte   // streamResourceContent's bufferedData
 	chunks   [][]byte // dataReceived's data, in order
 	esMsgs   []string // EventSource messages, when no bytes streamed
@@ -68,15 +77,16 @@ type netJob struct {
 // startNetWatch starts watching the tab of ctx for responses to spec.URL
 // (only requests sent from now on: the earlier answers' are not seen).
 // Stop ends it.
-func startNetWatch(ctx context.Context, spec NetSpec, log func(string, ...any)) (*netWatch, error) {
+// bodyOnly is the tests' seam (see netWatch.bodyOnly).
+func startNetWatch(ctx context.Context, spec NetSpec, bodyOnly bool, log func(string, ...any)) (*netWatch, error) {
 	return startWatch(ctx, spec, func(r *network.Request, _ network.ResourceType) bool {
 		return strings.Contains(r.URL, spec.URL) && r.Method != "OPTIONS"
-	}, false, log)
+	}, false, bodyOnly, log)
 }
 
-func startWatch(ctx context.Context, spec NetSpec, match func(*network.Request, network.ResourceType) bool, keepAll bool, log func(string, ...any)) (*netWatch, error) {
+func startWatch(ctx context.Context, spec NetSpec, match func(*network.Request, network.ResourceType) bool, keepAll, bodyOnly bool, log func(string, ...any)) (*netWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &netWatch{spec: spec, log: log, match: match, keepAll: keepAll, resps: map[network.RequestID]*netResp{},
+	w := &netWatch{spec: spec, log: log, match: match, keepAll: keepAll, bodyOnly: bodyOnly, resps: map[network.RequestID]*netResp{},
 		changed: make(chan struct{}, 1), work: make(chan netJob, 64), done: make(chan struct{}), cancel: cancel}
 	if err := chromedp.Listen(ctx, w.event); err != nil {
 		cancel()
@@ -130,7 +140,13 @@ func (w *netWatch) event(ev any) {
 		w.id, w.resps[e.RequestID] = e.RequestID, &netResp{url: e.Request.URL}
 	case *network.EventResponseReceived:
 		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
-			w.ask(netJob{id: e.RequestID})
+			if e.Response != nil {
+				r.mime, r.charset = e.Response.MimeType, e.Response.Charset
+				r.declared = declaredCharset(headerValue(e.Response.Headers, "Content-Type"))
+			}
+			if !w.bodyOnly {
+				w.ask(netJob{id: e.RequestID})
+			}
 		}
 	case *network.EventDataReceived:
 		if r := w.resps[e.RequestID]; r != nil && len(e.Data) > 0 {
@@ -205,7 +221,7 @@ func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 		w.mu.Unlock()
 		return
 	}
-	canceled := r.canceled
+	canceled, sse, declared, charset := r.canceled, w.sse(r), r.declared, r.charset
 	var body []byte
 	if r.buffered != nil || len(r.chunks) > 0 {
 		body = append(append([]byte(nil), r.buffered...), joinChunks(r.chunks)...)
@@ -227,11 +243,22 @@ func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 		res, err = chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
 		if err == nil {
 			body = res.Body
+			how := "as sent (base64)"
+			if !res.Base64encoded {
+				// Chromium decoded it by its charset: back to the bytes.
+				var ok bool
+				if body, ok = undecode(res.Body, charset); ok {
+					how = "re-encoded from Chromium's " + cmp.Or(charset, "default windows-1252") + " text"
+				} else {
+					how = "as Chromium decoded it (" + cmp.Or(charset, "default") + "): its text fits no other reading"
+				}
+			}
 			if !w.keepAll {
-				w.log("driver: network: the stream gave no bytes; read the body with getResponseBody", "bytes", len(body))
+				w.log("driver: network: the stream gave no bytes; read the body with getResponseBody", "bytes", len(body), "how", how)
 			}
 		}
 	}
+	body = bodyText(body, sse, declared)
 	w.mu.Lock()
 	if w.resps[id] == r {
 		r.body, r.bodyErr = body, err
@@ -241,6 +268,15 @@ func (w *netWatch) settle(ctx context.Context, id network.RequestID) {
 	}
 	w.mu.Unlock()
 	w.signal()
+}
+
+// sse reports whether r's body is read as server-sent events (UTF-8 by
+// their standard): the site says so, or (the probe) its MIME type does.
+func (w *netWatch) sse(r *netResp) bool {
+	if w.spec.Format != "" {
+		return w.spec.Format == NetSSE
+	}
+	return strings.EqualFold(r.mime, "text/event-stream")
 }
 
 // netState is what the watch has of the answer's response now.

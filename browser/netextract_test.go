@@ -1,12 +1,14 @@
 package browser
 
 import (
-	"github.com/spoolgate/spoolgate/spool/config"
-
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 func TestNetSpec_Extract(t *testing.T) {
@@ -145,4 +147,79 @@ func TestHTMLToMarkdown(t *testing.T) {
 
 func readSiteForUnit() config.SiteConfig {
 	return config.SiteConfig{URL: "http://127.0.0.1/", Input: ".i", Send: ".s", Answer: ".a"}
+}
+
+// Chromium's text of a body goes back to the bytes it was decoded from:
+// windows-1252 (its default, with the C1 bytes it leaves undefined), a
+// declared UTF-8 (as it is) and GB18030; text that no windows-1252
+// decoding gives stays as it is.
+func TestUndecode(t *testing.T) {
+	utf := "## 发布说明 🚀 é"
+	gb, _ := simplifiedchinese.GB18030.NewEncoder().String(utf)
+	as1252 := func(b []byte) []byte {
+		var out []rune
+		for _, c := range b {
+			if c >= 0x80 && c < 0xA0 {
+				out = append(out, win1252[c-0x80])
+			} else {
+				out = append(out, rune(c))
+			}
+		}
+		return []byte(string(out))
+	}
+	for _, c := range []struct {
+		name, charset string
+		text          []byte
+		want          []byte
+		ok            bool
+	}{
+		{"default 1252", "", as1252([]byte(utf)), []byte(utf), true},
+		{"every byte", "", as1252(allBytes()), allBytes(), true},
+		{"declared latin1", "iso-8859-1", as1252([]byte(utf)), []byte(utf), true},
+		{"declared utf-8", "UTF-8", []byte(utf), []byte(utf), true},
+		{"gb18030", "gb18030", []byte(utf), []byte(gb), true},
+		{"already utf-8", "", []byte(utf), []byte(utf), false},
+		{"unknown charset", "x-klingon", []byte("abc"), []byte("abc"), false},
+	} {
+		got, ok := undecode(c.text, c.charset)
+		if ok != c.ok || !bytes.Equal(got, c.want) {
+			t.Errorf("%s: undecode = %q, %v; want %q, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func allBytes() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+// A body becomes UTF-8 text by its format: SSE is UTF-8 whatever the
+// header says; JSON lines and text honour a declared charset.
+func TestBodyText(t *testing.T) {
+	utf := `{"t":"发布说明 🚀"}`
+	gb, _ := simplifiedchinese.GB18030.NewEncoder().String(utf)
+	for _, c := range []struct {
+		name     string
+		raw      string
+		sse      bool
+		declared string
+		want     string
+	}{
+		{"sse, no charset", utf, true, "", utf},
+		{"sse says gbk", utf, true, "gbk", utf},
+		{"ndjson gb18030", gb, false, "gb18030", utf},
+		{"ndjson gbk label", gb, false, "GBK", utf},
+		{"text utf-8", utf, false, "utf-8", utf},
+		{"text, no charset", utf, false, "", utf},
+	} {
+		if got := string(bodyText([]byte(c.raw), c.sse, strings.ToLower(c.declared))); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := declaredCharset(`text/plain; charset="GB18030"`); got != "gb18030" {
+		t.Errorf("declaredCharset = %q", got)
+	}
 }

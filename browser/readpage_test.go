@@ -3,6 +3,7 @@
 package browser
 
 import (
+	"cmp"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -35,6 +36,7 @@ type readPage struct {
 	url     string
 	mu      sync.Mutex
 	answers map[string]string // message -> Markdown answer
+	ctype   string            // the stream's Content-Type (default: text/event-stream, no charset)
 	ended   []time.Time       // when each stream's last byte was written
 }
 
@@ -99,7 +101,10 @@ func (p *readPage) chat(w http.ResponseWriter, r *http.Request) {
 	if m := regexp.MustCompile(`\[\[pause=(\w+)\]\]`).FindStringSubmatch(req.Content); m != nil {
 		pause, _ = time.ParseDuration(m[1])
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	p.mu.Lock()
+	ctype := cmp.Or(p.ctype, "text/event-stream")
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", ctype)
 	fl := w.(http.Flusher)
 	send := func(v any) {
 		b, _ := json.Marshal(v)

@@ -26,7 +26,7 @@ func startNetProbe(ctx context.Context) (*netWatch, error) {
 			return r.Method != "OPTIONS"
 		}
 		return false
-	}, true, func(string, ...any) {})
+	}, true, false, func(string, ...any) {})
 }
 
 // netMatch is how close a response's text must come to the answer the
