@@ -253,7 +253,7 @@ func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *
 		text := taskfile.OneLine(st.Last)
 		return Answer{}, attempt.Errorf(taskfile.ClassTransient, "site %s answered with its error turn (errorTurn %q): %q", d.siteName, d.rs.errorTurn, text)
 	}
-	a, err := d.readBy(ctx, nw, tr)
+	a, err := d.readBy(ctx, nw, tr, len(netParts)+len(domParts) == 0)
 	if err != nil {
 		return a, err
 	}
@@ -268,10 +268,16 @@ func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *
 	case a.Method != MethodNetwork && len(domParts) > 0:
 		a.Text = strings.TrimSpace(strings.Join(append(domParts, a.Text), "\n"))
 	}
+	if len(netParts)+len(domParts) > 0 {
+		a.Check = d.pageCheck(ctx, a.Text, a.Format) // the parts joined, as the page may show them
+	}
+	if a.Check.State == CheckDiffers && d.rs.strict {
+		return Answer{}, attempt.Errorf(taskfile.ClassTransient, "site %s: the answer read by %s differs from the page (verify: strict): %s", d.siteName, a.Method, a.Check.Diff)
+	}
 	if tr.replaced > 0 {
 		d.log.Info("driver: the answer element was replaced while it streamed", "times", tr.replaced)
 	}
 	d.step("answer finished", "chars", utf8.RuneCountInString(a.Text), "method", a.Method, "format", a.Format, "endedBy", endedBy,
-		"signals", strings.Join(a.Signals, ", "), "continues", continues, "after", time.Since(sent).Round(time.Millisecond))
+		"signals", strings.Join(a.Signals, ", "), "check", a.Check.State, "continues", continues, "after", time.Since(sent).Round(time.Millisecond))
 	return a, nil
 }

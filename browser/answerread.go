@@ -21,7 +21,7 @@ import (
 // when it cannot deliver (logged): network, the page's own response;
 // copy, the answer's copy button with the clipboard write caught inside
 // the page; dom, the answer element's HTML converted to Markdown; text,
-// its visible text.
+// its visible text (both as the page renders them, see answerViewJS).
 const (
 	MethodNetwork = "network"
 	MethodCopy    = "copy"
@@ -43,6 +43,7 @@ type readSpec struct {
 	chrome    []string // UI inside the answer that is not the answer (dom)
 	network   *NetSpec
 	methods   []string // in order; text last
+	strict    bool     // a result that differs from the page fails the attempt
 }
 
 // positive reports whether the site names a positive end signal.
@@ -82,6 +83,8 @@ type Answer struct {
 	EndedBy string // the signal that ended the wait
 	// Fallbacks say why a better method did not deliver, one per method.
 	Fallbacks []string
+	// Check is how the answer compares with what the page showed.
+	Check PageCheck
 }
 
 // copyJS catches the page's clipboard writes inside the page:
@@ -176,41 +179,6 @@ func (d *driver) readCopy(ctx context.Context) (string, error) {
 	}
 }
 
-// defaultChrome is dropped from every answer's HTML before conversion:
-// buttons are the page's controls, never the model's words.
-var defaultChrome = []string{"button", "script", "style", "template", "[aria-hidden=true]"}
-
-// answerHTML returns the last answer element's HTML with the site's
-// chrome removed and each table cell's alignment as an align attribute
-// (renderers that set style="text-align" instead keep it too).
-func (d *driver) answerHTML(ctx context.Context) (string, error) {
-	chrome := append(append([]string(nil), d.rs.chrome...), defaultChrome...) // the site's first: its selectors may name a button
-	return chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
-const el = qlast(`+js(d.site.Answer)+`);
-if (!el) return '';
-const c = el.cloneNode(true);
-const label = (x) => { const y = x.cloneNode(true); for (const b of y.querySelectorAll('button')) b.remove(); return (y.textContent || '').trim(); };
-for (const s of `+js(chrome)+`) {
-  let xs = [];
-  try { xs = [...c.querySelectorAll(s)]; } catch (e) { continue; }
-  for (const x of xs) {
-    // A code block's language label is chrome, but where the renderer's
-    // language- class is gone (renamed classes) it is the language.
-    const pre = x.parentElement && [...x.parentElement.querySelectorAll('pre')].find((p) => x.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
-    const code = pre && (pre.querySelector('code') || pre);
-    const lang = label(x);
-    if (code && !/(^|\s)(language|lang)-/.test(code.className) && /^[\w+#.-]{1,20}$/.test(lang)) code.classList.add('language-' + lang);
-    x.remove();
-  }
-}
-for (const x of c.querySelectorAll('th, td')) {
-  const a = x.getAttribute('align') || x.style.textAlign;
-  if (a) x.setAttribute('align', a);
-}
-return c.innerHTML;
-})()`))
-}
-
 // mdConverter turns answer HTML into GitHub-flavoured Markdown: "-"
 // bullets, "*" emphasis, fenced code with its language, tables with
 // their alignment (minimal padding), strikethrough.
@@ -249,38 +217,96 @@ func tightenLists(md string) string {
 	return strings.Join(out, "\n")
 }
 
-// answerText is the last answer element's visible text.
-func (d *driver) answerText(ctx context.Context) (string, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
-const el = qlast(`+js(d.site.Answer)+`);
-return el ? (el.innerText ?? el.textContent ?? '') : '';
-})()`))
-}
-
 // errNoText is a method that delivered an empty answer.
 var errNoText = errors.New("it gave no text")
 
-// readBy reads the finished answer by the first method that delivers,
-// logging why each better one did not. nw is the answer's network watch
-// (nil: none); track has the element's reads while it streamed.
-func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack) (Answer, error) {
+// readBy reads the finished answer by the first method that delivers a
+// result the page agrees with (see checkResult), logging why each better
+// one did not. When every method that delivered differs from the page,
+// the first of them is kept, marked: the result is the best there is,
+// and the task file says it differs. The text method is not tried after
+// a difference, only when nothing else delivered: it is the check's own
+// reference, so it would agree by construction and turn a Markdown
+// answer into plain text without a word. check false leaves the comparison
+// to the caller (a continued answer, whose parts the page shows
+// otherwise). nw is the answer's network watch (nil: none); track has
+// the element's reads while it streamed.
+func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, check bool) (Answer, error) {
 	var a Answer
+	var first *Answer // the first result that differs from the page
 	for _, m := range d.rs.methods {
+		if m == MethodText && first != nil {
+			break
+		}
 		text, format, err := d.readOne(ctx, m, nw, track)
 		if err == nil && strings.TrimSpace(text) == "" {
 			err = errNoText
 		}
-		if err == nil {
-			a.Text, a.Format, a.Method = strings.TrimSpace(text), format, m
-			return a, nil
+		if err != nil {
+			if ctx.Err() != nil {
+				return a, d.fail(ctx, "reading the answer: %w", err)
+			}
+			a.Fallbacks = append(a.Fallbacks, m+": "+err.Error())
+			d.log.Warn("driver: reading the answer by "+m+" failed; trying the next method", "err", err)
+			continue
 		}
-		if ctx.Err() != nil {
-			return a, d.fail(ctx, "reading the answer: %w", err)
+		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Fallbacks: a.Fallbacks}
+		if !check {
+			return c, nil
 		}
-		a.Fallbacks = append(a.Fallbacks, m+": "+err.Error())
-		d.log.Warn("driver: reading the answer by "+m+" failed; trying the next method", "err", err)
+		c.Check = d.pageCheck(ctx, c.Text, format)
+		if c.Check.State != CheckDiffers {
+			return c, nil
+		}
+		d.log.Warn("driver: the answer read by "+m+" differs from the page; trying the next method", "diff", c.Check.Diff)
+		a.Fallbacks = append(a.Fallbacks, m+": differs from the page: "+c.Check.Diff)
+		if first == nil {
+			first = &c
+		}
+	}
+	if first != nil {
+		first.Fallbacks = a.Fallbacks
+		d.log.Warn("driver: no method's answer matches the page; keeping the first", "method", first.Method, "diff", first.Check.Diff)
+		return *first, nil
 	}
 	return a, nil // empty: the caller fails the attempt with the page's text
+}
+
+// checkSettle bounds how long a result that differs from the page waits
+// for the page to catch up (a renderer a frame behind the response's
+// end); checkPoll is how often it looks again meanwhile.
+const (
+	checkSettle = 2 * time.Second
+	checkPoll   = 100 * time.Millisecond
+)
+
+// pageCheck compares a result with the answer element as the page shows
+// it now. A difference counts only once the page has held still between
+// two looks: a page still rendering the end it was sent is looked at
+// again, up to checkSettle.
+func (d *driver) pageCheck(ctx context.Context, text, format string) PageCheck {
+	deadline := time.Now().Add(checkSettle)
+	prev := ""
+	for {
+		v, err := d.answerView(ctx)
+		if err != nil {
+			d.log.Warn("driver: the answer could not be read from the page to check it", "err", err)
+			return PageCheck{State: CheckUnchecked}
+		}
+		if !v.Found {
+			return PageCheck{State: CheckUnchecked}
+		}
+		c := checkResult(text, format, v.Text)
+		if c.State != CheckDiffers || v.Text == prev || time.Now().After(deadline) {
+			return c
+		}
+		prev = v.Text
+		select {
+		case <-ctx.Done():
+			return c
+		case <-time.After(checkPoll):
+		}
+	}
 }
 
 func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *answerTrack) (string, string, error) {
@@ -315,14 +341,15 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 		if track != nil && track.head != "" {
 			return "", "", errors.New("the answer's top left the page while it streamed: its HTML is not whole")
 		}
-		html, err := d.answerHTML(ctx)
+		v, err := d.answerView(ctx)
 		if err != nil {
 			return "", "", err
 		}
-		md, err := htmlToMarkdown(html)
+		md, err := htmlToMarkdown(v.HTML)
 		return md, FormatMarkdown, err
 	case MethodText:
-		text, err := d.answerText(ctx)
+		v, err := d.answerView(ctx)
+		text := v.Text
 		if track != nil {
 			text = track.whole(text)
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -67,12 +66,12 @@ func TestDriver_ReadAnswer_Methods(t *testing.T) {
 			if a.Method != m {
 				t.Fatalf("%s: read by %s (%v), want %s\nlog:\n%s", msg, a.Method, a.Fallbacks, m, log)
 			}
+			if a.Check.State != CheckVerified {
+				t.Errorf("%s: resultCheck %s %s, want verified", msg, a.Check.State, a.Check.Diff)
+			}
 			switch m {
 			case MethodText:
-				vis, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.turn:last-child .msg.assistant').innerText`))
-				if err != nil {
-					t.Fatal(err)
-				}
+				vis := innerTextNoCodeUI(ctx, t, `document.querySelector('.turn:last-child .msg.assistant')`)
 				if a.Format != FormatText || a.Text != strings.TrimSpace(vis) {
 					t.Errorf("%s: %s %q, want the visible text %q", msg, a.Format, a.Text, vis)
 				}

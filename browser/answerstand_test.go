@@ -101,10 +101,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 					}
 					assertSameMarkdown(t, msg+": dom", got, want)
 				case MethodText:
-					vis, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = document.querySelectorAll("[data-message-author-role='assistant']"); return a[a.length - 1].innerText; })()`))
-					if err != nil {
-						t.Fatal(err)
-					}
+					vis := innerTextNoCodeUI(ctx, t, `[...document.querySelectorAll("[data-message-author-role='assistant']")].pop()`)
 					if got != strings.TrimSpace(vis) || format != FormatText {
 						t.Errorf("%s: text: %q, want the visible text %q", msg, got, vis)
 					}

@@ -181,3 +181,18 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 }
 
 func slogTo(w *syncBuf) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// innerTextNoCodeUI is the innerText of the element the expression el
+// gives, with each code block's header (the element before its pre, a
+// language label and a Copy button on the test pages) hidden for the
+// read: the visible text the text method should return.
+func innerTextNoCodeUI(ctx context.Context, t *testing.T, el string) string {
+	t.Helper()
+	vis, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = `+el+`; const hid = [];
+for (const pre of a.querySelectorAll('pre')) { const h = pre.previousElementSibling; if (h && h.tagName !== 'P') { hid.push([h, h.style.display]); h.style.display = 'none'; } }
+const t = a.innerText; for (const [h, d] of hid) h.style.display = d; return t; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vis
+}

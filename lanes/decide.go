@@ -19,6 +19,8 @@ type attemptEnd struct {
 	Text      string // the answer (success only)
 	Format    string // how a web answer was read (attempt.Result)
 	Method    string
+	Check     string // how it compares with the page (attempt.Result)
+	CheckDiff string
 	Stage     string // what the attempt was doing when a cancel reached it
 	Attempt   int    // this attempt's number (1 = the first)
 	Took      time.Duration
@@ -51,13 +53,13 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	switch {
 	case err == nil && e.OutputErr == nil:
 		o.State, o.Result = taskfile.StateSuccess, e.Text
-		o.ResultFormat, o.ResultMethod = e.Format, e.Method
+		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the
 		// task fails without a retry (which would pay again).
 		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
-		o.ResultFormat, o.ResultMethod = e.Format, e.Method
+		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
 		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true
 	case errors.Is(e.Cause, attempt.ErrShutdown):

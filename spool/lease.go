@@ -34,6 +34,8 @@ type Outcome struct {
 	Result string // the answer: on success, and on a failure to write it to output/
 	// ResultFormat and ResultMethod: how a web answer was read.
 	ResultFormat, ResultMethod string
+	// ResultCheck and ResultDiff: how a web answer compares with the page.
+	ResultCheck, ResultDiff string
 	// Error is the one-line reason, with its Class, for anything but success.
 	Error string
 	Class taskfile.ErrorClass
@@ -223,6 +225,7 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	}
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
+	t.ResultCheck, t.ResultDiff = o.ResultCheck, o.ResultDiff
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
 		if n := len(t.Attempts); n > 0 && o.ResultMethod != "" {

@@ -8,6 +8,8 @@ package markdown
 
 import (
 	"bytes"
+	"html"
+	"regexp"
 	"html/template"
 	"net/url"
 	"strings"
@@ -126,3 +128,23 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 		parent.RemoveChild(parent, n)
 	}
 }
+
+// tag matches one tag of goldmark's own HTML, whose attribute values
+// are always escaped (a '>' inside one is &gt;).
+var tag = regexp.MustCompile(`<[^>]*>`)
+
+// Text returns the text a reader sees of src rendered: its words, code
+// and table cells without Markdown's syntax (markers, fences, pipes,
+// link targets, escapes, entities). Whitespace is not meant to match a
+// page's: callers compare it without whitespace.
+func Text(src string) string {
+	var b bytes.Buffer
+	if err := plain.Convert([]byte(src), &b); err != nil {
+		return src
+	}
+	return html.UnescapeString(tag.ReplaceAllString(b.String(), " "))
+}
+
+// plain is goldmark with GFM and nothing else: a link's text stays its
+// text whatever its target.
+var plain = goldmark.New(goldmark.WithExtensions(extension.GFM))

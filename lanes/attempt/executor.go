@@ -36,6 +36,10 @@ type Result struct {
 	// "markdown" or "text", Method "network", "copy", "dom" or "text"
 	// (empty for the API lane, whose text is the model's own).
 	Format, Method string
+	// Check and CheckDiff say how a web answer compares with what the
+	// page showed: "verified", "differs" (CheckDiff says where) or
+	// "unchecked"; empty for the API lane.
+	Check, CheckDiff string
 }
 
 // Job is one attempt of one task, as an executor sees it.

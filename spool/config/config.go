@@ -167,8 +167,9 @@ type SiteConfig struct {
 	// attempt fails as transient with its text.
 	ErrorTurn string `yaml:"errorTurn"`
 	// Chrome lists selectors of UI inside the answer that is not the
-	// answer (a code block's language label, "Copy code"), dropped before
-	// the answer's HTML becomes Markdown; buttons are always dropped.
+	// answer, dropped before it is read, for what no rule can know:
+	// buttons, toolbars, hidden elements, unselectable labels and a code
+	// block's header are always dropped.
 	Chrome []string `yaml:"chrome"`
 	// Network names the page's own response that carries the answer.
 	Network *SiteNetwork `yaml:"network"`
@@ -176,7 +177,17 @@ type SiteConfig struct {
 	// text); default: every method the keys above allow, best first.
 	// text is always the last resort.
 	Read []string `yaml:"read"`
+	// Verify is what a result that differs from the answer the page
+	// showed does: "" or "mark" records resultCheck: differs and keeps the
+	// result; "strict" fails the attempt as transient instead.
+	Verify string `yaml:"verify"`
 }
+
+// Verify's values.
+const (
+	VerifyMark   = "mark"
+	VerifyStrict = "strict"
+)
 
 // ReadMethods are the values of a site's `read:`, best first.
 var ReadMethods = []string{"network", "copy", "dom", "text"}

@@ -273,6 +273,9 @@ func (s SiteConfig) checkReading(key string) *ConfigError {
 		}
 		seen[m] = true
 	}
+	if s.Verify != "" && s.Verify != VerifyMark && s.Verify != VerifyStrict {
+		return &ConfigError{Key: key + ".verify", Msg: fmt.Sprintf("%q: want mark or strict", s.Verify)}
+	}
 	for i, c := range s.Chrome {
 		if strings.TrimSpace(c) == "" {
 			return &ConfigError{Key: fmt.Sprintf("%s.chrome[%d]", key, i), Msg: "empty selector"}

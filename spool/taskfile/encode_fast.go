@@ -82,6 +82,8 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	}
 	e.strOmit(0, "resultFormat", c.ResultFormat)
 	e.strOmit(0, "resultMethod", c.ResultMethod)
+	e.strOmit(0, "resultCheck", c.ResultCheck)
+	e.strOmit(0, "resultDiff", c.ResultDiff)
 	e.strOmit(0, "result", c.Result)
 	return e.b, e.ok
 }

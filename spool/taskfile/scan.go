@@ -23,6 +23,7 @@ func Stale(s Summary, now time.Time, staleAfter time.Duration) (age time.Duratio
 type Summary struct {
 	TaskID, Model, Batch, Owner, Output, Account               string
 	ResultMethod                                               string // how a web answer was read
+	ResultCheck                                                string // how it compares with the page
 	ModelKind                                                  Kind
 	Priority                                                   Priority
 	State                                                      State
@@ -33,7 +34,7 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
@@ -98,6 +99,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Account = v
 		case "resultMethod":
 			s.ResultMethod = v
+		case "resultCheck":
+			s.ResultCheck = v
 		case "state":
 			s.State = State(v)
 		case "attempt":

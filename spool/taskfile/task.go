@@ -107,7 +107,12 @@ type Task struct {
 	// answer"). Empty for an API answer, which is the model's own text.
 	ResultFormat string `yaml:"resultFormat,omitempty"`
 	ResultMethod string `yaml:"resultMethod,omitempty"`
-	Result       string `yaml:"result,omitempty"`
+	// ResultCheck says how a web answer compares with the answer the page
+	// showed (README: "Every result checked"): verified, differs (with
+	// ResultDiff, the first difference) or unchecked.
+	ResultCheck string `yaml:"resultCheck,omitempty"`
+	ResultDiff  string `yaml:"resultDiff,omitempty"`
+	Result      string `yaml:"result,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.

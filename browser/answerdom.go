@@ -1,0 +1,224 @@
+package browser
+
+import (
+	"context"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+)
+
+// answerView is the last answer element as the page shows it, read in
+// one evaluation: its HTML with everything the reader does not see or
+// that is not the model's words taken out (for the dom method), and its
+// visible text without that same chrome (the text method, and what
+// every result is checked against).
+type answerView struct {
+	Found bool   `json:"found"`
+	HTML  string `json:"html"`
+	Text  string `json:"text"`
+}
+
+// defaultChrome is dropped from every answer before it is read: buttons
+// are the page's controls, never the model's words.
+var defaultChrome = []string{"button", "script", "style", "template", "[aria-hidden=true]", "[role=toolbar]", "[role=button]"}
+
+// answerViewJS reads the answer element (see answerView). The element is
+// looked at live (computed styles, sizes) and changed only in a clone:
+// live and clone are walked in the same document order, so the i-th
+// element of one is the i-th of the other.
+//
+//   - Hidden elements are dropped: display none, visibility hidden,
+//     aria-hidden, the hidden attribute, and boxes of at most a pixel
+//     that clip their content (screen-reader text) or have no box at
+//     all (the content of a closed details).
+//   - Chrome is dropped: the site's `chrome:` selectors and the defaults
+//     above; labels the reader cannot select (user-select: none) that
+//     hold no block of the answer; and the UI around a code block (the
+//     header's language label, a Copy or 复制 caption), found without a
+//     site key as a short, block-free sibling of the block (or of a
+//     wrapper that holds only that block), never a paragraph. A label
+//     that names a language becomes the block's language when its code
+//     has none.
+//   - Text whose computed white-space keeps line breaks (pre, pre-wrap,
+//     pre-line, break-spaces; a chat kit's plain-text bubble) keeps them:
+//     each break becomes a <br>, so a blank line is a paragraph break.
+//   - A code block's text is exactly its code element's (or, without
+//     one, the block's text without the chrome), with its language.
+const answerViewJS = `(() => {
+const el = qlast(__ANSWER__);
+if (!el) return {found: false, html: '', text: ''};
+const chrome = __CHROME__;
+const CAPTION = /^(copy|copy code|copied!?|copy to clipboard|复制|复制代码|已复制|拷贝|拷贝代码)$/i;
+const LANG = /^[\w+#.-]{1,20}$/;
+const BLOCKS = 'p,pre,li,ul,ol,table,h1,h2,h3,h4,h5,h6,blockquote';
+const live = [el, ...el.querySelectorAll('*')];
+const gone = new Set();
+const styles = new Map();
+const style = (x) => { let s = styles.get(x); if (!s) { s = getComputedStyle(x); styles.set(x, s); } return s; };
+const wsOf = (s) => {
+  const c = s.whiteSpaceCollapse;
+  if (c) return c === 'preserve' || c === 'break-spaces' ? 'pre' : c === 'preserve-breaks' ? 'pre-line' : '';
+  const w = s.whiteSpace || '';
+  return /^(pre|pre-wrap|break-spaces)$/.test(w) ? 'pre' : w === 'pre-line' ? 'pre-line' : '';
+};
+const matches = (x, s) => { try { return x.matches(s); } catch (e) { return false; } };
+const hasBlock = (x) => !!x.querySelector(BLOCKS);
+const tiny = (x, s) => {
+  if (s.display === 'contents' || /^(BR|WBR|IMG|HR|svg|SVG)$/.test(x.tagName)) return false;
+  const r = x.getBoundingClientRect();
+  if (r.width > 1 || r.height > 1) return false;
+  return s.overflowX !== 'visible' || s.overflowY !== 'visible' || x.getClientRects().length === 0;
+};
+const hidden = (x, s) => s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || x.hidden || tiny(x, s);
+const textOf = (x) => (x.textContent || '').trim();
+for (let i = 1; i < live.length; i++) {
+  const x = live[i];
+  if (gone.has(x.parentElement)) { gone.add(x); continue; }
+  if (chrome.some((s) => matches(x, s))) { gone.add(x); continue; }
+  const s = style(x);
+  if (hidden(x, s)) { gone.add(x); continue; }
+  if ((s.userSelect || s.webkitUserSelect) === 'none' && !hasBlock(x) && textOf(x).length <= 40 && !/^(IMG|CODE|PRE)$/.test(x.tagName)) { gone.add(x); continue; }
+  if (!/^(P|LI|H[1-6]|TD|TH|CODE|PRE)$/.test(x.tagName) && CAPTION.test(textOf(x)) && !hasBlock(x)) { gone.add(x); continue; }
+}
+const goneAll = (x) => { gone.add(x); for (const d of x.querySelectorAll('*')) gone.add(d); };
+// A label's words: its text outside buttons, captions left out.
+const labelOf = (x) => {
+  const words = [];
+  const walk = (n) => {
+    if (n.nodeType === 3) { const t = n.data.trim(); if (t && !CAPTION.test(t)) words.push(t); return; }
+    if (n.nodeType === 1 && !matches(n, 'button,[role=button]')) for (const c of n.childNodes) walk(c);
+  };
+  walk(x);
+  return words.join(' ');
+};
+// The UI around each code block.
+const lang = new Map();
+for (const pre of el.querySelectorAll('pre')) {
+  if (gone.has(pre)) continue;
+  const code = pre.querySelector('code') || pre;
+  const m = /(?:^|\s)(?:language|lang)-([\w+#.-]+)/.exec((code.className || '') + ' ' + (pre.className || ''));
+  let found = m ? m[1] : (code.getAttribute('data-language') || pre.getAttribute('data-language') || '');
+  const around = [];
+  for (const c of pre.children) if (c !== code && !c.contains(code)) around.push(c); // chrome inside the block
+  for (let box = pre; box !== el && box.parentElement && box.parentElement !== el; box = box.parentElement) {
+    const p = box.parentElement;
+    if (p.querySelectorAll('pre').length !== 1) break;
+    for (const c of p.children) if (c !== box) around.push(c);
+  }
+  for (const c of around) {
+    if (c.querySelector('pre') || /^(P|LI|H[1-6]|TABLE|UL|OL|BLOCKQUOTE)$/.test(c.tagName) || hasBlock(c)) continue;
+    const t = labelOf(c);
+    if (t.length > 30) continue;
+    if (!found && LANG.test(t)) found = t;
+    if (gone.has(c)) continue;
+    if (c.querySelector('button,[role=button],[role=toolbar]') || t === '' || LANG.test(t)) goneAll(c);
+  }
+  lang.set(pre, found);
+}
+// The visible text, as innerText would give it without what is gone: a
+// paragraph is set apart by a blank line, any other block by a line
+// break, table cells by tabs; white space collapses where the element's
+// white-space says so.
+const visible = (root) => {
+  const out = [];
+  let req = 0, lineStart = true;
+  const last = () => out.length ? out[out.length - 1] : '';
+  const trimEnd = () => { if (out.length) out[out.length - 1] = last().replace(/ +$/, ''); };
+  const put = (s, keep) => {
+    if (!s) return;
+    if (!keep && (lineStart || req || / $/.test(last()))) s = s.replace(/^ +/, '');
+    if (!s) return;
+    if (req && out.length) { trimEnd(); out.push('\n'.repeat(req)); }
+    req = 0;
+    out.push(s);
+    lineStart = s.endsWith('\n');
+  };
+  const need = (n) => { if (out.length) req = Math.max(req, n); };
+  const walk = (n, ws) => {
+    if (n.nodeType === 3) {
+      let s = n.data;
+      if (!ws) s = s.replace(/[ \t\n\r\f]+/g, ' ');
+      else if (ws === 'pre-line') s = s.replace(/[ \t]+/g, ' ');
+      put(s, !!ws);
+      return;
+    }
+    if (n.nodeType !== 1 || gone.has(n) || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName)) return;
+    if (n.tagName === 'BR') { put('\n', true); return; }
+    const s = style(n);
+    const d = s.display || '';
+    const cell = d === 'table-cell';
+    const block = !cell && !/^inline/.test(d) && d !== 'contents';
+    const br = n.tagName === 'P' ? 2 : block ? 1 : 0;
+    if (cell && n.previousElementSibling) { trimEnd(); put('\t', true); }
+    need(br);
+    const w = n.tagName === 'PRE' ? 'pre' : wsOf(s);
+    for (const c of n.childNodes) walk(c, w);
+    if (cell) trimEnd();
+    need(br);
+  };
+  walk(root, wsOf(style(root)));
+  return out.join('').trim();
+};
+// A code block's code: its text, without what is gone; a line element
+// (display block) ends its line.
+const codeText = (root) => {
+  let t = '';
+  const walk = (n) => {
+    if (n.nodeType === 3) { t += n.data; return; }
+    if (n.nodeType !== 1 || gone.has(n)) return;
+    if (n.tagName === 'BR') { t += '\n'; return; }
+    const block = n !== root && !/^inline|contents/.test(style(n).display || '');
+    if (block && t && !t.endsWith('\n')) t += '\n';
+    for (const c of n.childNodes) walk(c);
+    if (block && t && !t.endsWith('\n')) t += '\n';
+  };
+  walk(root);
+  return t;
+};
+const text = visible(el);
+// The clone: what is gone removed, kept line breaks as <br>, code exact.
+const c = el.cloneNode(true);
+const copy = [c, ...c.querySelectorAll('*')];
+const keep = [];
+live.forEach((x, i) => {
+  if (!gone.has(x) && x.tagName !== 'PRE' && !x.closest('pre') && wsOf(style(x))) keep.push([x, copy[i]]);
+});
+live.forEach((x, i) => {
+  if (x.tagName !== 'PRE' || gone.has(x)) return;
+  const code = x.querySelector('code') || x;
+  let t = codeText(code);
+  if (code === x) t = t.replace(/^\n+/, ''); // the chrome's lines before the code
+  const nc = document.createElement('code');
+  if (lang.get(x)) nc.className = 'language-' + lang.get(x);
+  nc.textContent = t.replace(/\n$/, '');
+  const np = document.createElement('pre');
+  np.appendChild(nc);
+  copy[i].replaceWith(np);
+});
+live.forEach((x, i) => { if (gone.has(x) && !gone.has(x.parentElement)) copy[i].remove(); });
+for (const [x, y] of keep) {
+  const nodes = [...y.childNodes];
+  nodes.forEach((t, j) => {
+    if (t.nodeType !== 3 || !t.data.includes('\n')) return;
+    let data = t.data;
+    const block = !/^inline/.test(style(x).display || '');
+    if (block && j === 0) data = data.replace(/^\n+/, '');
+    if (block && j === nodes.length - 1) data = data.replace(/\n+$/, '');
+    const f = document.createDocumentFragment();
+    data.split('\n').forEach((line, k) => { if (k) f.appendChild(document.createElement('br')); if (line) f.appendChild(document.createTextNode(line)); });
+    t.replaceWith(f);
+  });
+}
+for (const x of c.querySelectorAll('th, td')) {
+  const a = x.getAttribute('align') || x.style.textAlign;
+  if (a) x.setAttribute('align', a);
+}
+return {found: true, html: c.innerHTML, text};
+})()`
+
+// answerView reads the last answer element (see answerViewJS).
+func (d *driver) answerView(ctx context.Context) (answerView, error) {
+	chrome := append(append([]string(nil), d.rs.chrome...), defaultChrome...) // the site's first: its selectors may name a button
+	expr := strings.NewReplacer("__ANSWER__", js(d.site.Answer), "__CHROME__", js(chrome)).Replace(answerViewJS)
+	return chromedp.Run(ctx, chromedp.Evaluate[answerView]("(() => {"+helpers+"\nreturn "+expr+";\n})()"))
+}
