@@ -28,9 +28,10 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 // element of one is the i-th of the other.
 //
 //   - Hidden elements are dropped: display none, visibility hidden,
-//     aria-hidden, the hidden attribute, and boxes of at most a pixel
-//     that clip their content (screen-reader text) or have no box at
-//     all (the content of a closed details).
+//     aria-hidden, the hidden attribute, what checkVisibility says is
+//     not rendered (the content of a closed details), and boxes of at
+//     most a pixel that clip their content (screen-reader text) or have
+//     no box at all.
 //   - Chrome is dropped: the site's `chrome:` selectors and the defaults
 //     above; labels the reader cannot select (user-select: none) that
 //     hold no block of the answer; and the UI around a code block (the
@@ -69,7 +70,8 @@ const tiny = (x, s) => {
   if (r.width > 1 || r.height > 1) return false;
   return s.overflowX !== 'visible' || s.overflowY !== 'visible' || x.getClientRects().length === 0;
 };
-const hidden = (x, s) => s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || x.hidden || tiny(x, s);
+const hidden = (x, s) => s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || x.hidden ||
+  (x.checkVisibility && !x.checkVisibility({contentVisibilityAuto: true})) || tiny(x, s); // checkVisibility: a closed details' content
 const textOf = (x) => (x.textContent || '').trim();
 for (let i = 1; i < live.length; i++) {
   const x = live[i];

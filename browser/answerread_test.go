@@ -211,3 +211,49 @@ func TestDriver_ReadAnswer_BodyFallback(t *testing.T) {
 		}
 	}
 }
+
+// A page that shows something else than it streamed: the network result
+// is kept but marked differs, with where; the next method (dom) gives
+// what the page shows, verified; with verify: strict the attempt fails
+// as transient.
+func TestDriver_ReadAnswer_Differs(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["cjk"]
+	for _, c := range []struct {
+		name    string
+		methods []string
+		strict  bool
+		method  string
+		check   string
+	}{
+		{"network alone", []string{MethodNetwork, MethodText}, false, MethodNetwork, CheckDiffers},
+		{"network, then dom", []string{MethodNetwork, MethodDOM, MethodText}, false, MethodDOM, CheckVerified},
+		{"strict", []string{MethodNetwork, MethodText}, true, "", ""},
+	} {
+		msg := "[[lie]] " + c.name
+		p.set(msg, md)
+		log := &syncBuf{}
+		d := readDriver(t, p.url, c.methods, log)
+		d.rs.strict = c.strict
+		a, err := ask(ctx, t, d, msg)
+		if c.strict {
+			if class := attempt.Classify(err); class != taskfile.ClassTransient || err == nil || !strings.Contains(err.Error(), "differs from the page (verify: strict)") {
+				t.Errorf("%s: err %v (%s), want a transient failure naming the difference", c.name, err, class)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\nlog:\n%s", c.name, err, log)
+		}
+		if a.Method != c.method || a.Check.State != c.check {
+			t.Errorf("%s: read by %s, %s (%s); want %s, %s\nlog:\n%s", c.name, a.Method, a.Check.State, a.Check.Diff, c.method, c.check, log)
+		}
+		if c.check == CheckDiffers && (a.Text != md || !strings.Contains(a.Check.Diff, `the result reads "发布说明`) || !strings.Contains(a.Check.Diff, `the page "发布说名`)) {
+			t.Errorf("%s: kept %q with diff %q; want the streamed answer and where it parts", c.name, a.Text, a.Check.Diff)
+		}
+		if c.check == CheckVerified && !strings.Contains(a.Text, "说名") {
+			t.Errorf("%s: %q, want what the page shows", c.name, a.Text)
+		}
+	}
+}

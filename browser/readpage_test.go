@@ -31,6 +31,7 @@ import (
 //	[[empty]]    an answer with no text
 //	[[exec]]     the copy button copies with execCommand('copy')
 //	[[replace]]  the page replaces the answer element at its end
+//	[[lie]]      the page shows "说明" as "说名": not what it streamed
 type readPage struct {
 	srv     *http.Server
 	url     string
@@ -144,7 +145,11 @@ func (p *readPage) chat(w http.ResponseWriter, r *http.Request) {
 		so := ""
 		for i, piece := range ps {
 			so += piece
-			send(event(piece, renderMD(so)))
+			shown := so
+			if strings.Contains(req.Content, "[[lie]]") {
+				shown = strings.ReplaceAll(so, "说明", "说名")
+			}
+			send(event(piece, renderMD(shown)))
 			if pause > 0 && i == len(ps)/2 {
 				time.Sleep(pause)
 			}

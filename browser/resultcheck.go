@@ -94,5 +94,5 @@ func pageDiff(a, b []rune) string {
 	case i == len(b):
 		return fmt.Sprintf("at character %d the page ends; the result goes on %q", i+1, quote(a))
 	}
-	return fmt.Sprintf("at character %d the result reads %q, the page %q", i+1, quote(a), quote(b))
+	return fmt.Sprintf("at character %d (white space left out) the result reads %q, the page %q", i+1, quote(a), quote(b))
 }

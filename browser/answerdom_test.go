@@ -1,0 +1,89 @@
+//go:build linux
+
+package browser
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/spoolgate/spoolgate/spool/config"
+)
+
+// The answer element as the page renders it, without a site key (no
+// `chrome:`): each case is an answer's HTML and CSS, the Markdown the dom
+// method must give, and the text the text method must give; both are
+// then checked against the page and must be verified.
+func TestDriver_AnswerView_PageRules(t *testing.T) {
+	// css: "&" is the answer element.
+	cases := []struct {
+		name, css, html, md, text string
+	}{
+		{"pre-wrap plain text", "&{white-space:pre-wrap}",
+			"The answer is 42 ✓.\n\nSecond paragraph of the reply.\nThird line, last.",
+			"The answer is 42 ✓.\n\nSecond paragraph of the reply.  \nThird line, last.",
+			"The answer is 42 ✓.\n\nSecond paragraph of the reply.\nThird line, last."},
+		{"pre-line inside a span", "& span{white-space:pre-line}",
+			"<span>第一段：中文 🚀\n\n第二段。</span>",
+			"第一段：中文 🚀\n\n第二段。",
+			"第一段：中文 🚀\n\n第二段。"},
+		{"hidden elements", "& .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0,0,0,0)}",
+			`<p>Shown.</p><p style="display:none">display none</p><p style="visibility:hidden">invisible</p><p aria-hidden="true">aria</p><p hidden>attr</p><span class="sr">screen reader only</span><details><summary>More</summary><p>folded</p></details><p>Also shown.</p>`,
+			"Shown.\n\nMore\n\nAlso shown.",
+			"Shown.\n\nMore\n\nAlso shown."},
+		{"code under a header with a label and 复制", "& .head{display:flex;gap:4px}",
+			`<p>Run:</p><div class="cb"><div class="head"><span>python</span><span class="cp">复制</span></div><pre><code>print("hi")
+x = 1
+</code></pre></div><p>Done.</p>`,
+			"Run:\n\n```python\nprint(\"hi\")\nx = 1\n```\n\nDone.",
+			"Run:\n\nprint(\"hi\")\nx = 1\n\n\nDone."}, // as innerText: the code's own last break, then the paragraph's
+		{"a toolbar and line numbers", "& .ln{user-select:none;-webkit-user-select:none;margin-right:8px} & .line{display:block}",
+			`<div class="cb"><pre class="language-go"><div role="toolbar"><span>Copy code</span></div><code><span class="line"><span class="ln">1</span>package main</span><span class="line"><span class="ln">2</span>func main() {}</span></code></pre></div>`,
+			"```go\npackage main\nfunc main() {}\n```",
+			"package main\nfunc main() {}"},
+		{"a header inside pre with blank lines", "",
+			"<pre><div class=\"bar\"><span>bash</span><button>Copy</button></div>\n\n<code>echo hi</code></pre>",
+			"```bash\necho hi\n```",
+			"echo hi"},
+		{"a paragraph named like a language stays", "",
+			"<p>go</p><pre><code class=\"language-go\">x := 1</code></pre>",
+			"go\n\n```go\nx := 1\n```",
+			"go\n\nx := 1"},
+	}
+	var page strings.Builder
+	for i, c := range cases {
+		fmt.Fprintf(&page, "<style>%s</style><div id=\"a%d\">%s</div>\n", strings.ReplaceAll(c.css, "&", fmt.Sprintf("#a%d", i)), i, c.html)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><meta charset=\"utf-8\"><body>"+page.String()+"</body>")
+	}))
+	t.Cleanup(srv.Close)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		d := newDriver(config.SiteConfig{URL: srv.URL, Answer: fmt.Sprintf("#a%d", i)}, "rules", Timings{}, nil)
+		md, _, err := d.readOne(ctx, MethodDOM, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: dom: %v", c.name, err)
+		}
+		if md != c.md {
+			t.Errorf("%s: dom\n got %q\nwant %q", c.name, md, c.md)
+		}
+		text, _, err := d.readOne(ctx, MethodText, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: text: %v", c.name, err)
+		}
+		if text != c.text {
+			t.Errorf("%s: text\n got %q\nwant %q", c.name, text, c.text)
+		}
+		if chk := d.pageCheck(ctx, md, FormatMarkdown); chk.State != CheckVerified {
+			t.Errorf("%s: the dom result is %s against the page: %s", c.name, chk.State, chk.Diff)
+		}
+	}
+}
