@@ -85,6 +85,10 @@ type CheckReading struct {
 	Format  string   `json:"format,omitempty"`
 	EndedBy string   `json:"endedBy,omitempty"`
 	Signals []string `json:"signals,omitempty"` // --send: every completion signal seen, with its time since send
+	// Check and CheckDiff (--send): how the answer compares with what the
+	// page showed (see checkResult).
+	Check     string `json:"check,omitempty"`
+	CheckDiff string `json:"checkDiff,omitempty"`
 	// Fallbacks say why a better method did not deliver.
 	Fallbacks []string `json:"fallbacks,omitempty"`
 }
@@ -158,6 +162,7 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 			rep.Answer = ans.Text
 			rep.Reading.Method, rep.Reading.Format, rep.Reading.EndedBy = ans.Method, ans.Format, ans.EndedBy
 			rep.Reading.Signals, rep.Reading.Fallbacks = ans.Signals, ans.Fallbacks
+			rep.Reading.Check, rep.Reading.CheckDiff = ans.Check.State, ans.Check.Diff
 		}
 	}
 	return rep, nil

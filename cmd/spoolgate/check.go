@@ -131,6 +131,14 @@ func printReading(w io.Writer, r browser.CheckReading, sent bool) {
 	}
 	fmt.Fprintf(w, "read by: %s (%s), ended by %s\n", r.Method, r.Format, r.EndedBy)
 	fmt.Fprintf(w, "signals seen: %s\n", strings.Join(r.Signals, ", "))
+	switch r.Check {
+	case browser.CheckVerified:
+		fmt.Fprintln(w, "checked against the page: verified (the answer, rendered, is the text the page shows)")
+	case browser.CheckDiffers:
+		fmt.Fprintf(w, "checked against the page: DIFFERS: %s\n", r.CheckDiff)
+	case browser.CheckUnchecked:
+		fmt.Fprintln(w, "checked against the page: unchecked (the page shows no answer element to compare with)")
+	}
 	for _, f := range r.Fallbacks {
 		fmt.Fprintf(w, "  fell back: %s\n", f)
 	}

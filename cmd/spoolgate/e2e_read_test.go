@@ -45,7 +45,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	msg := "[[md=release-notes]] from check"
 	code, out, errOut := rig.e2eRun("check", "best", "--send", msg)
 	for _, want := range []string{fmt.Sprintf("answer: %q\n", chatstand.MarkdownFor(msg)), "reading: network, then copy, then dom, then text; ends on proof: network: the response to /api/conversation ends, or done: ",
-		"read by: network (markdown), ended by ", "signals seen: "} {
+		"read by: network (markdown), ended by ", "signals seen: ", "checked against the page: verified"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("check best --send: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
 		}
@@ -80,6 +80,9 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		if got.State != taskfile.StateSuccess || got.ResultMethod != m {
 			t.Errorf("%s: state %s, read by %q (%s), error %q; want success by %s\nlog:\n%s", task.ID, got.State, got.ResultMethod, got.ResultFormat, got.Error, m, e2eTail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
 			continue
+		}
+		if got.ResultCheck != "verified" {
+			t.Errorf("%s: resultCheck %q %s, want verified (issue 36)", task.ID, got.ResultCheck, got.ResultDiff)
 		}
 		switch m {
 		case "network", "copy":
@@ -124,6 +127,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		Lanes []struct {
 			Lane          string
 			ResultMethods map[string]int
+			ResultChecks  map[string]int
 		}
 	}
 	if err := json.Unmarshal([]byte(rig.cli("status", "--json")), &st); err != nil {
@@ -133,6 +137,9 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	for _, l := range st.Lanes {
 		if l.Lane == "web" && !maps.Equal(l.ResultMethods, want) {
 			t.Errorf("status --json: web lane resultMethods %v, want %v", l.ResultMethods, want)
+		}
+		if want := map[string]int{"verified": 19}; l.Lane == "web" && !maps.Equal(l.ResultChecks, want) {
+			t.Errorf("status --json: web lane resultChecks %v, want %v", l.ResultChecks, want)
 		}
 	}
 }

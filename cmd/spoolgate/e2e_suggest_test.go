@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -19,8 +20,11 @@ import (
 
 // Issue 23's acceptance: on each real chat UI from npm (examples/chatuis),
 // `spoolgate site new NAME --url URL --send hello` exits 0 with a block
-// that, pasted into a fresh config unchanged, runs 3 tasks to success
+// that, pasted into a fresh config unchanged, runs 4 tasks to success
 // through `spoolgate run`: the text typed exactly, the answer whole.
+// Issue 36's: the same block with `read: [dom]` (the DOM alone) reads a
+// plain-text answer in paragraphs and lines with its breaks, and every
+// result of both is checked against the page: verified.
 func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	testkit.NeedChromium(t)
 	stands := map[string]*chatuistand.Server{}
@@ -46,6 +50,9 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 		block := out[strings.Index(out, "\nsites:\n")+len("\nsites:\n"):]
 		sites.WriteString(block)
 		fmt.Fprintf(&models, "  - {name: %[1]s, kind: web, site: %[1]s, needEmptyPrompt: true}\n", ui)
+		dom := regexp.MustCompile(`(?m)^    read: .*\n`).ReplaceAllString(strings.Replace(block, "  "+ui+":", "  "+ui+"-dom:", 1), "")
+		sites.WriteString(strings.TrimRight(dom, "\n") + "\n    read: [dom]\n")
+		fmt.Fprintf(&models, "  - {name: %[1]s-dom, kind: web, site: %[1]s-dom, needEmptyPrompt: true}\n", ui)
 		if got := stands[ui].Received(); len(got) != 1 || got[0].Text != "hello" {
 			t.Errorf("%s: the probe sent %+v", ui, got)
 		}
@@ -61,11 +68,16 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 		"Write one line about a spool folder.",
 		"第二段：中文，一个表情 🚀 and some English after it",
 		`quotes "double" and 'single', <tags> & ampersands; the last of three`,
+		chatuistand.Paragraphs + " answer in paragraphs",
 	}
+	domContents := []string{chatuistand.Paragraphs + " read from the page", "A plain one, read from the page."}
 	var tasks []e2eTask
 	for _, ui := range chatuistand.UIs {
 		for i, c := range contents {
 			tasks = append(tasks, e2eTask{ID: fmt.Sprintf("%s-%d", ui, i), Model: ui, Content: c})
+		}
+		for i, c := range domContents {
+			tasks = append(tasks, e2eTask{ID: fmt.Sprintf("%s-dom-%d", ui, i), Model: ui + "-dom", Content: c})
 		}
 	}
 	r.submit(tasks...)
@@ -75,6 +87,9 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 		if got.State != taskfile.StateSuccess {
 			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 			continue
+		}
+		if got.ResultCheck != "verified" {
+			t.Errorf("%s: read by %s, resultCheck %q %s; want verified", tk.ID, got.ResultMethod, got.ResultCheck, got.ResultDiff)
 		}
 		results[tk.ID] = got.Result
 	}
@@ -86,8 +101,17 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 		for _, e := range rec {
 			byText[e.Text] = e.Answer
 		}
-		if len(rec) != len(contents) {
-			t.Errorf("%s: the bot got %d messages, want %d: %+v", ui, len(rec), len(contents), rec)
+		if len(rec) != len(contents)+len(domContents) {
+			t.Errorf("%s: the bot got %d messages, want %d: %+v", ui, len(rec), len(contents)+len(domContents), rec)
+		}
+		for i, c := range domContents {
+			// The DOM gives Markdown: a line break is a hard break, the
+			// paragraphs stay paragraphs.
+			id := fmt.Sprintf("%s-dom-%d", ui, i)
+			want := strings.ReplaceAll(strings.ReplaceAll(byText[c], "\n", "  \n"), "  \n  \n", "\n\n")
+			if results[id] != want && results[id] != "" {
+				t.Errorf("%s: result %q\nwant   %q", id, results[id], want)
+			}
 		}
 		for i, c := range contents {
 			id := fmt.Sprintf("%s-%d", ui, i)

@@ -106,6 +106,8 @@ var (
 		"Task files in the spool, by lane and state (the folder they sit in).", []string{"lane", "state"}, nil)
 	descRejected = prometheus.NewDesc("spoolgate_rejected_drops",
 		"Rejected drops sitting in the lane's failed/ folder.", []string{"lane"}, nil)
+	descResultChecks = prometheus.NewDesc("spoolgate_web_result_checks",
+		"Successful web answers in done/, by how each compares with what the page showed (verified, differs, unchecked).", []string{"lane", "check"}, nil)
 	descIncoming = prometheus.NewDesc("spoolgate_incoming_drops",
 		"Drops waiting in the lane's incoming/ folder, not yet taken.", []string{"lane"}, nil)
 	descPaused = prometheus.NewDesc("spoolgate_lane_paused",
@@ -130,7 +132,7 @@ var (
 type spoolCollector struct{ h *httpServer }
 
 func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descRejected, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil, descSession, descSessionTasks} {
+	for _, d := range []*prometheus.Desc{descTasks, descRejected, descResultChecks, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil, descSession, descSessionTasks} {
 		ch <- d
 	}
 }
@@ -166,6 +168,11 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 			g(descTasks, float64(s.n), ln.Lane, s.state)
 		}
 		g(descRejected, float64(ln.Rejected), ln.Lane)
+		for _, k := range []string{"verified", "differs", "unchecked"} {
+			if ln.ResultChecks != nil {
+				g(descResultChecks, float64(ln.ResultChecks[k]), ln.Lane, k)
+			}
+		}
 		g(descIncoming, float64(ln.Incoming), ln.Lane)
 		paused := 0.0
 		if ln.Paused {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
@@ -53,7 +54,11 @@ type resultRow struct {
 	// or text; network, copy, dom or text); absent for an API answer.
 	ResultFormat string `json:"resultFormat,omitempty"`
 	ResultMethod string `json:"resultMethod,omitempty"`
-	Archived     string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	// ResultCheck and ResultDiff: how a web answer compares with what the
+	// page showed (verified, differs with where, unchecked).
+	ResultCheck string `json:"resultCheck,omitempty"`
+	ResultDiff  string `json:"resultDiff,omitempty"`
+	Archived    string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -222,6 +227,7 @@ func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
+	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	opt := func(v time.Time) *time.Time {
 		if v.IsZero() {
 			return nil
@@ -250,14 +256,20 @@ func fillRow(r *resultRow, L spool.Layout, t *taskfile.Task) {
 // run as a formula, and control characters are shown escaped. The exact
 // text is in --format jsonl.
 // writeResultsCSV writes rows under resultColumns, then a `conversation`
-// column when a row has one (web tasks sent since issue 21), and an
-// `archived` column last when the archive was read.
+// column when a row has one (web tasks sent since issue 21), a
+// `resultCheck` column (verified, unchecked, or "differs: " and where)
+// when a row has one, and an `archived` column last when the archive was
+// read.
 func writeResultsCSV(w io.Writer, rows []resultRow, archive bool) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns
 	conv := slices.ContainsFunc(rows, func(r resultRow) bool { return r.Conversation != "" })
 	if conv {
 		cols = append(slices.Clip(cols), "conversation")
+	}
+	check := slices.ContainsFunc(rows, func(r resultRow) bool { return r.ResultCheck != "" })
+	if check {
+		cols = append(slices.Clip(cols), "resultCheck")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -280,6 +292,9 @@ func writeResultsCSV(w io.Writer, rows []resultRow, archive bool) error {
 			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result}
 		if conv {
 			rec = append(rec, r.Conversation)
+		}
+		if check {
+			rec = append(rec, strings.TrimSuffix(r.ResultCheck+": "+r.ResultDiff, ": "))
 		}
 		if archive {
 			rec = append(rec, r.Archived)

@@ -154,6 +154,10 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			fmt.Fprintf(w, "  incoming %d (not taken yet)", ln.Incoming)
 		}
 		fmt.Fprintln(w)
+		if n := ln.ResultChecks["differs"]; n > 0 {
+			fmt.Fprintf(w, "  checked against the page: %d verified, %d DIFFER (%s; see their resultDiff), %d unchecked\n",
+				ln.ResultChecks["verified"], n, strings.Join(ln.Differs, ", "), ln.ResultChecks["unchecked"])
+		}
 		for _, r := range ln.Running {
 			line := fmt.Sprintf("  running %s  model %s  attempt %d  elapsed %s  heartbeat %s ago",
 				r.TaskID, r.Model, r.Attempt, dur(r.ElapsedSeconds), dur(r.HeartbeatAgeSeconds))

@@ -127,10 +127,20 @@ func (s *Server) Received() []Exchange {
 	return slices.Clone(s.received)
 }
 
+// Paragraphs is a message's prefix that asks for a plain-text answer in
+// paragraphs and lines (CJK and emoji in it): a UI that shows plain text
+// keeps its breaks only by its white-space style.
+const Paragraphs = "[[paragraphs]]"
+
 // AnswerFor is the bot's answer to text: one plain paragraph (no Markdown
 // that a UI would render differently) naming the text's length and its
-// first word, long enough to stream for a while.
+// first word, long enough to stream for a while; for a text that starts
+// with Paragraphs, two paragraphs, the second of two lines.
 func AnswerFor(text string) string {
+	if strings.HasPrefix(text, Paragraphs) {
+		return fmt.Sprintf("The bot read %d characters: 发布说明 🚀 and the answer is 42.\n\n"+
+			"Second paragraph of the reply, 第二段。\nThird line, last.", utf8.RuneCountInString(text))
+	}
 	first := "nothing"
 	if f := strings.Fields(text); len(f) > 0 {
 		first = strings.Trim(f[0], "*_`#[]()<>!~|\\")

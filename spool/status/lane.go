@@ -61,6 +61,15 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			}
 			ln.ResultMethods[m]++
 		}
+		if c := t.sum.resultCheck; c != "" && t.dir == taskfile.DirDone {
+			if ln.ResultChecks == nil {
+				ln.ResultChecks = map[string]int{}
+			}
+			ln.ResultChecks[c]++
+			if c == "differs" && len(ln.Differs) < maxDiffers {
+				ln.Differs = append(ln.Differs, t.sum.id)
+			}
+		}
 		if bl := share(t.sum.batch); bl != nil {
 			bl.Counts.add(t.dir)
 		}
@@ -289,3 +298,6 @@ func pausedHosts(laneDir string) []string {
 	}
 	return out
 }
+
+// maxDiffers bounds the task ids a lane's status names as differing.
+const maxDiffers = 10

@@ -10,7 +10,7 @@ import (
 // summary is the part of a task file the status view needs.
 type summary struct {
 	id, model, batch, owner, account                           string
-	resultMethod                                               string
+	resultMethod, resultCheck                                  string
 	priority                                                   taskfile.Priority
 	attempt                                                    int
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
@@ -25,7 +25,7 @@ func summaryOf(t *taskfile.Task) summary {
 
 func fromSpool(s taskfile.Summary) summary {
 	return summary{
-		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod,
+		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
 		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt,
 	}

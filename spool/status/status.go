@@ -144,6 +144,11 @@ type Lane struct {
 	// how each was read: network, copy, dom or text (resultFormat is text
 	// for text, markdown for the others). Absent when none says.
 	ResultMethods map[string]int `json:"resultMethods,omitempty"`
+	// ResultChecks counts the same answers by how each compares with what
+	// the page showed: verified, differs or unchecked; Differs names the
+	// first few that differ (see their resultDiff).
+	ResultChecks map[string]int `json:"resultChecks,omitempty"`
+	Differs      []string       `json:"differs,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`

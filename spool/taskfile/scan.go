@@ -70,7 +70,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		key, val := line[:colon], line[colon+2:]
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod",
+		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
