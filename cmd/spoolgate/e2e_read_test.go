@@ -143,3 +143,37 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36: a page that shows something else than it streamed ("Answre"
+// where the stream says "Answer"). Read by network alone the answer is
+// kept, marked differs with where, and status names it; read by network
+// then dom, the page's own text comes back verified; with verify: strict
+// the attempt fails as transient and names the difference.
+func TestE2E_Web_ResultDiffers(t *testing.T) {
+	keys := testkit.StandinMarkdownSite("x")
+	keys = keys[strings.Index(keys, "    input:"):]
+	site := func(name, extra string) *e2eSite {
+		return &e2eSite{name: name, opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + extra}
+	}
+	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005,
+		site("lies", "    read: [network]\n"), site("dom", "    read: [network, dom]\n"), site("strict", "    read: [network]\n    verify: strict\n"))
+	d := rig.start()
+	tasks := []e2eTask{{ID: "lies-1", Model: "lies", Content: "[[lie]] one"}, {ID: "dom-1", Model: "dom", Content: "[[lie]] two"}, {ID: "strict-1", Model: "strict", Content: "[[lie]] three"}}
+	rig.submit(tasks...)
+	got := rig.final(taskfile.KindWeb, "lies-1", 120*time.Second)
+	if got.State != taskfile.StateSuccess || got.Result != chatstand.AnswerFor("[[lie]] one") || got.ResultCheck != "differs" || !strings.Contains(got.ResultDiff, `the page "Answre`) {
+		t.Errorf("lies-1: %s %q, resultCheck %q %q; want the streamed answer, differs at Answre", got.State, got.Result, got.ResultCheck, got.ResultDiff)
+	}
+	got = rig.final(taskfile.KindWeb, "dom-1", 120*time.Second)
+	if got.State != taskfile.StateSuccess || got.ResultMethod != "dom" || got.ResultCheck != "verified" || !strings.Contains(got.Result, "Answre") {
+		t.Errorf("dom-1: %s by %s %q, resultCheck %q; want the page's text by dom, verified", got.State, got.ResultMethod, got.Result, got.ResultCheck)
+	}
+	got = rig.final(taskfile.KindWeb, "strict-1", 120*time.Second)
+	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassTransient || !strings.Contains(got.Error, "differs from the page (verify: strict)") || got.Result != "" {
+		t.Errorf("strict-1: %s %s %q result %q; want failed, transient, naming the difference", got.State, got.ErrorClass, got.Error, got.Result)
+	}
+	d.stop()
+	if out := rig.cli("status"); !strings.Contains(out, "checked against the page: 1 verified, 1 DIFFER (lies-1; see their resultDiff), 0 unchecked") {
+		t.Errorf("status does not name the task that differs:\n%s", out)
+	}
+}

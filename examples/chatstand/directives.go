@@ -13,7 +13,9 @@ import (
 // stand-in's and is ignored here); for a page with a Markdown renderer
 // also `[[md=NAME]]` (a corpus answer), `[[pause=D]]` (the answer stops
 // half way for D of real time, not scaled: it is measured against the
-// driver's quiet) and `[[errorturn]]` (the answer is the site's error turn).
+// driver's quiet), `[[errorturn]]` (the answer is the site's error turn)
+// and `[[lie]]` (the page shows "Answre" where it streamed "Answer": see
+// page.html's show).
 type directives struct {
 	duration    time.Duration // 0: the default
 	hang        bool
