@@ -268,8 +268,10 @@ func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *
 	case a.Method != MethodNetwork && len(domParts) > 0:
 		a.Text = strings.TrimSpace(strings.Join(append(domParts, a.Text), "\n"))
 	}
-	if len(netParts)+len(domParts) > 0 {
+	if len(netParts)+len(domParts) > 0 && !d.rs.noCheck {
+		began := time.Now()
 		a.Check = d.pageCheck(ctx, a.Text, a.Format) // the parts joined, as the page may show them
+		a.CheckTook += time.Since(began)
 	}
 	if a.Check.State == CheckDiffers && d.rs.strict {
 		return Answer{}, attempt.Errorf(taskfile.ClassTransient, "site %s: the answer read by %s differs from the page (verify: strict): %s", d.siteName, a.Method, a.Check.Diff)
@@ -278,6 +280,6 @@ func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *
 		d.log.Info("driver: the answer element was replaced while it streamed", "times", tr.replaced)
 	}
 	d.step("answer finished", "chars", utf8.RuneCountInString(a.Text), "method", a.Method, "format", a.Format, "endedBy", endedBy,
-		"signals", strings.Join(a.Signals, ", "), "check", a.Check.State, "continues", continues, "after", time.Since(sent).Round(time.Millisecond))
+		"signals", strings.Join(a.Signals, ", "), "check", a.Check.State, "checkTook", a.CheckTook.Round(100*time.Microsecond), "continues", continues, "after", time.Since(sent).Round(time.Millisecond))
 	return a, nil
 }

@@ -44,6 +44,7 @@ type readSpec struct {
 	network   *NetSpec
 	methods   []string // in order; text last
 	strict    bool     // a result that differs from the page fails the attempt
+	noCheck   bool     // verify: off: results are not compared with the page
 }
 
 // positive reports whether the site names a positive end signal.
@@ -83,8 +84,10 @@ type Answer struct {
 	EndedBy string // the signal that ended the wait
 	// Fallbacks say why a better method did not deliver, one per method.
 	Fallbacks []string
-	// Check is how the answer compares with what the page showed.
-	Check PageCheck
+	// Check is how the answer compares with what the page showed;
+	// CheckTook is the time the comparisons took.
+	Check     PageCheck
+	CheckTook time.Duration
 }
 
 // copyJS catches the page's clipboard writes inside the page:
@@ -250,11 +253,17 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 			d.log.Warn("driver: reading the answer by "+m+" failed; trying the next method", "err", err)
 			continue
 		}
-		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Fallbacks: a.Fallbacks}
-		if !check {
+		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Fallbacks: a.Fallbacks, CheckTook: a.CheckTook}
+		if d.rs.noCheck {
+			c.Check.State = CheckUnchecked
+		}
+		if !check || d.rs.noCheck {
 			return c, nil
 		}
+		began := time.Now()
 		c.Check = d.pageCheck(ctx, c.Text, format)
+		c.CheckTook += time.Since(began)
+		a.CheckTook = c.CheckTook
 		if c.Check.State != CheckDiffers {
 			return c, nil
 		}

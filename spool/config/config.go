@@ -179,7 +179,9 @@ type SiteConfig struct {
 	Read []string `yaml:"read"`
 	// Verify is what a result that differs from the answer the page
 	// showed does: "" or "mark" records resultCheck: differs and keeps the
-	// result; "strict" fails the attempt as transient instead.
+	// result; "strict" fails the attempt as transient instead; "off" does
+	// not compare (resultCheck: unchecked), for a page whose rendering no
+	// text can match (math drawn as glyphs).
 	Verify string `yaml:"verify"`
 }
 
@@ -187,6 +189,7 @@ type SiteConfig struct {
 const (
 	VerifyMark   = "mark"
 	VerifyStrict = "strict"
+	VerifyOff    = "off"
 )
 
 // ReadMethods are the values of a site's `read:`, best first.

@@ -273,8 +273,8 @@ func (s SiteConfig) checkReading(key string) *ConfigError {
 		}
 		seen[m] = true
 	}
-	if s.Verify != "" && s.Verify != VerifyMark && s.Verify != VerifyStrict {
-		return &ConfigError{Key: key + ".verify", Msg: fmt.Sprintf("%q: want mark or strict", s.Verify)}
+	if s.Verify != "" && s.Verify != VerifyMark && s.Verify != VerifyStrict && s.Verify != VerifyOff {
+		return &ConfigError{Key: key + ".verify", Msg: fmt.Sprintf("%q: want mark, strict or off", s.Verify)}
 	}
 	for i, c := range s.Chrome {
 		if strings.TrimSpace(c) == "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,10 @@ import (
 // its action bar) and by `quiet` alone (the site without done: and
 // network:, quiet 1 s, the default). And the per-task cost beyond the
 // answer: the attempt's wall time less the answer's own streaming time
-// (launch, page load, typing, waiting for the end, writing).
+// (launch, page load, typing, waiting for the end, writing). And what
+// checking each result against the page costs (issue 36): the same page
+// with `verify: off` takes its turn too, and each checked task's log says
+// how long its comparisons took.
 func answerEndFigures(ctx context.Context, o options, stderr io.Writer) ([]coreFigure, error) {
 	if _, err := os.Stat("/proc/self"); err != nil {
 		return nil, nil // the browser's self-check is Linux's; elsewhere no row
@@ -58,8 +62,11 @@ web: {profiles: %q, instance: bench, taskTimeout: 2m}
 models:
   - {name: proof, kind: web, site: standin-md, account: demo, needEmptyPrompt: true}
   - {name: quiet, kind: web, site: quiet, account: demo, needEmptyPrompt: true}
+  - {name: nocheck, kind: web, site: nocheck, account: demo, needEmptyPrompt: true}
 sites:
-%s%s`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), keys, strings.Replace(quietKeys, "  standin-md:", "  quiet:", 1))
+%s%s%s    verify: off
+`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), keys, strings.Replace(quietKeys, "  standin-md:", "  quiet:", 1),
+		strings.TrimRight(strings.Replace(keys, "  standin-md:", "  nocheck:", 1), "\n")+"\n")
 	cfg, err := config.ParseConfig([]byte(y))
 	if err != nil {
 		return nil, err
@@ -82,7 +89,7 @@ sites:
 			mu.Lock()
 			defer mu.Unlock()
 			finals[t.TaskID], tasks[t.TaskID] = time.Now(), t.Clone()
-			if len(finals) == 2*perSite {
+			if len(finals) == len(benchModels)*perSite {
 				close(allDone)
 			}
 		}}}
@@ -94,7 +101,7 @@ sites:
 	// corpus; the two sites take turns.
 	corpus := chatstand.Corpus()
 	for i := range perSite {
-		for _, m := range []string{"proof", "quiet"} {
+		for _, m := range benchModels {
 			id := fmt.Sprintf("%s-%02d", m, i)
 			t := taskfile.Task{TaskID: id, Model: m, Content: fmt.Sprintf("[[md=%s]] [[duration=2s]] %s", corpus[i%len(corpus)], id)}
 			data, err := t.Encode()
@@ -106,13 +113,13 @@ sites:
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "bench: web answer end: %d tasks through a real browser ...\n", 2*perSite)
+	fmt.Fprintf(stderr, "bench: web answer end: %d tasks through a real browser ...\n", len(benchModels)*perSite)
 	select {
 	case <-allDone:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(10 * time.Minute):
-		return nil, fmt.Errorf("the web tasks did not all end within 10 minutes (%d of %d)", len(finals), 2*perSite)
+		return nil, fmt.Errorf("the web tasks did not all end within 10 minutes (%d of %d)", len(finals), len(benchModels)*perSite)
 	}
 	turns := map[string]chatstand.Turn{}
 	for _, c := range stand.Conversations("demo") {
@@ -120,6 +127,7 @@ sites:
 			turns[t.Content] = t
 		}
 	}
+	var checks []time.Duration // each checked task's comparisons
 	lat := map[string][]time.Duration{}
 	cost := map[string][]time.Duration{}
 	for id, fin := range finals {
@@ -134,6 +142,13 @@ sites:
 		m := t.Model
 		lat[m] = append(lat[m], fin.Sub(turn.DoneSent))
 		cost[m] = append(cost[m], fin.Sub(t.StartedAt)-2*time.Second)
+		if m == "proof" {
+			took, err := checkTook(store.Layout.LogPath(taskfile.KindWeb, id))
+			if err != nil {
+				return nil, fmt.Errorf("task %s: %w", id, err)
+			}
+			checks = append(checks, took)
+		}
 	}
 	med := func(ds []time.Duration) time.Duration { return pct(ds, 50) }
 	p95 := func(ds []time.Duration) time.Duration { return pct(ds, 95) }
@@ -148,7 +163,29 @@ sites:
 			Note: fmt.Sprintf("median of %d, stream's [DONE] written → final durable write, real Chromium; proof (network end, done bar) vs quiet alone (1 s) on the same page; p95 %.0f ms vs %.0f ms", perSite, ms(p95(lat["proof"])), ms(p95(lat["quiet"])))},
 		{Name: "web cost beyond ans.", Value: ms(med(cost["proof"])), Unit: "ms", Baseline: ms(med(cost["quiet"])), BaseUnit: "ms", Ratio: ratio(med(cost["proof"]), med(cost["quiet"])),
 			Note: "median per task: claim → final write less the answer's 2 s of streaming (launch, load, type, end, write); proof vs quiet alone"},
+		{Name: "result check", Value: ms(med(checks)), Unit: "ms", Baseline: ms(med(lat["nocheck"])), BaseUnit: "ms", Ratio: ratio(med(lat["proof"]), med(lat["nocheck"])),
+			Note: fmt.Sprintf("median per task of the comparisons with the page (task log's checkTook; p95 %.1f ms; target ≤ 20 ms); ratio: answer end → result checked vs verify: off on the same page, %.0f vs %.0f ms", ms(p95(checks)), ms(med(lat["proof"])), ms(med(lat["nocheck"])))},
 	}, nil
+}
+
+// benchModels take turns on the stand-in's page: proof (its positive
+// signals, every result checked against the page), quiet (quiet alone)
+// and nocheck (proof with verify: off).
+var benchModels = []string{"proof", "quiet", "nocheck"}
+
+var checkTookRE = regexp.MustCompile(`msg="driver: answer finished".* checkTook=(\S+)`)
+
+// checkTook is the time a task's result check took, from its log.
+func checkTook(path string) (time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	m := checkTookRE.FindSubmatch(b)
+	if m == nil {
+		return 0, fmt.Errorf("%s: no checkTook in the answer's step line", path)
+	}
+	return time.ParseDuration(string(m[1]))
 }
 
 // pct is the p-th percentile (nearest rank) of ds.
