@@ -62,7 +62,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	d := rig.start()
 	var tasks []e2eTask
 	for _, s := range sites {
-		for _, c := range []string{"release-notes", "table-end", "cjk"} {
+		for _, c := range []string{"release-notes", "table-end", "cjk", "mixed-code"} { // mixed-code: code blocks under a header with a label and Copy
 			tasks = append(tasks, e2eTask{ID: s.name + "-" + c, Model: s.name, Content: "[[md=" + c + "]] for " + s.name})
 		}
 	}
@@ -94,9 +94,9 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 				t.Errorf("%s: %s %q, want the Markdown elements of %q", task.ID, got.ResultFormat, got.Result, want)
 			}
 		case "text":
-			// The rendered text: the link's words, not its source; the
-			// driver's tests compare it with innerText exactly.
-			if got.ResultFormat != "text" || strings.Contains(got.Result, "](") || strings.Contains(got.Result, "**") {
+			// The rendered text: the link's words, not its source, no
+			// code header; the driver's tests compare it with innerText.
+			if got.ResultFormat != "text" || strings.Contains(got.Result, "](") || strings.Contains(got.Result, "**") || strings.Contains(got.Result, "Copy") {
 				t.Errorf("%s: %s %q, want the rendered text", task.ID, got.ResultFormat, got.Result)
 			}
 		}
@@ -133,12 +133,12 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 	if err := json.Unmarshal([]byte(rig.cli("status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"network": 7, "copy": 3, "dom": 6, "text": 3}
+	want := map[string]int{"network": 9, "copy": 4, "dom": 8, "text": 4}
 	for _, l := range st.Lanes {
 		if l.Lane == "web" && !maps.Equal(l.ResultMethods, want) {
 			t.Errorf("status --json: web lane resultMethods %v, want %v", l.ResultMethods, want)
 		}
-		if want := map[string]int{"verified": 19}; l.Lane == "web" && !maps.Equal(l.ResultChecks, want) {
+		if want := map[string]int{"verified": 25}; l.Lane == "web" && !maps.Equal(l.ResultChecks, want) {
 			t.Errorf("status --json: web lane resultChecks %v, want %v", l.ResultChecks, want)
 		}
 	}
