@@ -46,6 +46,9 @@ const (
 	SealHold   = "hold"
 	SealMarker = "notify-marker"
 	SealSince  = "notify-since"
+	// SealReleased: accounts/NAME.released, the hold `resume --account`
+	// ended (holds.go).
+	SealReleased = "hold-released"
 )
 
 // sealTaskKind is the seal kind of lane k's task records: a record of one
@@ -79,6 +82,11 @@ type trustState struct {
 
 	mu     sync.Mutex
 	future map[string]futureSighting // by path
+	// holdSeen is the hold this store last read of each account, and
+	// released the holds it saw end (their file gone or a tombstone):
+	// a copy of one put back is a replay, even with its tombstone gone.
+	holdSeen map[string]taskfile.Hold
+	released map[string]bool // "account\x00" + holdKey
 }
 
 type futureSighting struct {
@@ -304,8 +312,8 @@ func (s *Store) CheckForeign() []Foreign {
 				add(SealHold, p, errors.New("no such account in the config"))
 				continue
 			}
-			if _, _, err := s.ReadSealed(SealHold, p, taskfile.MaxHoldSize); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				add(SealHold, p, err)
+			if _, err := s.readHold(account); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				add(SealHold, p, err) // a replayed hold too
 			}
 		}
 	}
