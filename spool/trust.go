@@ -246,9 +246,15 @@ func (s *Store) readChecked(k taskfile.Kind, dir, id string) (t *taskfile.Task, 
 		if !t.DropDaemonFields() {
 			return t, nil, nil
 		}
-		_ = s.AppendLog(k, id, "foreign record: the task file's daemon-written fields (send, attempts, result, outcome) were not written by a daemon of this installation; dropped, the task runs as a fresh one")
-		return t, s.foreign(sealTaskKind(k), path, err), nil
+		// Once in the daemon's log and the task's own (a reclaim reads a
+		// running file at every pass), then counted.
+		if s.Limiter().Fail("foreign:"+path, "foreign task record: its daemon-written fields (send, attempts, result, outcome) are dropped, the task runs as a fresh one", err,
+			"file", s.rel(path), "kind", sealTaskKind(k)) {
+			_ = s.AppendLog(k, id, "foreign record: the task file's daemon-written fields (send, attempts, result, outcome) were not written by a daemon of this installation ("+err.Error()+"); dropped, the task runs as a fresh one")
+		}
+		return t, &ForeignError{Path: path, Err: err}, nil
 	}
+	s.Limiter().Forget("foreign:" + path)
 	return t, nil, nil
 }
 
