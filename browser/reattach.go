@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -32,8 +33,9 @@ type convKeys struct {
 	// sent looks for its message.
 	history string
 	// userMessage matches the user's messages in a conversation
-	// (`userMessage`); without it our message is looked for in the
-	// page's text.
+	// (`userMessage`); without it our message is an element whose whole
+	// text is our message (outside the input and the answers), never a
+	// part of the page's text.
 	userMessage string
 	// notFound shows when a conversation no longer opens (`notFound`).
 	notFound string
@@ -86,9 +88,13 @@ const answers = qa(`+js(s.Answer)+`).els;
 const um = `+js(d.conv.userMessage)+`;
 let ours = null, users = 0;
 if (um) { const us = qa(um).els; users = us.length; for (const u of us) if (norm(u.innerText || u.textContent) === want) ours = u; }
-else if (want && norm(document.body.innerText).includes(want)) ours = document.body;
-const after = !ours ? 0 : ours === document.body ? answers.length :
-  answers.filter((a) => ours.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING).length;
+else if (want) {
+  // No userMessage: an element whose whole text is our message, outside
+  // the input and the answers; never a part of a longer text.
+  const skip = (el) => el.closest('textarea,input,[contenteditable]:not([contenteditable=false])') || answers.some((a) => a.contains(el) || el.contains(a));
+  for (const el of document.body.querySelectorAll('*')) if (norm(el.textContent) === want && norm(el.innerText) === want && !skip(el)) ours = el;
+}
+const after = !ours ? 0 : answers.filter((a) => ours.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING).length;
 return {notFound: vis(q(`+js(d.conv.notFound)+`)), href: location.href, ours: !!ours, answers: answers.length, after, users,
   busy: vis(q(`+js(s.Busy)+`)), loggedOut: vis(q(`+js(s.LoggedOut)+`))};
 })()`))
@@ -120,6 +126,65 @@ func (d *driver) conversationOf(href string) string {
 	}
 	return href
 }
+
+// foreignConversation says why u is not one of the site's conversations,
+// or "" when it is: an http(s) URL of exactly the site url's origin that
+// conversationOf accepts. It is asked before the browser is sent to a
+// conversation, never after: a page once requested has run its script.
+func (d *driver) foreignConversation(u string) string {
+	cu, err := url.Parse(u)
+	if err != nil {
+		return "not a URL"
+	}
+	site, err := url.Parse(d.site.URL)
+	if err != nil {
+		return "the site's url is not a URL"
+	}
+	switch {
+	case cu.Scheme != "http" && cu.Scheme != "https":
+		return "scheme " + cu.Scheme + ": is not http(s)"
+	case cu.User != nil:
+		return "a URL with user info"
+	case !strings.EqualFold(cu.Scheme, site.Scheme) || !strings.EqualFold(cu.Host, site.Host):
+		return "origin " + cu.Scheme + "://" + cu.Host + " is not the site's (" + site.Scheme + "://" + site.Host + ")"
+	case d.conversationOf(u) == "":
+		return "not a conversation of the site (`conversation`)"
+	}
+	return ""
+}
+
+// sameConversation reports whether the tab's location href is still the
+// conversation conv: the same origin and path (a query or fragment the
+// page adds is not another conversation).
+func sameConversation(href, conv string) bool {
+	h, err1 := url.Parse(href)
+	c, err2 := url.Parse(conv)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return strings.EqualFold(h.Scheme, c.Scheme) && strings.EqualFold(h.Host, c.Host) &&
+		strings.TrimSuffix(h.EscapedPath(), "/") == strings.TrimSuffix(c.EscapedPath(), "/")
+}
+
+// href is the tab's location, read again for up to a page load while the
+// tab is between two pages (an evaluation fails while it navigates).
+func (d *driver) href(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(d.t.PageLoad)
+	for {
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return href, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(d.t.Poll):
+		}
+	}
+}
+
+// errLeftConversation cancels the reading of a reattached answer whose tab
+// went to another page.
+var errLeftConversation = errors.New("the page left the conversation")
 
 // reattach is the start of an attempt whose task was sent before. It
 // returns the answer and done=true when it collected it from the earlier
@@ -198,6 +263,10 @@ const a = el.closest('a') || el.querySelector('a') || el; return a.href || '';
 // the answer, read as a fresh one is. Otherwise it returns why not
 // (why != ""; seen: our message was there).
 func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Answer, seen bool, why string, err error) {
+	if why := d.foreignConversation(conv); why != "" {
+		d.log.Warn("driver: refused to open a conversation that is not one of the site's", "url", conv, "why", why)
+		return Answer{}, false, "the recorded conversation is not one of the site's (" + why + "): not opened", nil
+	}
 	d.stage("reattaching to the conversation")
 	if _, err := d.openURL(ctx, conv); err != nil {
 		if ctx.Err() != nil || attempt.Classify(err) == taskfile.ClassAccount {
@@ -219,7 +288,7 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Ans
 			return Answer{}, false, "", d.signedOut()
 		case cs.NotFound:
 			return Answer{}, false, "the conversation no longer opens (the site shows notFound)", nil
-		case d.conversationOf(cs.Href) == "":
+		case !sameConversation(cs.Href, conv):
 			return Answer{}, false, "the conversation no longer opens (the page went to " + cs.Href + ")", nil
 		case cs.Ours && (cs.Busy || cs.After > 0):
 			attached = true
@@ -257,9 +326,36 @@ func (d *driver) collect(ctx context.Context, conv, text, found string) (ans Ans
 		return Answer{}, true, "", err
 	}
 	d.step("reattached", "conversation", conv, "busy", cs.Busy, "answers", cs.After)
-	// The answer is read as a fresh one is, from the answers after ours.
+	// The answer is read as a fresh one is, from the answers after ours,
+	// and only while the tab shows this conversation: a page that goes
+	// elsewhere (another conversation of the account) ends the reading.
 	before := pageState{Count: cs.Answers - cs.After}
-	ans, err = d.awaitAnswer(ctx, before, nil) // the response began before this tab watched: not by network
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	left := ""
+	d.watch = func(ctx context.Context, _ pageState) {
+		if href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); err == nil && !sameConversation(href, conv) {
+			left = href
+			cancel(errLeftConversation)
+		}
+	}
+	ans, err = d.awaitAnswer(rctx, before, nil) // the response began before this tab watched: not by network
+	d.watch = nil
+	if left == "" && ctx.Err() == nil {
+		// The last look may have come before the page left, or failed
+		// because it was leaving ("target navigated").
+		href, herr := d.href(ctx)
+		if herr != nil && err == nil {
+			return Answer{}, true, "", d.fail(ctx, "read the conversation: %w", herr)
+		}
+		if herr == nil && !sameConversation(href, conv) {
+			left = href
+		}
+	}
+	if left != "" && ctx.Err() == nil {
+		d.log.Warn("driver: the page left the reattached conversation; its answer is not taken", "conversation", conv, "went", left)
+		return Answer{}, false, "the conversation no longer opens (the page went to " + left + " while the answer was read)", nil
+	}
 	return ans, true, "", err
 }
 

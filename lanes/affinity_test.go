@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -35,7 +36,7 @@ func TestLane_ReattachWait(t *testing.T) {
 	tk := &taskfile.Task{TaskID: "sent1", ModelKind: taskfile.KindWeb, Model: "chat", Content: "[[duration=10ms]] once",
 		State: taskfile.StatePending, Attempt: 1, SubmittedAt: sent.Add(-time.Second), HeartbeatAt: sent,
 		Send: &taskfile.SendRecord{State: taskfile.SendSent, Attempt: 1, Account: "a1", SendingAt: sent, SentAt: sent, Conversation: "http://127.0.0.1:9/c/x"}}
-	data, err := tk.Encode()
+	data, err := spool.NewStore(cfg, nil).EncodeTask(taskfile.KindWeb, tk) // as the daemon that sent it wrote it
 	if err != nil {
 		t.Fatal(err)
 	}

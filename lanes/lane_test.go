@@ -157,7 +157,7 @@ func TestLane_ReclaimDeadOwner(t *testing.T) {
 	orphan := &taskfile.Task{TaskID: "orphan", ModelKind: taskfile.KindAPI, Model: "fast", Content: "left behind",
 		State: taskfile.StateRunning, Attempt: 1, SubmittedAt: now, StartedAt: now, HeartbeatAt: now,
 		Owner: "testhost:999999"}
-	data, err := orphan.Encode()
+	data, err := store.EncodeTask(taskfile.KindAPI, orphan) // as its dead daemon wrote it
 	if err != nil {
 		t.Fatal(err)
 	}

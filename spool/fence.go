@@ -56,7 +56,7 @@ func (s *Store) writeFenced(k taskfile.Kind, dir string, t *taskfile.Task, owner
 // It returns the bytes it wrote.
 func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, known []byte, check func(old *taskfile.Task) error) ([]byte, error) {
 	path := s.Layout.TaskPath(k, dir, t.TaskID)
-	data, err := t.Encode()
+	data, err := s.EncodeTask(k, t)
 	if err != nil {
 		return nil, err
 	}

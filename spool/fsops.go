@@ -162,7 +162,15 @@ func ReadOwn(path string, max int64) ([]byte, os.FileInfo, error) {
 	return readRegular(path, max, false)
 }
 
-func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, error) {
+// OpenOwn opens a file of spoolgate's own folders as ReadOwn reads it
+// (never through a link at its last component, never a fifo or a device,
+// at most max bytes by its size), for a reader that streams it instead of
+// holding it whole. The caller closes it and reads at most max bytes.
+func OpenOwn(path string, max int64) (*os.File, os.FileInfo, error) {
+	return openRegular(path, max, false)
+}
+
+func openRegular(path string, max int64, checkLinks bool) (*os.File, os.FileInfo, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -173,21 +181,29 @@ func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, 
 		}
 		return nil, nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+	} else if err == nil && checkLinks && linkCount(fi) > 1 {
+		err = &linkedError{linkCount(fi)}
+	}
+	if err == nil && fi.Size() > max {
+		err = fmt.Errorf("file is %d bytes, over the %d byte limit", fi.Size(), max)
+	}
 	if err != nil {
-		return nil, nil, err
+		f.Close()
+		return nil, fi, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+	return f, fi, nil
+}
+
+func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, error) {
+	f, fi, err := openRegular(path, max, checkLinks)
+	if err != nil {
+		return nil, fi, err
 	}
-	if n := linkCount(fi); checkLinks && n > 1 {
-		return nil, fi, &linkedError{n}
-	}
-	if fi.Size() > max {
-		return nil, fi, fmt.Errorf("file is %d bytes, over the %d byte limit", fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	defer f.Close()
+	data, err := readSized(f, fi.Size(), max)
 	if err != nil {
 		return nil, fi, err
 	}
@@ -195,6 +211,22 @@ func readRegular(path string, max int64, checkLinks bool) ([]byte, os.FileInfo, 
 		return nil, fi, fmt.Errorf("file grew past the %d byte limit while read", max)
 	}
 	return data, fi, nil
+}
+
+// readSized reads f, whose size was size, up to max+1 bytes: into one
+// buffer of its size (io.ReadAll's doubling would copy a large record
+// twice and allocate three times its size), growing only if it grew.
+func readSized(f *os.File, size, max int64) ([]byte, error) {
+	data := make([]byte, min(size, max)+1)
+	n, err := io.ReadFull(f, data)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return data[:n], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
+	return append(data, rest...), err
 }
 
 func kindOf(m os.FileMode) string {

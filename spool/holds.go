@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -45,11 +46,31 @@ func (s *Store) AccountHold(account string) (h taskfile.Hold, ok bool) {
 	return h, err == nil
 }
 
+// A sealed hold is genuine, not yet fresh: a copy of one put back after
+// `resume --account` ended it would hold the account again (and notify
+// again). So each hold is known by when and by whom it was written
+// (holdKey: no two holds share it), release leaves a sealed tombstone,
+// accounts/NAME.released, naming the hold it ended, and a store remembers
+// every hold it saw end (its file gone, or its tombstone): a hold that
+// matches either is a replay, foreign.
+
+// ErrReplayed: a genuine hold that was ended before, put back.
+var ErrReplayed = errors.New("a hold that was released before, put back (a replayed copy)")
+
+func holdKey(h taskfile.Hold) string { return h.Since.UTC().Format(time.RFC3339Nano) + " " + h.By }
+
+func (s *Store) releasedPath(account string) string {
+	return filepath.Join(s.Layout.Accounts(), account+".released")
+}
+
 // readHold reads and checks one hold: fs.ErrNotExist, a *ForeignError,
 // or the hold.
 func (s *Store) readHold(account string) (taskfile.Hold, error) {
 	p := s.holdPath(account)
 	body, _, err := s.ReadSealed(SealHold, p, taskfile.MaxHoldSize+256)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.holdGone(account, "")
+	}
 	if err != nil {
 		return taskfile.Hold{}, err
 	}
@@ -58,7 +79,62 @@ func (s *Store) readHold(account string) (taskfile.Hold, error) {
 		return taskfile.Hold{}, s.foreign(SealHold, p, err)
 	}
 	h.Account = account
+	key := holdKey(h)
+	if tomb, _, err := s.ReadSealed(SealReleased, s.releasedPath(account), 1024); err == nil {
+		s.holdGone(account, strings.TrimSuffix(string(tomb), "\n"))
+	}
+	if s.released(account, key) || !s.sawHold(account, h) {
+		return taskfile.Hold{}, s.foreign(SealHold, p, ErrReplayed)
+	}
 	return h, nil
+}
+
+// sawHold records h as the account's hold this store saw last, the one
+// seen before it as ended (superseded); it reports false for a hold
+// older than the one seen before (a superseded copy put back).
+func (s *Store) sawHold(account string, h taskfile.Hold) bool {
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	if s.trust.holdSeen == nil {
+		s.trust.holdSeen = map[string]taskfile.Hold{}
+	}
+	if s.trust.released == nil {
+		s.trust.released = map[string]bool{}
+	}
+	prev, ok := s.trust.holdSeen[account]
+	switch {
+	case ok && h.Since.Before(prev.Since):
+		return false
+	case ok && holdKey(prev) != holdKey(h):
+		s.trust.released[account+"\x00"+holdKey(prev)] = true
+	}
+	s.trust.holdSeen[account] = h
+	return true
+}
+
+// holdGone remembers tomb (a released hold's key, "" for none) and the
+// hold last seen of account as ended, when its file is gone or tomb names
+// it. The last seen hold stays the newest seen: an older one put back is
+// a replay too.
+func (s *Store) holdGone(account, tomb string) {
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	if s.trust.released == nil {
+		s.trust.released = map[string]bool{}
+	}
+	if tomb != "" {
+		s.trust.released[account+"\x00"+tomb] = true
+	}
+	if seen, ok := s.trust.holdSeen[account]; ok && (tomb == "" || tomb == holdKey(seen)) {
+		s.trust.released[account+"\x00"+holdKey(seen)] = true
+	}
+}
+
+// released reports whether this store saw the hold key of account end.
+func (s *Store) released(account, key string) bool {
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	return s.trust.released[account+"\x00"+key]
 }
 
 // AccountHeld reports whether the account's hold runs at now.
@@ -74,13 +150,20 @@ func (s *Store) ReleaseAccount(account string) (bool, error) {
 	if !taskfile.ValidAccount(account) {
 		return false, fmt.Errorf("account %q cannot name a file", account)
 	}
-	if _, err := s.readHold(account); err != nil {
+	h, err := s.readHold(account)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
 		return false, err
 	}
-	err := os.Remove(s.holdPath(account))
+	// The tombstone first: a copy of this hold put back is foreign to
+	// every daemon, also one that never saw it end.
+	if err := s.WriteSealedAtomic(SealReleased, s.releasedPath(account), []byte(holdKey(h))); err != nil {
+		return false, fmt.Errorf("release %s: %w", account, err)
+	}
+	s.holdGone(account, holdKey(h))
+	err = os.Remove(s.holdPath(account))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

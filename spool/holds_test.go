@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +101,70 @@ func FuzzDecodeHold(f *testing.F) {
 			t.Fatalf("re-encoded hold does not decode: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestStore_ReplayedHold: a genuine, sealed hold copied aside and put
+// back after `resume --account` (another process) ended it holds nothing,
+// whether or not its tombstone is still there; so does an older hold put
+// back over a newer one. A new hold after the release holds.
+func TestStore_ReplayedHold(t *testing.T) {
+	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	daemon, cli := NewStore(cfg, nil), NewStore(cfg, nil) // one installation's key (processKey), two processes' memories
+	if err := daemon.Layout.Create(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	hold := func(since time.Time) []byte {
+		t.Helper()
+		if err := daemon.HoldAccount(taskfile.Hold{Account: "ops1", Until: now.Add(time.Hour), Reason: "limit", Since: since, By: "h:1"}); err != nil {
+			t.Fatal(err)
+		}
+		if !daemon.AccountHeld("ops1", now) {
+			t.Fatal("a fresh hold does not hold")
+		}
+		data, err := os.ReadFile(daemon.holdPath("ops1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	putBack := func(data []byte) {
+		t.Helper()
+		if err := os.WriteFile(daemon.holdPath("ops1"), data, FilePerm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := hold(now)
+	if was, err := cli.ReleaseAccount("ops1"); !was || err != nil {
+		t.Fatalf("resume --account: %v %v", was, err)
+	}
+	putBack(first)
+	for name, s := range map[string]*Store{"daemon": daemon, "cli": cli, "a new process": NewStore(cfg, nil)} {
+		if s.AccountHeld("ops1", now) {
+			t.Errorf("%s: the replayed hold holds", name)
+		}
+	}
+	if f := daemon.CheckForeign(); len(f) != 1 || !strings.Contains(f[0].Reason, "put back") {
+		t.Errorf("foreign list %+v, want the replayed hold", f)
+	}
+	// Its tombstone deleted as well: the daemon saw the hold end.
+	if err := os.Remove(daemon.releasedPath("ops1")); err != nil {
+		t.Fatal(err)
+	}
+	if daemon.AccountHeld("ops1", now) {
+		t.Error("the replayed hold holds once its tombstone is gone")
+	}
+	// A new hold holds; the first put back over it does not.
+	second := hold(now.Add(time.Minute))
+	putBack(first)
+	if daemon.AccountHeld("ops1", now) {
+		t.Error("an older hold put back over a newer one holds")
+	}
+	putBack(second)
+	if !daemon.AccountHeld("ops1", now) {
+		t.Error("the current hold, put back as it was, does not hold")
+	}
 }

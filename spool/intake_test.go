@@ -242,7 +242,7 @@ func TestStore_WriteFenced(t *testing.T) {
 	if err != nil {
 		t.Fatalf("own file: %v", err)
 	}
-	if want, _ := hb.Encode(); !bytes.Equal(wrote, want) {
+	if want, _ := s.EncodeTask(taskfile.KindAPI, hb); !bytes.Equal(wrote, want) {
 		t.Fatalf("writeFenced returned %q, wrote %q", wrote, want)
 	}
 	// Another owner took it: the write is refused and the record kept.
@@ -307,9 +307,10 @@ func TestStore_WriteFencedKnown(t *testing.T) {
 	}
 }
 
-// putTask writes a task file as a test's fixture.
+// putTask writes a task file as a test's fixture, sealed as a daemon of
+// s's installation writes it.
 func putTask(s *Store, k taskfile.Kind, dir string, t *taskfile.Task) error {
-	data, err := t.Encode()
+	data, err := s.EncodeTask(k, t)
 	if err != nil {
 		return err
 	}

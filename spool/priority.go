@@ -24,7 +24,7 @@ func (s *Store) SetPriority(k taskfile.Kind, id string, p taskfile.Priority) (*t
 		return nil, fmt.Errorf("priority %q: want high, normal or low", p)
 	}
 	for try := 0; try < 10; try++ {
-		t, err := s.Read(k, taskfile.DirPending, id)
+		t, foreign, err := s.readChecked(k, taskfile.DirPending, id)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", id, ErrNotPending)
 		}
@@ -37,6 +37,9 @@ func (s *Store) SetPriority(k taskfile.Kind, id string, p taskfile.Priority) (*t
 		want := t.Clone()
 		want.Priority = p
 		_, err = s.swapIn(k, taskfile.DirPending, want, nil, func(cur *taskfile.Task) error {
+			if foreign != nil {
+				cur.DropDaemonFields() // as t was read
+			}
 			if !sameRecord(cur, t) {
 				return errChanged
 			}

@@ -74,7 +74,7 @@ func TestStore_ReclaimFutureHeartbeat(t *testing.T) {
 	future := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 	put := func(id string, hb time.Time) {
 		tk := &taskfile.Task{TaskID: id, Model: "chat", Content: "x", State: taskfile.StateRunning, Attempt: 1, Owner: "other:1", StartedAt: hb, HeartbeatAt: hb, SubmittedAt: time.Now()}
-		data, _ := tk.Encode()
+		data, _ := s.EncodeTask(taskfile.KindWeb, tk)
 		if err := os.WriteFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirRunning, id), data, 0o640); err != nil {
 			t.Fatal(err)
 		}

@@ -180,8 +180,10 @@ func (s *Store) fixFinalStates(k taskfile.Kind, dir string) error {
 		if rejected[id] {
 			continue // a rejected drop, kept as it came
 		}
-		t, err := s.Read(k, dir, id)
-		if err != nil || t.State == want {
+		// A foreign record is never sealed by a repair: it stays as it
+		// came, and no daemon acts on it.
+		t, foreign, err := s.readChecked(k, dir, id)
+		if err != nil || foreign != nil || t.State == want {
 			continue
 		}
 		t.State = want

@@ -1,7 +1,10 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,4 +98,89 @@ func TestLease_RecordSend(t *testing.T) {
 	if final.Send != nil || final.Attempts != nil {
 		t.Fatalf("ResetForIntake kept send %+v attempts %+v", final.Send, final.Attempts)
 	}
+}
+
+// TestStore_ForeignSendRecord: a task file's daemon-written fields are
+// acted on only as a daemon of this installation sealed them for that
+// task. A send record planted unsealed, one copied from another task's
+// sealed file, one added to a sealed task, and a sealed record whose
+// content was edited are all dropped at the claim: the task runs fresh,
+// logged once in its log; the genuine record is kept.
+func TestStore_ForeignSendRecord(t *testing.T) {
+	s := newTestStore(t)
+	now := time.Now().UTC()
+	rec := func(conv string) *taskfile.SendRecord {
+		return &taskfile.SendRecord{State: taskfile.SendSent, Attempt: 1, Account: "default", SendingAt: now, SentAt: now, Conversation: conv}
+	}
+	task := func(id string) *taskfile.Task {
+		return &taskfile.Task{TaskID: id, ModelKind: taskfile.KindWeb, Model: "chat", Content: "hello " + id, State: taskfile.StatePending,
+			Attempt: 1, SubmittedAt: now, Result: "old", Attempts: []taskfile.AttemptRecord{{N: 1, ClaimedAt: now, Outcome: taskfile.AttemptRetried}}}
+	}
+	write := func(id string, data []byte) {
+		if err := WriteFileAtomic(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, id), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// genuine: sealed by this installation for this task.
+	g := task("genuine")
+	g.Send = rec("http://127.0.0.1:1/c/genuine")
+	if err := putTask(s, taskfile.KindWeb, taskfile.DirPending, g); err != nil {
+		t.Fatal(err)
+	}
+	// unsealed: written by hand.
+	u := task("unsealed")
+	u.Send = rec("http://127.0.0.1:2/evil")
+	data, _ := u.Encode()
+	write("unsealed", data)
+	// copied: another task's sealed file under this task's name.
+	genuine, err := os.ReadFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, "genuine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("copied", genuine)
+	// added: a record added to a sealed task (the seal line kept).
+	a := task("added")
+	if err := putTask(s, taskfile.KindWeb, taskfile.DirPending, a); err != nil {
+		t.Fatal(err)
+	}
+	sealed, _ := os.ReadFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, "added"))
+	write("added", bytes.Replace(sealed, []byte("attempts:"), []byte("send:\n  state: sent\n  attempt: 1\n  account: default\n  sendingAt: 2026-01-01T00:00:00Z\n  conversation: data:text/html,x\nattempts:"), 1))
+	// edited: a sealed record whose content a colleague changed.
+	e := task("edited")
+	e.Send = rec("http://127.0.0.1:1/c/edited")
+	if err := putTask(s, taskfile.KindWeb, taskfile.DirPending, e); err != nil {
+		t.Fatal(err)
+	}
+	sealed, _ = os.ReadFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, "edited"))
+	write("edited", bytes.Replace(sealed, []byte("hello edited"), []byte("hello again"), 1))
+
+	for _, id := range []string{"genuine", "unsealed", "copied", "added", "edited"} {
+		l, err := s.Claim(taskfile.KindWeb, id, "h:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := l.Mark(now)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		logged := strings.Contains(readLog(t, s, id), "foreign record")
+		if id == "genuine" {
+			if m.Send == nil || m.Send.Conversation != g.Send.Conversation || m.Attempt != 2 || m.Result != "old" || logged {
+				t.Errorf("genuine: send %+v attempt %d result %q logged %v, want its record kept", m.Send, m.Attempt, m.Result, logged)
+			}
+			continue
+		}
+		if m.Send != nil || m.Attempt != 1 || m.Result != "" || len(m.Attempts) != 1 || !m.SubmittedAt.Equal(now.Truncate(time.Millisecond)) || !logged {
+			t.Errorf("%s: send %+v attempt %d result %q attempts %d submitted %v logged %v, want a fresh task, logged", id, m.Send, m.Attempt, m.Result, len(m.Attempts), m.SubmittedAt, logged)
+		}
+	}
+}
+
+func readLog(t *testing.T, s *Store, id string) string {
+	t.Helper()
+	data, err := os.ReadFile(s.Layout.LogPath(taskfile.KindWeb, id))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -65,11 +65,6 @@ type TaskPathError struct {
 func (e *TaskPathError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *TaskPathError) Unwrap() error { return e.Err }
 
-// Read reads and decodes the task file id in lane k, folder dir.
-func (s *Store) Read(k taskfile.Kind, dir, id string) (*taskfile.Task, error) {
-	return ReadTaskFile(s.Layout.TaskPath(k, dir, id))
-}
-
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
 // refusing symlinks and special files (not extra hard links: see ReadOwn).
 func ReadTaskFile(path string) (*taskfile.Task, error) {

@@ -27,6 +27,17 @@ import (
 // spool. A file that fails the check is foreign: it is never acted on and
 // never deleted, it is logged once (then counted), and status lists it by
 // name.
+//
+// A task file is both: its submitter's fields (taskId, model, prompt,
+// content, ...) are the colleague's to write while it waits in pending/,
+// and everything else (the send record, attempts, result, the outcome)
+// is what the daemons wrote and act on. So a daemon seals the whole record
+// under its file name and lane each time it writes it; a record that
+// fails the check when a daemon reads it to act on it (claim, reclaim,
+// recovery, a priority change) loses every daemon-written field and runs
+// as the fresh task its submitter's fields describe. A send record copied
+// from another task, or added to a colleague's waiting task, can thus
+// never send the signed-in browser anywhere.
 
 // Seal kinds: what a record is, so that a sealed record of one kind can
 // never pass for another.
@@ -35,7 +46,14 @@ const (
 	SealHold   = "hold"
 	SealMarker = "notify-marker"
 	SealSince  = "notify-since"
+	// SealReleased: accounts/NAME.released, the hold `resume --account`
+	// ended (holds.go).
+	SealReleased = "hold-released"
 )
+
+// sealTaskKind is the seal kind of lane k's task records: a record of one
+// lane never passes for the other's.
+func sealTaskKind(k taskfile.Kind) string { return "task-" + string(k) }
 
 // ErrForeign matches every error of a record that failed its seal check.
 var ErrForeign = errors.New("foreign file: not written by a daemon of this installation")
@@ -64,6 +82,11 @@ type trustState struct {
 
 	mu     sync.Mutex
 	future map[string]futureSighting // by path
+	// holdSeen is the hold this store last read of each account, and
+	// released the holds it saw end (their file gone or a tombstone):
+	// a copy of one put back is a replay, even with its tombstone gone.
+	holdSeen map[string]taskfile.Hold
+	released map[string]bool // "account\x00" + holdKey
 }
 
 type futureSighting struct {
@@ -181,6 +204,60 @@ func (s *Store) WriteSealedNew(kind, path string, body []byte) error {
 	return s.files.writeNew(path, data)
 }
 
+// EncodeTask is t's encoding as lane k's task file, sealed for its name
+// (TASKID.yaml). Without a key (a command run where the installation's
+// key is not) the record is written unsealed: a daemon that reads it
+// later runs it as a fresh task.
+func (s *Store) EncodeTask(k taskfile.Kind, t *taskfile.Task) ([]byte, error) {
+	data, err := t.Encode()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.key().Seal(sealTaskKind(k), t.TaskID+".yaml", data)
+	if errors.Is(err, seal.ErrNoKey) {
+		return data, nil
+	}
+	return sealed, err
+}
+
+// Read reads and decodes the task file id in lane k, folder dir, for a
+// daemon to act on: a record whose seal fails (planted, edited, copied
+// from another task) is logged once and comes back with every field a
+// daemon writes cleared (taskfile.Task.DropDaemonFields), as a fresh
+// task; readChecked also returns its *ForeignError.
+func (s *Store) Read(k taskfile.Kind, dir, id string) (*taskfile.Task, error) {
+	t, _, err := s.readChecked(k, dir, id)
+	return t, err
+}
+
+func (s *Store) readChecked(k taskfile.Kind, dir, id string) (t *taskfile.Task, foreign error, err error) {
+	path := s.Layout.TaskPath(k, dir, id)
+	data, _, err := ReadOwn(path, taskfile.MaxRecordSize)
+	if err != nil {
+		return nil, nil, &TaskPathError{Path: path, Err: err}
+	}
+	t, err = taskfile.DecodeRecord(data)
+	if err != nil {
+		return nil, nil, &TaskPathError{Path: path, Err: err}
+	}
+	if _, err := s.key().Open(sealTaskKind(k), filepath.Base(path), data); err != nil && !(errors.Is(err, seal.ErrNoKey) && seal.Sealed(data)) {
+		// A drop not yet normalized has no daemon-written fields to
+		// drop, and is no news: only a record that had some is logged.
+		if !t.DropDaemonFields() {
+			return t, nil, nil
+		}
+		// Once in the daemon's log and the task's own (a reclaim reads a
+		// running file at every pass), then counted.
+		if s.Limiter().Fail("foreign:"+path, "foreign task record: its daemon-written fields (send, attempts, result, outcome) are dropped, the task runs as a fresh one", err,
+			"file", s.rel(path), "kind", sealTaskKind(k)) {
+			_ = s.AppendLog(k, id, "foreign record: the task file's daemon-written fields (send, attempts, result, outcome) were not written by a daemon of this installation ("+err.Error()+"); dropped, the task runs as a fresh one")
+		}
+		return t, &ForeignError{Path: path, Err: err}, nil
+	}
+	s.Limiter().Forget("foreign:" + path)
+	return t, nil, nil
+}
+
 // clampFuture is when a file that claims to be renewed at renewed counts
 // as renewed: never later than the first time this store saw that claim,
 // so a renewal set in the future (a clock far off, or a planted file)
@@ -241,8 +318,8 @@ func (s *Store) CheckForeign() []Foreign {
 				add(SealHold, p, errors.New("no such account in the config"))
 				continue
 			}
-			if _, _, err := s.ReadSealed(SealHold, p, taskfile.MaxHoldSize); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				add(SealHold, p, err)
+			if _, err := s.readHold(account); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				add(SealHold, p, err) // a replayed hold too
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/internal/safetext"
 )
 
 func init() {
@@ -71,10 +72,13 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %w", site, err)
 	}
-	fmt.Fprintf(env.Stdout, "site %s  %s\n", site, sc.URL)
+	// Everything printed that a page or the config gave is escaped as
+	// status's output is: a page's ESC or BEL never reaches the terminal.
+	line := safetext.Line
+	fmt.Fprintf(env.Stdout, "site %s  %s\n", line(site), line(sc.URL))
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	for _, k := range rep.Keys {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, k.Selector, k.Note())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, line(k.Selector), line(k.Note()))
 	}
 	_ = tw.Flush()
 	state := []string{"signed in"}
@@ -82,7 +86,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		state[0] = "signed out"
 	}
 	if rep.Limited != "" {
-		state = append(state, "limited: "+rep.Limited)
+		state = append(state, "limited: "+line(rep.Limited))
 	} else {
 		state = append(state, "not limited")
 	}
@@ -95,7 +99,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	if *send != "" {
 		fmt.Fprintf(env.Stdout, "send %q:\n", *send)
 		for _, line := range strings.Split(strings.TrimSpace(steps.String()), "\n") {
-			fmt.Fprintf(env.Stdout, "  %s\n", line)
+			fmt.Fprintf(env.Stdout, "  %s\n", safetext.Line(line))
 		}
 		if rep.Answer != "" {
 			fmt.Fprintf(env.Stdout, "answer: %q\n", rep.Answer)
@@ -104,10 +108,10 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	printReading(env.Stdout, rep.Reading, *send != "")
 	if !rep.Ready {
 		for _, p := range rep.Problems {
-			fmt.Fprintf(env.Stderr, "spoolgate: check %s: %s\n", site, p)
+			fmt.Fprintf(env.Stderr, "spoolgate: check %s: %s\n", line(site), line(p))
 		}
 		if keyMissing(rep) {
-			fmt.Fprintf(env.Stderr, "spoolgate: check %s: hint: `spoolgate check %s --suggest --send hello` proposes a selector for each key from the page itself (--write puts them into the config)\n", site, site)
+			fmt.Fprintf(env.Stderr, "spoolgate: check %s: hint: `spoolgate check %s --suggest --send hello` proposes a selector for each key from the page itself (--write puts them into the config)\n", line(site), line(site))
 		}
 		return &exitErr{code: 1}
 	}
@@ -118,29 +122,30 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 // send, the answer as a task gets it, the method that delivered it and
 // every completion signal seen.
 func printReading(w io.Writer, r browser.CheckReading, sent bool) {
-	fmt.Fprintf(w, "reading: %s", strings.Join(r.Methods, ", then "))
+	line := safetext.Line
+	fmt.Fprintf(w, "reading: %s", line(strings.Join(r.Methods, ", then ")))
 	if len(r.Ends) > 0 {
-		fmt.Fprintf(w, "; ends on proof: %s", strings.Join(r.Ends, ", or "))
+		fmt.Fprintf(w, "; ends on proof: %s", line(strings.Join(r.Ends, ", or ")))
 	}
 	fmt.Fprintln(w)
 	if r.Note != "" {
-		fmt.Fprintf(w, "  note: %s\n", r.Note)
+		fmt.Fprintf(w, "  note: %s\n", line(r.Note))
 	}
 	if !sent || r.Method == "" {
 		return
 	}
-	fmt.Fprintf(w, "read by: %s (%s), ended by %s\n", r.Method, r.Format, r.EndedBy)
-	fmt.Fprintf(w, "signals seen: %s\n", strings.Join(r.Signals, ", "))
+	fmt.Fprintf(w, "read by: %s (%s), ended by %s\n", line(r.Method), line(r.Format), line(r.EndedBy))
+	fmt.Fprintf(w, "signals seen: %s\n", line(strings.Join(r.Signals, ", ")))
 	switch r.Check {
 	case browser.CheckVerified:
 		fmt.Fprintln(w, "checked against the page: verified (the answer, rendered, is the text the page shows)")
 	case browser.CheckDiffers:
-		fmt.Fprintf(w, "checked against the page: DIFFERS: %s\n", r.CheckDiff)
+		fmt.Fprintf(w, "checked against the page: DIFFERS: %s\n", line(r.CheckDiff))
 	case browser.CheckUnchecked:
 		fmt.Fprintln(w, "checked against the page: unchecked (the page shows no answer element to compare with)")
 	}
 	for _, f := range r.Fallbacks {
-		fmt.Fprintf(w, "  fell back: %s\n", f)
+		fmt.Fprintf(w, "  fell back: %s\n", line(f))
 	}
 }
 

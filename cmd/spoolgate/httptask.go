@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -27,9 +28,20 @@ import (
 // waited on, only regular files), and only names built from a valid
 // taskId: anything else is a 404.
 
-// maxShot bounds a screenshot or saved page served; the browser writes a
-// few hundred KiB.
-const maxShot = 32 << 20
+// maxShot bounds a screenshot served: the browser captures its viewport,
+// a few hundred KiB, and a 1920x1080 PNG of pure noise is under 8 MiB. A
+// larger "screenshot" was not written by the browser. maxSavedPage bounds
+// a saved page (a long conversation's HTML). Both are streamed, never
+// held whole: a page view costs a copy buffer, whatever the files.
+const (
+	maxShot      = 8 << 20
+	maxSavedPage = 32 << 20
+)
+
+// maxShotAttempts is how many attempts' artefacts the task page lists,
+// the last ones: a task retried many times (or a folder of planted names)
+// makes no longer page.
+const maxShotAttempts = 3
 
 // maxLogShown is how much of the end of a task's log the page shows.
 const maxLogShown = 256 << 10
@@ -186,9 +198,11 @@ func (h *httpServer) fillTask(v *taskView, loc located) {
 	if spool.NewLayout(h.cfg.Spool).IsRejectedDrop(loc.lane, loc.dir, v.ID) && loc.month == "" {
 		reason, _, _ := spool.ReadOwn(filepath.Join(filepath.Dir(loc.path), taskfile.ReasonFileName(v.ID)), 64<<10)
 		v.ReadErr = D.Rejected + safetext.Line(strings.TrimSpace(string(reason)))
-	} else if data, _, err := spool.ReadOwn(loc.path, taskfile.MaxTaskSize); err != nil {
+	} else if data, _, err := spool.ReadOwn(loc.path, taskfile.MaxRecordSize); err != nil {
+		// A task's own record (a large answer included) is read up to the
+		// limit `results` reads it to.
 		v.ReadErr = D.Unreadable + safetext.Line(err.Error())
-	} else if t, err := taskfile.DecodeTask(data); err != nil {
+	} else if t, err := taskfile.DecodeRecord(data); err != nil {
 		v.ReadErr = D.Unreadable + safetext.Line(err.Error())
 	} else {
 		h.taskFields(v, loc, t)
@@ -300,6 +314,7 @@ func (h *httpServer) shots(loc located, id string) []shotView {
 		}
 	}
 	slices.SortFunc(order, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+	order = order[max(len(order)-maxShotAttempts, 0):]
 	out := make([]shotView, 0, len(order))
 	for _, n := range order {
 		out = append(out, *byN[n])
@@ -336,16 +351,17 @@ func (h *httpServer) taskFile(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	ext := "png"
+	ext, limit := "png", int64(maxShot)
 	if strings.HasSuffix(r.URL.Path, "/page/"+n) {
-		ext = "html"
+		ext, limit = "html", maxSavedPage
 	}
 	name := id + "." + n + "." + ext
-	data, _, err := spool.ReadOwn(filepath.Join(loc.logs, name), maxShot)
+	f, fi, err := spool.OpenOwn(filepath.Join(loc.logs, name), limit)
 	if err != nil {
 		http.NotFound(w, r) // absent, a link, a fifo, too large: nothing is served
 		return
 	}
+	defer f.Close()
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
@@ -355,7 +371,8 @@ func (h *httpServer) taskFile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", asciiName(name)))
 	}
-	_, _ = w.Write(data)
+	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	_, _ = io.Copy(w, io.LimitReader(f, fi.Size())) // a file that grew since is cut at the size announced
 }
 
 // asciiName is name with anything outside printable ASCII replaced, for a

@@ -123,7 +123,7 @@ func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name str
 	}
 	fmt.Fprintf(env.Stdout, "\n# paste under the config's sites: (or run with --write)\n%s", block)
 	for _, p := range rep.Problems {
-		fmt.Fprintf(env.Stderr, "spoolgate: %s %s: %s\n", cmd, name, p)
+		fmt.Fprintf(env.Stderr, "spoolgate: %s %s: %s\n", cmd, safetext.Line(name), safetext.Line(p))
 	}
 	if sf.write {
 		if cfg.Path == "" {
@@ -155,20 +155,24 @@ func suggestComplete(rep *browser.SuggestReport, probed bool) bool {
 	return true
 }
 
+// printSuggestions prints the proposal; what the page gave (selectors
+// made of its classes and attributes, the reasons quoting its text) is
+// escaped as status's output is.
 func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
-	fmt.Fprintf(w, "site %s  %s\n", rep.Site, rep.URL)
+	line := safetext.Line
+	fmt.Fprintf(w, "site %s  %s\n", line(rep.Site), line(rep.URL))
 	for _, k := range rep.Keys {
 		if k.Selector == "" {
-			fmt.Fprintf(w, "  %-8s not found: %s\n", k.Key, k.Why)
+			fmt.Fprintf(w, "  %-8s not found: %s\n", k.Key, line(k.Why))
 			continue
 		}
 		cur := ""
 		if k.Current != "" {
 			cur = " (the config's selector: " + k.Current + ")"
 		}
-		fmt.Fprintf(w, "  %-8s %s  [%s] %s%s\n", k.Key, k.Selector, k.Confidence, k.Why, cur)
+		fmt.Fprintf(w, "  %-8s %s  [%s] %s\n", k.Key, line(k.Selector), k.Confidence, line(k.Why+cur))
 		for _, o := range k.Others {
-			fmt.Fprintf(w, "           or %s (%d)\n", o.Selector, o.Score)
+			fmt.Fprintf(w, "           or %s (%d)\n", line(o.Selector), o.Score)
 		}
 	}
 	if rep.Probe != "" {
@@ -195,7 +199,7 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 	}
 	for _, key := range blockKeys {
 		s, ok := rep.Get(key)
-		if !ok || s.Selector == "" || !browser.SiteKeyKnown(key) {
+		if !ok || s.Selector == "" || !browser.SiteKeyKnown(key) || !safeValue(s) {
 			continue
 		}
 		old := mapLookup(site, key)
@@ -203,7 +207,7 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 			continue
 		}
 		if old != nil && old.Value != "" && s.Current == "ok" {
-			old.LineComment = "still finds it (suggested: " + s.Selector + ")"
+			old.LineComment = clip("still finds it (suggested: "+s.Selector+")", 200)
 			continue
 		}
 		if key == "network" {
@@ -243,6 +247,24 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 	*mapGet(site, "network", yaml.MappingNode) = *m
 }
 
+// safeValue: every value a suggestion would write is free of what
+// safetext escapes (controls, bidi overrides, line separators): yaml.v3
+// quotes controls but writes a bidi override as itself, and a selector
+// that needs one is no selector a person could check by eye. Such a
+// suggestion is printed, escaped, and never written.
+func safeValue(s browser.Suggestion) bool {
+	vs := []string{s.Selector}
+	if n := s.Network; n != nil {
+		vs = append(vs, n.URL, n.Format, n.Path, n.Mode)
+	}
+	for _, v := range vs {
+		if safetext.Line(v) != v {
+			return false
+		}
+	}
+	return true
+}
+
 // longerQuiet: the config's quiet is already at least the suggested one.
 func longerQuiet(have, want string) bool {
 	h, err1 := config.ParseDuration(have)
@@ -251,8 +273,12 @@ func longerQuiet(have, want string) bool {
 }
 
 // clip is s on one line, its runs of spaces and line breaks made one
-// space, in at most n characters.
-func clip(s string, n int) string { return safetext.ClipRunes(strings.Join(strings.Fields(s), " "), n) }
+// space, escaped as status's output is (a comment is written as it is:
+// a page's ESC or BEL would reach whoever views the config), in at most n
+// characters.
+func clip(s string, n int) string {
+	return safetext.ClipRunes(safetext.Line(strings.Join(strings.Fields(s), " ")), n)
+}
 
 // mapLookup returns the value of key in mapping m, or nil.
 func mapLookup(m *yaml.Node, key string) *yaml.Node {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
@@ -34,9 +36,11 @@ func suggestReport() *browser.SuggestReport {
 	}}
 }
 
-func TestApplySuggestions(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "spoolgate.yaml")
+// commentedConfigDoc writes commentedConfig and reads it back as
+// --suggest does.
+func commentedConfigDoc(t *testing.T) (string, *yaml.Node, []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spoolgate.yaml")
 	if err := os.WriteFile(path, []byte(commentedConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +48,11 @@ func TestApplySuggestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, doc, src
+}
+
+func TestApplySuggestions(t *testing.T) {
+	path, doc, src := commentedConfigDoc(t)
 	site := applySuggestions(doc, "examplechat", config.SiteConfig{URL: "https://chat.example.com/"}, suggestReport())
 	block, err := siteBlock("examplechat", site)
 	if err != nil {
@@ -139,5 +148,58 @@ func TestApplySuggestions_NewSite(t *testing.T) {
 				t.Errorf("site: %+v", s)
 			}
 		})
+	}
+}
+
+// TestSuggest_HostileOutput: what a hostile page gives --suggest and
+// check (selectors made of its attributes, reasons quoting its text, a
+// limit message) carries ESC, BEL, U+0085, a bidi override and a line
+// break; none of them reaches the terminal raw, nor the config (the
+// comments it writes, the values: a selector that needs one is not
+// written).
+func TestSuggest_HostileOutput(t *testing.T) {
+	const bad = "\x1b[2J\x07\u0085\u202e\nx"
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\u0085\u202e") }
+	rep := &browser.SuggestReport{Site: "examplechat", URL: "https://chat.example.com/" + bad, Probe: "hi", Answer: "ok" + bad,
+		Problems: []string{"a problem " + bad}, Keys: []browser.Suggestion{
+			{Key: "input", Selector: `textarea[aria-label="Message"]`, Confidence: "high", Why: "labelled " + bad, Current: "matches nothing"},
+			{Key: "send", Selector: `button[aria-label="` + bad + `"]`, Confidence: "high", Why: "named " + bad, Current: "ok",
+				Others: []browser.Candidate{{Selector: "b" + bad, Score: 3}}},
+			{Key: "answer", Selector: `[data-role="assistant"]`, Confidence: "high", Why: "the new text " + bad},
+			{Key: "busy", Selector: `[data-x="` + bad + `"]`, Confidence: "medium", Why: "showed while busy " + bad},
+		}}
+	var out strings.Builder
+	printSuggestions(&out, rep)
+	printReading(&out, browser.CheckReading{Methods: []string{"dom" + bad}, Ends: []string{"done" + bad}, Note: bad, Method: "dom", Format: "text",
+		EndedBy: "quiet" + bad, Signals: []string{bad}, Fallbacks: []string{bad}}, true)
+	if raw(out.String()) {
+		t.Errorf("printed raw: %q", out.String())
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if l == "x" || strings.HasPrefix(l, "x") {
+			t.Errorf("a page's line break started a line of its own: %q", out.String())
+		}
+	}
+
+	path, doc, src := commentedConfigDoc(t)
+	site := applySuggestions(doc, "examplechat", config.SiteConfig{URL: "https://chat.example.com/"}, rep)
+	block, err := siteBlock("examplechat", site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeConfigDoc(path, src, doc); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(path)
+	for what, s := range map[string]string{"block": block, "config": string(written)} {
+		if raw(s) {
+			t.Errorf("%s holds a raw control or bidi character:\n%q", what, s)
+		}
+		if strings.Contains(s, "data-x") {
+			t.Errorf("%s holds a selector that needs a control character:\n%s", what, s)
+		}
+	}
+	if !strings.Contains(block, `# high: labelled \x1b[2J\x07 \u202e x`) {
+		t.Errorf("the comment is not the escaped reason:\n%s", block)
 	}
 }

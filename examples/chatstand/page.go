@@ -159,6 +159,10 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	cfg := map[string]any{
 		"input": s.opts.Input, "renderer": po.Renderer, "raw": po.Raw, "random": po.Random, "redirect": po.Redirect,
 		"conversation": id, "notFound": notFound, "turns": turns, "history": hist,
+		// ?leave=PATH: the conversation page shows its last answer as
+		// still coming and goes to PATH a moment later (a page that
+		// redirects away while its answer is read).
+		"leave": r.URL.Query().Get("leave"),
 	}
 	if notFound {
 		cfg["conversation"] = ""

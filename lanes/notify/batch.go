@@ -54,13 +54,14 @@ type BatchWatch struct {
 	// owner's unsent markers are sent again by another daemon of its host.
 	Owner string
 
-	owner   string
-	dir     string
-	start   time.Time       // this watch's start: `since` when the file is foreign
-	trusted map[string]bool // marker files checked: sealed by a daemon of this installation (they never change)
-	scanner *spool.BatchScanner
-	since   time.Time
-	kick    chan struct{}
+	owner    string
+	dir      string
+	start    time.Time       // this watch's start: `since` when the file is foreign
+	trusted  map[string]bool // marker files checked: sealed by a daemon of this installation (they never change)
+	sentSeen map[string]bool // keys this watch saw sent: a .sent deleted since sends nothing again
+	scanner  *spool.BatchScanner
+	since    time.Time
+	kick     chan struct{}
 	startstop.Base
 	setup   sync.Once
 	checkMu sync.Mutex // one Check at a time
@@ -112,6 +113,7 @@ func (w *BatchWatch) init() {
 	w.kick = make(chan struct{}, 1)
 	w.start = time.Now().UTC()
 	w.trusted = map[string]bool{}
+	w.sentSeen = map[string]bool{}
 }
 
 // Kick asks for a look soon: a task of a batch just became final.
@@ -184,7 +186,7 @@ func (w *BatchWatch) Check() {
 func (w *BatchWatch) send(key string, e Event) {
 	w.Notifier.NotifyThen(e, func(err error) {
 		if err != nil {
-			return // left unsent: a restart on this host sends it again
+			return // left unsent: another daemon of this host running now sends it again if this one dies
 		}
 		if _, err := w.create(key+".sent", markerRecord{Owner: w.owner, Created: time.Now().UTC()}); err != nil {
 			w.Log.Error("record batch event sent", "id", e.ID, "err", err)
@@ -210,6 +212,17 @@ func (w *BatchWatch) takeOver(key string, marks markSet) {
 	}
 	var orig markerRecord
 	if err := w.readMarker(key+".json", &orig); err != nil || orig.Event == nil {
+		return
+	}
+	if orig.Created.Before(w.start) {
+		// From before this daemon's start: its .sent may have been
+		// deleted (a sealed marker is genuine, not fresh), and resending
+		// would repeat an event a receiver already has. The price: an
+		// event whose daemon died between its marker and its send, with
+		// no other daemon of the host running then, is not sent by a
+		// restart. Logged once.
+		w.Store.Limiter().Fail("notify-unsent:"+key, "batch.finished from before this daemon's start has no .sent (deleted, or its daemon died before sending): not sent again",
+			errors.New("no .sent"), "batch", orig.Event.Batch, "id", orig.Event.ID, "owner", cur.Owner)
 		return
 	}
 	created, err := w.create(key+".take."+strconv.Itoa(n+1), markerRecord{Owner: w.owner, Created: time.Now().UTC()})
@@ -265,6 +278,7 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 		case strings.HasSuffix(name, ".sent") && !spool.IsOwnTemp(name):
 			if w.isTrusted(name) {
 				sent[strings.TrimSuffix(name, ".sent")] = true
+				w.sentSeen[strings.TrimSuffix(name, ".sent")] = true
 			}
 		case strings.Contains(name, ".take."):
 			key, num, _ := strings.Cut(name, ".take.")
@@ -276,7 +290,8 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 		}
 	}
 	for _, k := range keys {
-		if !sent[k] {
+		// A .sent this watch saw, gone since (deleted), is still sent.
+		if !sent[k] && !w.sentSeen[k] {
 			m.unsent = append(m.unsent, k)
 		}
 	}

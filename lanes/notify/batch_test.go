@@ -165,9 +165,9 @@ func TestBatchWatch_TakeOver(t *testing.T) {
 		}
 		return e
 	}
-	orphan := mk(batchHash("orphan")+"-1000", "testhost:"+strconv.Itoa(dead.Process.Pid), "orphan")
-	mk(batchHash("live")+"-1000", "testhost:"+strconv.Itoa(os.Getpid()), "live")
-	mk(batchHash("remote")+"-1000", "otherhost:1", "remote")
+	// Left unsent by a daemon that died before these started: its .sent
+	// may have been deleted, so it is not sent again (issue 37).
+	mk(batchHash("before")+"-1000", "testhost:"+strconv.Itoa(dead.Process.Pid), "before")
 	// Two live daemons of this host: two live processes lend their pids.
 	var owners []string
 	for i := 0; i < 2; i++ {
@@ -180,6 +180,12 @@ func TestBatchWatch_TakeOver(t *testing.T) {
 	}
 	w1 := &BatchWatch{Store: st, Notifier: n, Owner: owners[0]}
 	w2 := &BatchWatch{Store: st, Notifier: n, Owner: owners[1]}
+	w1.Check()
+	w2.Check()
+	// Left unsent by daemons that died, or live, while these run.
+	orphan := mk(batchHash("orphan")+"-1000", "testhost:"+strconv.Itoa(dead.Process.Pid), "orphan")
+	mk(batchHash("live")+"-1000", "testhost:"+strconv.Itoa(os.Getpid()), "live")
+	mk(batchHash("remote")+"-1000", "otherhost:1", "remote")
 	var wg sync.WaitGroup
 	for _, w := range []*BatchWatch{w1, w2, w1, w2} {
 		wg.Add(1)
@@ -190,11 +196,21 @@ func TestBatchWatch_TakeOver(t *testing.T) {
 	if len(got) != 1 || got[0].ID != orphan.ID || got[0].Batch != "orphan" {
 		t.Fatalf("got %+v, want the orphan's event once", got)
 	}
-	waitFile(t, filepath.Join(dir, batchHash("orphan")+"-1000.sent"))
+	sent := filepath.Join(dir, batchHash("orphan")+"-1000.sent")
+	waitFile(t, sent)
 	w1.Check()
 	w2.Check()
 	if got := h.events(); len(got) != 1 {
 		t.Errorf("resent after it was sent: %+v", got)
+	}
+	// Its .sent deleted: the daemons saw it sent, and send nothing again.
+	if err := os.Remove(sent); err != nil {
+		t.Fatal(err)
+	}
+	w1.Check()
+	w2.Check()
+	if got := h.events(); len(got) != 1 {
+		t.Errorf("resent after its .sent was deleted: %+v", got)
 	}
 }
 

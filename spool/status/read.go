@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -14,12 +15,17 @@ type summary struct {
 	priority                                                   taskfile.Priority
 	attempt                                                    int
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
-	attempts                                                   []taskfile.AttemptRecord // the timeline's bars
+	attempts                                                   []taskfile.AttemptRecord // the timeline's bars: the last MaxAttemptRecords
+	attemptsLeftOut                                            int                      // records of the file not kept (a file no daemon wrote)
 }
 
 func summaryOf(t *taskfile.Task) summary {
 	s := fromSpool(taskfile.SummaryOf(t))
 	s.attempts = t.Attempts
+	if n := len(s.attempts); n > taskfile.MaxAttemptRecords {
+		s.attempts = slices.Clone(s.attempts[n-taskfile.MaxAttemptRecords:])
+		s.attemptsLeftOut = n - taskfile.MaxAttemptRecords
+	}
 	return s
 }
 
@@ -39,7 +45,11 @@ func fromSpool(s taskfile.Summary) summary {
 // continuation lines, escapes) falls back to taskfile.DecodeTask.
 func parseSummary(data []byte) (summary, bool) {
 	if s, ok := scanSummary(data); ok {
-		if s.attempts, ok = taskfile.ScanAttempts(data); ok {
+		// A daemon keeps MaxAttemptRecords; a file with more (planted)
+		// costs no more to draw, in time or memory.
+		var total int
+		if s.attempts, total, ok = taskfile.ScanAttemptsLast(data, taskfile.MaxAttemptRecords); ok {
+			s.attemptsLeftOut = total - len(s.attempts)
 			return s, true
 		}
 	}

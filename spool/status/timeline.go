@@ -188,6 +188,7 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]task, 
 				continue
 			}
 			rs := records(t)
+			c.LeftOut += t.sum.attemptsLeftOut
 			for i, r := range rs {
 				b := timeline.Bar{Lane: string(k), Task: t.sum.id, Batch: t.sum.batch, Model: t.sum.model, Attempt: r.N,
 					Start: r.ClaimedAt, End: r.EndedAt, Outcome: timeline.Outcome(r.Outcome), Class: string(r.ErrorClass)}
@@ -262,6 +263,7 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]task, 
 		c.Rows = append(c.Rows, timeline.Row{Key: "web/" + a, Lane: "web", Label: a})
 	}
 	c.Bars = append(c.Bars, web...)
+	c.CapRows()
 	// The holds on now, from the accounts' hold files (the same hold as an
 	// attempt's record is drawn once).
 	for _, h := range s.store.Holds() {

@@ -42,9 +42,11 @@ const (
 	AttemptReturned = "returned"
 )
 
-// maxAttemptRecords bounds the history a task file keeps: a task handed
+// MaxAttemptRecords bounds the history a task file keeps: a task handed
 // back at many shutdowns must not grow without end. The oldest go first.
-const maxAttemptRecords = 32
+// Readers draw no more of a file than this either: a file that holds more
+// was not written by a daemon.
+const MaxAttemptRecords = 32
 
 // OpenAttempt appends the record of attempt n, claimed at claimed and
 // marked running at now. A record still open from an attempt that never
@@ -61,8 +63,8 @@ func (t *Task) OpenAttempt(claimed, now time.Time, owner, account string) {
 		claimed = now
 	}
 	t.Attempts = append(t.Attempts, AttemptRecord{N: t.Attempt, ClaimedAt: claimed, StartedAt: now, Owner: owner, Account: account})
-	if n := len(t.Attempts); n > maxAttemptRecords {
-		t.Attempts = append([]AttemptRecord(nil), t.Attempts[n-maxAttemptRecords:]...)
+	if n := len(t.Attempts); n > MaxAttemptRecords {
+		t.Attempts = append([]AttemptRecord(nil), t.Attempts[n-MaxAttemptRecords:]...)
 	}
 }
 
@@ -111,6 +113,49 @@ func roundAttempts(as []AttemptRecord) []AttemptRecord {
 // a file without the list gives nil, true. FuzzScanAttempts holds it to
 // the decoder.
 func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
+	as, _, ok = ScanAttemptsLast(data, 0)
+	return as, ok
+}
+
+// countItems counts the items of the attempts list that starts data: its
+// lines that open one, up to the next top-level key.
+func countItems(data []byte) int {
+	n := 0
+	for len(data) > 0 {
+		var line []byte
+		line, data = cutLine(data)
+		if bytes.HasPrefix(line, []byte("  - ")) {
+			n++
+		} else if len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#' {
+			break
+		}
+	}
+	return n
+}
+
+// attemptKey reports whether k is a key of an attempt's record (without
+// allocating: a switch on string(k) does not).
+func attemptKey(k []byte) bool {
+	switch string(k) {
+	case "attempt", "claimedAt", "startedAt", "endedAt", "heldUntil", "outcome", "errorClass", "owner", "account", "method",
+		"delivery", "conversation", "deliveryReason", "possibleDoubleSend":
+		return true
+	}
+	return false
+}
+
+// ScanAttemptsLast is ScanAttempts keeping only the last n records (n > 0;
+// 0 keeps all), in memory bounded by n whatever the file holds; total is
+// how many the list has.
+func ScanAttemptsLast(data []byte, n int) (as []AttemptRecord, total int, ok bool) {
+	as, ok = scanAttempts(data, n, &total)
+	if n > 0 && len(as) > n {
+		as = as[len(as)-n:]
+	}
+	return as, total, ok
+}
+
+func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) {
 	if foreignBreaks(data) {
 		return nil, false
 	}
@@ -128,17 +173,25 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 		return nil, false // "attempts:" may sit inside a value spanning lines
 	}
 	data = data[i+len("\nattempts:\n"):]
+	keepFrom := 0 // the first record kept: only the last n are parsed
+	if n > 0 {
+		keepFrom = countItems(data) - n
+	}
 	var cur *AttemptRecord
+	skip := false
 	for len(data) > 0 {
 		var line []byte
 		line, data = cutLine(data)
 		var kv []byte
 		switch {
 		case bytes.HasPrefix(line, []byte("  - ")):
-			as = append(as, AttemptRecord{})
-			cur = &as[len(as)-1]
+			*total++
+			if skip = *total <= keepFrom; !skip {
+				as = append(as, AttemptRecord{})
+				cur = &as[len(as)-1]
+			}
 			kv = line[4:]
-		case bytes.HasPrefix(line, []byte("    ")) && cur != nil:
+		case bytes.HasPrefix(line, []byte("    ")) && *total > 0:
 			kv = line[4:]
 		case len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#':
 			return as, len(as) > 0 // the next top-level key
@@ -148,6 +201,14 @@ func ScanAttempts(data []byte) (as []AttemptRecord, ok bool) {
 		colon := bytes.Index(kv, []byte(": "))
 		if colon <= 0 || !plain(kv[colon+2:]) {
 			return nil, false
+		}
+		if skip {
+			// A record before the last n: its form is checked, its
+			// values are not kept (nor allocated).
+			if v := kv[colon+2:]; string(v) == "null" || string(v) == "Null" || string(v) == "NULL" || !attemptKey(kv[:colon]) {
+				return nil, false
+			}
+			continue
 		}
 		key, v := string(kv[:colon]), string(kv[colon+2:])
 		if v == "null" || v == "Null" || v == "NULL" {

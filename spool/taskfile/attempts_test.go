@@ -79,3 +79,28 @@ func sameAttempts(a, b []AttemptRecord) bool {
 	}
 	return true
 }
+
+// TestScanAttemptsLast: the last n records, as ScanAttempts reads them,
+// and the count of the whole list; a file with fewer gives them all.
+func TestScanAttemptsLast(t *testing.T) {
+	tk := &Task{TaskID: "t", Model: "m", Content: "x"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		tk.Attempts = append(tk.Attempts, AttemptRecord{N: i + 1, ClaimedAt: t0.Add(time.Duration(i) * time.Second), Outcome: AttemptRetried, Owner: "h:1"})
+	}
+	data, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, ok := ScanAttempts(data)
+	if !ok || len(all) != 100 {
+		t.Fatalf("ScanAttempts: %d records, ok %v", len(all), ok)
+	}
+	for _, n := range []int{1, 32, 100, 500} {
+		last, total, ok := ScanAttemptsLast(data, n)
+		want := all[max(len(all)-n, 0):]
+		if !ok || total != 100 || !reflect.DeepEqual(last, want) {
+			t.Errorf("n=%d: %d records from %d, total %d, ok %v; want the last %d of 100", n, len(last), last[0].N, total, ok, len(want))
+		}
+	}
+}

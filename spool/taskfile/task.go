@@ -136,6 +136,21 @@ func (t *Task) ResetForIntake() {
 	}
 }
 
+// DropDaemonFields clears every field a daemon writes (the send record,
+// attempts, result and outcome, owner, times) of a record that failed
+// its seal, keeping what the submitter wrote and when it was submitted:
+// it runs as the fresh task those fields describe. It reports whether
+// anything was dropped.
+func (t *Task) DropDaemonFields() bool {
+	was := *t
+	t.ResetForIntake()
+	t.SubmittedAt = was.SubmittedAt
+	if was.State != "" {
+		t.State = StatePending
+	}
+	return !reflect.DeepEqual(was, *t)
+}
+
 // ErrTooLarge is returned for a task file over MaxTaskSize.
 var ErrTooLarge = errors.New("file is larger than 1 MiB")
 

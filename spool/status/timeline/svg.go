@@ -158,6 +158,9 @@ func (r *renderer) rows() {
 	if len(r.c.Rows) == 0 {
 		r.printf(`<text x="%.1f" y="%.1f" fill="#777" text-anchor="middle" class="tl-empty">%s</text>`+"\n", (labelW+plotRight)/2, topM+rowH+4, esc(r.c.Labels.Empty))
 	}
+	if r.c.LeftOut > 0 && r.c.Labels.LeftOut != "" {
+		r.printf(`<text x="%.1f" y="12" fill="#777" text-anchor="end" class="tl-leftout">%s</text>`+"\n", plotRight, esc(fmt.Sprintf(r.c.Labels.LeftOut, r.c.LeftOut)))
+	}
 }
 
 // axis draws the time ticks over the whole plot.

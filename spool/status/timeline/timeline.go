@@ -101,6 +101,7 @@ type Labels struct {
 	Paused   string
 	Held     string
 	Empty    string // no attempt in the span
+	LeftOut  string // "%d attempts not drawn": over a row's or a task's bound
 	Slot     string // "slot %d": an API row's name
 	Outcome  map[Outcome]string
 	Lanes    map[string]string // "api" -> "API slots"
@@ -110,6 +111,7 @@ type Labels struct {
 var LabelsEN = Labels{
 	Title: "timeline of attempts", Now: "now", Attempt: "attempt", Batch: "batch", Model: "model", Took: "took",
 	Attempts: "%d attempts", Paused: "lane paused", Held: "account held by a usage limit", Empty: "no attempt in this span", Slot: "slot %d",
+	LeftOut: "%d attempts not drawn",
 	Outcome: map[Outcome]string{Success: "success", Retried: "retried", Failed: "failed", Canceled: "canceled",
 		Held: "held by a usage limit", Returned: "handed back", Running: "running"},
 	Lanes: map[string]string{"api": "API slots", "web": "web sessions"},
@@ -119,6 +121,7 @@ var LabelsEN = Labels{
 var LabelsZH = Labels{
 	Title: "尝试时间线", Now: "现在", Attempt: "第几次尝试", Batch: "批次", Model: "模型", Took: "用时",
 	Attempts: "%d 次尝试", Paused: "通道已暂停", Held: "账号因用量限制暂停", Empty: "这段时间没有尝试", Slot: "槽位 %d",
+	LeftOut: "%d 次尝试未画出",
 	Outcome: map[Outcome]string{Success: "成功", Retried: "已重试", Failed: "失败", Canceled: "已取消",
 		Held: "遇到用量限制", Returned: "已交回", Running: "运行中"},
 	Lanes: map[string]string{"api": "API 槽位", "web": "网页会话"},
@@ -133,6 +136,42 @@ type Chart struct {
 	Bars     []Bar
 	Spans    []Span
 	Labels   Labels
+	// LeftOut counts the attempts not drawn: beyond MaxBarsPerRow in a
+	// row, or beyond the records a daemon keeps of one task.
+	LeftOut int
+}
+
+// MaxBarsPerRow bounds the bars a row draws, the latest kept: far more
+// than a row can show apart, and a bound on the page's size and time
+// whatever the spool holds.
+const MaxBarsPerRow = 1000
+
+// CapRows keeps at most MaxBarsPerRow bars in each row, the latest by
+// start, and counts the rest in LeftOut.
+func (c *Chart) CapRows() {
+	per := map[string]int{}
+	for _, b := range c.Bars {
+		per[b.Row]++
+	}
+	over := false
+	for _, n := range per {
+		over = over || n > MaxBarsPerRow
+	}
+	if !over {
+		return
+	}
+	slices.SortStableFunc(c.Bars, func(a, b Bar) int { return b.Start.Compare(a.Start) }) // latest first
+	kept := c.Bars[:0]
+	seen := map[string]int{}
+	for _, b := range c.Bars {
+		if seen[b.Row]++; seen[b.Row] <= MaxBarsPerRow {
+			kept = append(kept, b)
+		} else {
+			c.LeftOut++
+		}
+	}
+	slices.Reverse(kept)
+	c.Bars = kept
 }
 
 // PackSlots gives each bar of rows it has no row for (an API attempt: the
