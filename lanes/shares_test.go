@@ -30,26 +30,10 @@ import (
 // that the race detector and 50 writers keep busy).
 func shareConfig(t *testing.T, root, host string) *config.Config {
 	t.Helper()
-	y := fmt.Sprintf(`
-spool: %s
-host: %s
-settle: 2s
-rescan: 500ms
-heartbeat: 100ms
-staleAfter: 3s
-retryBackoff: 10ms
-shutdownGrace: 2s
-http: "off"
-web:
-  profiles: %s
-models:
+	return parseConfig(t, root, host, periods{settle: "2s", rescan: "500ms", heartbeat: "100ms", staleAfter: "3s"},
+		`models:
   - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
-`, root, host, filepath.Join(t.TempDir(), "profiles"))
-	cfg, err := config.ParseConfig([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+`)
 }
 
 // shareDaemon is a daemon with the API lane's fake on cfg; it reports each

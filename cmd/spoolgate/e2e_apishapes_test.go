@@ -98,7 +98,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pieces := e2eKeyPieces(e2eEchoKey, d.log()); len(pieces) > 0 {
+	if pieces := e2eKeyPieces(e2eEchoKey, d.logText()); len(pieces) > 0 {
 		t.Errorf("the daemon's stderr keeps pieces of the key: %v", pieces)
 	}
 	if pieces := e2eKeyPieces(e2eEchoKey, results); len(pieces) > 0 {
@@ -111,7 +111,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 		t.Errorf("stand-in saw %d requests; want %d (maxRetries 0)", n, len(tasks))
 	}
 	t.Logf("key echo through spoolgate run: %d tasks (%d shapes x %d offsets), %d files under the spool, %d bytes of stderr, %d bytes of results: no 6-character piece of the key",
-		len(tasks), len(shapes), len(offsets), files, len(d.log()), len(results))
+		len(tasks), len(shapes), len(offsets), files, len(d.logText()), len(results))
 }
 
 // Issue 11's API cases through `spoolgate run`: a JSON answer to a

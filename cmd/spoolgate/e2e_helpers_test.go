@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,85 +194,17 @@ func (r *e2eRig) submit(tasks ...e2eTask) {
 	}
 }
 
-// e2eDaemon is one `spoolgate run` subprocess; its stderr goes to a file
-// outside the spool.
-type e2eDaemon struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr string
-	done   chan struct{}
-	err    error
-}
-
-// start runs the daemon. At cleanup a daemon still running is stopped with
-// SIGTERM (then SIGKILL if it does not end), and its log is shown if the
-// test failed.
-func (r *e2eRig) start() *e2eDaemon {
+// start runs the daemon with its real executors; its output goes to
+// daemon.stderr beside the spool, truncated at each start. At cleanup a
+// daemon still running is stopped with SIGTERM (then SIGKILL).
+func (r *e2eRig) start() *daemon {
 	r.t.Helper()
-	d := &e2eDaemon{t: r.t, stderr: filepath.Join(r.dir, "daemon.stderr"), done: make(chan struct{})}
-	f, err := os.Create(d.stderr)
+	f, err := os.Create(filepath.Join(r.dir, "daemon.stderr"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	defer f.Close()
-	d.cmd = exec.Command("spoolgate", "run", "--config", r.cfgPath)
-	d.cmd.Dir = r.dir
-	d.cmd.Env = e2eEnviron(r.env)
-	d.cmd.Stdout, d.cmd.Stderr = f, f
-	if err := d.cmd.Start(); err != nil {
-		r.t.Fatalf("start spoolgate run: %v", err)
-	}
-	go func() { d.err = d.cmd.Wait(); close(d.done) }()
-	r.t.Cleanup(func() {
-		select {
-		case <-d.done:
-		default:
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-d.done:
-			case <-time.After(20 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-d.done
-			}
-		}
-		if r.t.Failed() {
-			r.t.Logf("daemon stderr:\n%s", e2eTail(d.log(), 60))
-		}
-	})
-	return d
-}
-
-func (d *e2eDaemon) log() string {
-	b, _ := os.ReadFile(d.stderr)
-	return string(b)
-}
-
-// stop sends SIGTERM and waits for a clean exit (status 0).
-func (d *e2eDaemon) stop() {
-	d.t.Helper()
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(20 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.done
-		d.t.Fatalf("daemon did not stop within 20s of SIGTERM\n%s", e2eTail(d.log(), 40))
-	}
-	if d.err != nil {
-		d.t.Fatalf("daemon exited with %v\n%s", d.err, e2eTail(d.log(), 40))
-	}
-}
-
-// e2eWait polls cond every 20ms until it holds or d passes.
-func e2eWait(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return launch(r.t, "e2e", r.dir, r.cfgPath, f, e2eEnviron(r.env), true)
 }
 
 // read decodes the task file in lane k, folder dir, or returns nil.
@@ -322,15 +253,6 @@ func (r *e2eRig) running(k taskfile.Kind, id string, within time.Duration, cond 
 func (r *e2eRig) taskLog(k taskfile.Kind, id string) string {
 	b, _ := os.ReadFile(r.L.LogPath(k, id))
 	return string(b)
-}
-
-// e2eTail is the last n lines of s.
-func e2eTail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // e2ePgrep lists the pids whose command line contains s, as an operator's

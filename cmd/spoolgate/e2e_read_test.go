@@ -78,7 +78,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		want := chatstand.MarkdownFor(task.Content)
 		m := method[task.Model]
 		if got.State != taskfile.StateSuccess || got.ResultMethod != m {
-			t.Errorf("%s: state %s, read by %q (%s), error %q; want success by %s\nlog:\n%s", task.ID, got.State, got.ResultMethod, got.ResultFormat, got.Error, m, e2eTail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
+			t.Errorf("%s: state %s, read by %q (%s), error %q; want success by %s\nlog:\n%s", task.ID, got.State, got.ResultMethod, got.ResultFormat, got.Error, m, testkit.Tail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
 			continue
 		}
 		switch m {

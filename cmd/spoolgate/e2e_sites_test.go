@@ -169,7 +169,7 @@ func TestE2E_Web_Sites(t *testing.T) {
 		w := wants[id]
 		got := r.final(taskfile.KindWeb, id, 90*time.Second)
 		if got.State != taskfile.StateSuccess || got.Result != w.result {
-			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), e2eTail(r.taskLog(taskfile.KindWeb, id), 30))
+			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), testkit.Tail(r.taskLog(taskfile.KindWeb, id), 30))
 		}
 	}
 	d.stop()

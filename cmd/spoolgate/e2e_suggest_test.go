@@ -73,7 +73,7 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	for _, tk := range tasks {
 		got := r.final(taskfile.KindWeb, tk.ID, 120*time.Second)
 		if got.State != taskfile.StateSuccess {
-			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
+			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, testkit.Tail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 			continue
 		}
 		results[tk.ID] = got.Result

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -136,10 +137,11 @@ func TestReliability_ForeignWriters(t *testing.T) {
 			ids, want[id], tool[id] = append(ids, id), content, w.name
 		}
 	}
-	waitFor(t, 60*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 60*time.Second, func() bool {
 		d.mustBeAlive()
 		return finalCount(r.spool) >= len(ids)
 	})
+
 	d.stop()
 	au := auditSpool(t, r.spool)
 	au.check(t, ids, 1)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -239,10 +240,11 @@ func TestReliability_HostileDrops(t *testing.T) {
 			// A later drop is taken; by then the watcher has looked for
 			// the deleted one at least once (rescan + settle).
 			dropFile(h.t, h.in, "after-gone.yaml", taskYAML("after-gone", "fast", "after"))
-			waitFor(h.t, 10*time.Second, "the later drop done and a rescan past", func() bool {
+			testkit.Wait(h.t, "the later drop done and a rescan past", 10*time.Second, func() bool {
 				return h.l.Locate(taskfile.KindAPI, "after-gone") == taskfile.DirDone &&
 					time.Since(deleted) > h.r.opts.Rescan+h.r.opts.Settle
 			})
+
 			return "", nil
 		}, check: func(h *hostileEnv) {
 			for _, d := range taskfile.TaskDirs {
@@ -269,10 +271,11 @@ func TestReliability_HostileDrops(t *testing.T) {
 			case c.reject != "" || (c.id == "" && file != ""):
 				base := taskfile.TrimTaskExt(file)
 				errPath := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), base+".error")
-				waitFor(t, 20*time.Second, "rejection of "+c.name, func() bool {
+				testkit.Wait(t, "rejection of "+c.name, 20*time.Second, func() bool {
 					_, err := os.Stat(errPath)
 					return err == nil
 				})
+
 				reason, _ := os.ReadFile(errPath)
 				if !strings.HasSuffix(string(reason), "\n") || strings.Count(string(reason), "\n") != 1 {
 					t.Errorf(".error is not one line: %q", reason)
@@ -295,7 +298,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 				rejected++
 				t.Logf("reliability: hostile %-36s rejected: %s", c.name+":", clipLine(strings.TrimSpace(string(reason)), 100))
 			case c.id != "":
-				waitFor(t, 20*time.Second, c.id+" final", func() bool { return h.l.Locate(taskfile.KindAPI, c.id) == c.final })
+				testkit.Wait(t, c.id+" final", 20*time.Second, func() bool { return h.l.Locate(taskfile.KindAPI, c.id) == c.final })
 				t.Logf("reliability: hostile %-36s accepted, ended in %s/", c.name+":", c.final)
 			default:
 				t.Logf("reliability: hostile %-36s nothing taken, nothing written", c.name+":")
@@ -398,7 +401,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	}
 	dropped := time.Since(begin)
 	pending := l.Lane(taskfile.KindAPI, taskfile.DirPending)
-	waitFor(t, 4*time.Minute, "all 10,000 pending", func() bool {
+	testkit.Wait(t, "all 10,000 pending", 4*time.Minute, func() bool {
 		d.mustBeAlive()
 		f, err := os.Open(pending)
 		if err != nil {
@@ -408,6 +411,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 		names, _ := f.Readdirnames(-1)
 		return len(names) >= n
 	})
+
 	took := time.Since(begin)
 	d.stop()
 	ents, _ := os.ReadDir(in)
@@ -433,10 +437,11 @@ func TestReliability_Permissions(t *testing.T) {
 	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "ok.yaml", taskYAML("ok", "fast", "fine", "output: sub/ok.txt"))
 	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "w.yaml", taskYAML("w", "chat", "web"))
 	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "bad.yaml", []byte("model: nope\ncontent: x\n"))
-	waitFor(t, 20*time.Second, "tasks final and the bad drop rejected", func() bool {
+	testkit.Wait(t, "tasks final and the bad drop rejected", 20*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirFailed), "bad.error"))
 		return err == nil && l.Locate(taskfile.KindAPI, "ok") == taskfile.DirDone && l.Locate(taskfile.KindWeb, "w") == taskfile.DirDone
 	})
+
 	d.stop()
 	checked := 0
 	filepath.WalkDir(r.spool, func(p string, e os.DirEntry, err error) error {

@@ -238,7 +238,7 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 		t.Errorf("stopped after %s: the stuck runner was not waited for at all", took)
 	}
 	if d.err == nil || !strings.Contains(d.logText(), "still blocked after shutdownGrace + 5s") {
-		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, tail(d.logText(), 10))
+		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, testkit.Tail(d.logText(), 10))
 	}
 	if w := l.Locate(taskfile.KindAPI, "stuck"); w != taskfile.DirRunning {
 		t.Errorf("stuck in %s/, want running/ for the next start", w)

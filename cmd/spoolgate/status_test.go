@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -34,13 +36,9 @@ func watchFrames(t *testing.T, spool string, n int) string {
 	go func() {
 		errc <- run(ctx, []string{"status", "--spool", spool, "--watch", "--interval", "20ms"}, env)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), "\x1b[H\x1b[2J") < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d redraws: %q", n, out.String())
-		}
-		time.Sleep(5 * time.Millisecond) // polling for a condition, with a deadline
-	}
+	testkit.Wait(t, fmt.Sprintf("%d redraws", n), 10*time.Second, func() bool {
+		return strings.Count(out.String(), "\x1b[H\x1b[2J") >= n
+	})
 	cancel()
 	select {
 	case err := <-errc:
