@@ -67,6 +67,16 @@ func startShareDaemon(t *testing.T, cfg *config.Config) (*shareDaemon, error) {
 	return sd, nil
 }
 
+// slowWriters is how many drops write at once: 50 under `make
+// reliability`; `make test` runs 12, three of each way of writing, so
+// every way is still judged on each change.
+func slowWriters() int {
+	if testkit.Reliability() {
+		return 50
+	}
+	return 12
+}
+
 // slowDrop is one task file and how it is written.
 type slowDrop struct {
 	id   string
@@ -201,7 +211,7 @@ func TestShare_SlowWritersLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drops := slowDrops(50, true)
+	drops := slowDrops(slowWriters(), true)
 	writeAll(t, sd.store.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming), drops)
 	n := judge(t, sd, drops, 60*time.Second)
 	t.Logf("local disk: %d of %d slow drops truncated", n, len(drops))
@@ -219,7 +229,7 @@ func TestShare_SlowWritersSamba(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := smbd.Start(t, map[string]string{"spool": root})
-	drops := slowDrops(50, false)
+	drops := slowDrops(slowWriters(), false)
 	scratch := t.TempDir()
 	var wg sync.WaitGroup
 	for _, dr := range drops {

@@ -45,6 +45,7 @@ func e2eAPIModels(url string) string {
 // timeout, the system message per needEmptyPrompt, the key in the
 // Authorization header and nowhere in the spool or the daemon's log.
 func TestE2E_API_Outcomes(t *testing.T) {
+	t.Parallel()
 	// Quota 1: a second request while one is answered gets 429 with
 	// Retry-After: 1.
 	stand := e2eAPIStand(t, apistand.Options{Quota: 1, RetryAfter: time.Second, RequireKey: e2eKey})
@@ -206,6 +207,7 @@ func e2eRequestTimes(s *apistand.Server, content string) []time.Time {
 // the default (3) and the cap (5), twelve slow tasks reach exactly that
 // many requests at once, and never more (the quota of 5 would say 429).
 func TestE2E_API_Concurrency(t *testing.T) {
+	t.Parallel()
 	for _, conc := range []int{0, 5} {
 		want := conc
 		if want == 0 {

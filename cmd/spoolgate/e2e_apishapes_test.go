@@ -35,6 +35,7 @@ func e2eKeyPieces(key, s string) []string {
 // class, and no 6-character piece of the key is in any file under the
 // spool (task files, task logs), in the daemon's stderr, or in `results`.
 func TestE2E_API_KeyEcho(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eEchoKey})
 	r := e2eNewRig(t, e2eOpts{Retries0: true, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eEchoKey)
 	d := r.start()
@@ -120,6 +121,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 // rate_limit_exceeded is retried after the wait its message names (2 s),
 // not retryBackoff (50 ms).
 func TestE2E_API_Shapes(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 	d := r.start()

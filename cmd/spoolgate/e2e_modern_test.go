@@ -17,6 +17,7 @@ import (
 // run` with site standin-md's keys, which name it by roles, labels and
 // data attributes only: each text is sent once and its answer comes back.
 func TestE2E_Web_ModernPage(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	var sites []*e2eSite

@@ -88,6 +88,7 @@ func (h *e2eHook) waitFor(t *testing.T, event, batch string) notify.Event {
 // webhook receives exactly one batch.finished per batch, with its counts
 // and failed ids; task.failed, account.held and lane.standby arrive.
 func TestE2E_Notify_TwoDaemons(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	hook := e2eNewHook(t)
 	tail := e2eAPIModels(stand.URL()) + `  - {name: web-idle, kind: web, site: idle, account: acc1}
@@ -198,6 +199,7 @@ func eventNames(es []notify.Event) []string {
 // 200, and gets the event; the command hangs, is killed with its child at
 // its timeout, and meanwhile the lane runs its tasks.
 func TestE2E_Notify_SlowReceivers(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	hook := e2eNewHook(t, 500, 500, 500)
 	dir := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -169,6 +170,9 @@ var killPoints = []killPoint{
 	}},
 }
 
+// quickKillPoints are the kill points `make test` runs: one of each stage.
+var quickKillPoints = []string{"text typed, not sent", "send recorded: sending", "send recorded: sent", "40% of the answer", "answer done + 500 ms"}
+
 // onceRun is one kill: submit, kill at the point, restart, collect.
 type onceRun struct {
 	point, deliveries, result string
@@ -208,6 +212,7 @@ func runKillPoint(t *testing.T, r *e2eSites, stand *chatstand.Server, n int, kp 
 // (real time), the daemon SIGKILLed 8 s into it and restarted: success
 // with the whole answer, sent once, the second attempt reattached.
 func TestE2E_Web_ReattachAfterKill(t *testing.T) {
+	t.Parallel()
 	r, stand := onceRig(t, 1)
 	content := "[[duration=20s]] a twenty-second answer, killed at eight"
 	d := onceStart(r, "first")
@@ -266,10 +271,17 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 // to after the answer's end; every run ends with one success, the whole
 // answer and one send.
 func TestE2E_Web_KillPoints(t *testing.T) {
+	t.Parallel()
 	const scale = 0.25 // a 20 s answer takes 5 s
 	r, stand := onceRig(t, scale)
 	var runs []onceRun
 	for i, kp := range killPoints {
+		// `make test` kills at one point of each stage (before the send,
+		// the send in flight, sent, mid-answer, after the answer); `make
+		// reliability` at every point.
+		if !testkit.Reliability() && !slices.Contains(quickKillPoints, kp.name) {
+			continue
+		}
 		runs = append(runs, runKillPoint(t, r, stand, i, kp, 20*time.Second, scale))
 	}
 	var b strings.Builder
@@ -287,6 +299,7 @@ func TestE2E_Web_KillPoints(t *testing.T) {
 // A conversation the site no longer has (deleted by its user): the next
 // attempt sends again, once, in a new chat, and says so.
 func TestE2E_Web_ForgottenConversation(t *testing.T) {
+	t.Parallel()
 	r, stand := onceRig(t, 0.25)
 	content := "[[duration=20s]] a conversation that will be forgotten"
 	d := onceStart(r, "first")
@@ -322,6 +335,7 @@ func TestE2E_Web_ForgottenConversation(t *testing.T) {
 // Text left in the composer (a saved draft the site restores): the
 // stand-in receives exactly the task's text.
 func TestE2E_Web_LeftoverComposer(t *testing.T) {
+	t.Parallel()
 	r, stand := onceRig(t, 0.01)
 	stand.SetDraft("an old draft that must never be sent")
 	d := onceStart(r, "first")
@@ -348,6 +362,7 @@ func TestE2E_Web_LeftoverComposer(t *testing.T) {
 // demo is SIGKILLed mid-answer; the other takes the lease once it is
 // stale, reclaims the task and reattaches on the same account. One send.
 func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 0.25})
 	if err != nil {

@@ -121,6 +121,7 @@ func (r *e2eSites) login(t *testing.T) {
 // of them an answer cut off behind "Continue generating". Every text
 // arrives at the page's server byte for byte.
 func TestE2E_Web_Sites(t *testing.T) {
+	t.Parallel()
 	prompted := "  - {name: %[1]s, kind: web, site: %[1]s}\n"
 	// The editors are driven with examples/site-editor.yaml's selectors.
 	keys := e2eExampleKeys(t, "../../examples/site-editor.yaml", "editor")
@@ -285,6 +286,7 @@ func TestE2E_Web_NoStart(t *testing.T) {
 // at rest shows are found, and it exits 0 (with --send, after an answer);
 // on a site whose send button was renamed it exits 1 naming the key.
 func TestE2E_Check(t *testing.T) {
+	t.Parallel()
 	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n"
 	r := e2eNewSites(t, e2eOpts{}, 0.01,
 		&e2eSite{name: "good", keys: keys},
@@ -329,6 +331,7 @@ func TestE2E_Check(t *testing.T) {
 // once the limit is gone the task succeeds. The same with a Chinese
 // message.
 func TestE2E_Web_UsageLimit(t *testing.T) {
+	t.Parallel()
 	const scale = 0.03
 	limited := &e2eSite{name: "limited", keys: e2eStdKeys + "    limited: \".limit\"\n",
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctA, needEmptyPrompt: true}\n"}

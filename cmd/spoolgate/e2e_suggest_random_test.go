@@ -22,6 +22,7 @@ import (
 // send, answer and busy from roles, labels and structure, proposes no
 // class (each load has other ones), and the written config runs 3 tasks.
 func TestE2E_Suggest_RandomClasses(t *testing.T) {
+	t.Parallel()
 	site := &e2eSite{name: "random", opts: chatstand.Options{Renderer: "markdown-it", RandomClasses: true}, keys: `    input: "textarea.input"
     send: "button.send"
     answer: ".message.assistant"

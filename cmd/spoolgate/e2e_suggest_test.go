@@ -22,6 +22,7 @@ import (
 // that, pasted into a fresh config unchanged, runs 3 tasks to success
 // through `spoolgate run`: the text typed exactly, the answer whole.
 func TestE2E_Suggest_ChatUIs(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	stands := map[string]*chatuistand.Server{}
 	for _, ui := range chatuistand.UIs {
@@ -110,6 +111,7 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 // the file gets the new selector with its comments kept and a .bak; a
 // read-only config gets a clear error and the block on stdout.
 func TestE2E_Suggest_Write(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	s, err := chatuistand.Start(chatuistand.Options{UI: "chatscope"})
 	if err != nil {

@@ -119,6 +119,7 @@ func (w *e2eWeb) browserPID(id string) int {
 // answers, one generation at a time, and needEmptyPrompt sends no system
 // prompt (not even the page's pre-filled instructions).
 func TestE2E_Web_TenTasks(t *testing.T) {
+	t.Parallel()
 	const scale = 0.01
 	w := e2eNewWeb(t, e2eOpts{}, scale, "Default instructions: always answer in verse.")
 	d := w.start()
@@ -192,6 +193,7 @@ func TestE2E_Web_TenTasks(t *testing.T) {
 // Chromium SIGKILLed mid-answer: that attempt fails transient, nothing is
 // left on the profile, and the retry succeeds.
 func TestE2E_Web_BrowserKilled(t *testing.T) {
+	t.Parallel()
 	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
 	d := w.start()
 	content := "[[duration=150s]] survive a crash"
@@ -311,6 +313,7 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 // Cancel mid-answer ends canceled with no process left; then, with the
 // session signed out, a task ends failed with errorClass account.
 func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
+	t.Parallel()
 	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
 	d := w.start()
 	w.submit(e2eTask{ID: "cancel-me", Model: "chat-web", Content: "[[duration=1000s]] long answer"})

@@ -35,13 +35,6 @@ import (
 // Figures go to the test log on lines that start with "reliability:", which
 // `make reliability` keeps.
 
-// fullRun reports whether the long variants run: `make reliability` sets
-// SPOOLGATE_RELIABILITY=1; a plain `go test` (what CI runs) also runs them
-// unless -short is given.
-func fullRun() bool {
-	return os.Getenv("SPOOLGATE_RELIABILITY") != "" || !testing.Short()
-}
-
 // rigOpts shapes one test spool and its config.
 type rigOpts struct {
 	Spool      string // default <tmp>/spool

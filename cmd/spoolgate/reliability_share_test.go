@@ -103,6 +103,7 @@ func noInotifyThrough(t *testing.T, backing, mnt string) {
 // an SMB/NFS share writes them. No inotify event reaches the daemon; every
 // task must still be taken within rescan + settle.
 func TestReliability_NetworkShare(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	backing, mnt := filepath.Join(base, "backing"), filepath.Join(base, "mnt")
 	mountBindfs(t, backing, mnt)
@@ -159,6 +160,7 @@ func TestReliability_NetworkShare(t *testing.T) {
 // one share), with their own browser profiles. Every task runs exactly
 // once: the no-replace move decides each claim.
 func TestReliability_ShareTwoHosts(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	backing := filepath.Join(base, "backing")
 	mntA, mntB := filepath.Join(base, "mnt-a"), filepath.Join(base, "mnt-b")
@@ -176,7 +178,7 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	b.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
 	n := 120
-	if !fullRun() {
+	if !testkit.Reliability() {
 		n = 40
 	}
 	var ids []string
@@ -234,6 +236,7 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 // the daemon logs the cause and keeps running, and once space is freed
 // every task ends final.
 func TestReliability_FullDisk(t *testing.T) {
+	t.Parallel()
 	disk := filepath.Join(t.TempDir(), "disk")
 	if err := os.Mkdir(disk, 0o750); err != nil {
 		t.Fatal(err)

@@ -28,11 +28,12 @@ import (
 // lane never ran two calls at once and no task ran more often than its
 // attempts allow.
 //
-// Full size (500 tasks, 25 kills) runs by default and under `make
-// reliability`; -short runs 100 tasks and 5 kills.
+// Full size (500 tasks, 25 kills) runs under `make reliability`; `make
+// test` runs 100 tasks and 5 kills, every check the same.
 func TestReliability_CrashMatrix(t *testing.T) {
+	t.Parallel()
 	tasks, kills := 500, 25
-	if !fullRun() {
+	if !testkit.Reliability() {
 		tasks, kills = 100, 5
 	}
 	const seed = 8
@@ -256,6 +257,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 // first is SIGKILLed: B gets calls after the kill, the lock names B, and
 // the two never ran web calls at once.
 func TestReliability_WebStandbyTakeover(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a"})
 	lock := config.RunnerLockPath(filepath.Join(r.dir, "profiles"))

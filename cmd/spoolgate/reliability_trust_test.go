@@ -135,11 +135,13 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 }
 
 func TestReliability_LeaseTamperTwoHosts(t *testing.T) {
+	t.Parallel()
 	sp := filepath.Join(t.TempDir(), "spool")
 	leaseTamperTwoHosts(t, sp, sp, sp, false)
 }
 
 func TestReliability_LeaseTamperTwoHostsShare(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	backing := filepath.Join(base, "backing")
 	mntA, mntB := filepath.Join(base, "mnt-a"), filepath.Join(base, "mnt-b")
