@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,6 +16,47 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 )
+
+// daemonConfig is the one config the command's daemon tests write: the
+// reliability rig's (fake executors) and the end-to-end rig's (real ones)
+// differ only in these values and in Tail (models:, sites:, accounts:,
+// more top-level keys).
+type daemonConfig struct {
+	Spool, Host                           string
+	Settle, Rescan, Heartbeat, StaleAfter time.Duration
+	RetryBackoff, Grace                   time.Duration
+	Poll                                  bool
+	MaxRetries                            int
+	HTTP                                  string
+	APIConc                               int           // 0: the key is left out (the default, 3)
+	Profiles                              string        // web.profiles
+	Instance                              string        // web.instance; "": left out
+	TaskTimeout                           time.Duration // web.taskTimeout; 0: left out
+	Tail                                  string
+}
+
+// write writes the config to p and returns its text.
+func (c daemonConfig) write(t *testing.T, p string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "spool: %q\nhost: %s\nsettle: %s\nrescan: %s\npoll: %t\nheartbeat: %s\nstaleAfter: %s\nmaxRetries: %d\nretryBackoff: %s\nshutdownGrace: %s\nhttp: %q\n",
+		c.Spool, c.Host, c.Settle, c.Rescan, c.Poll, c.Heartbeat, c.StaleAfter, c.MaxRetries, c.RetryBackoff, c.Grace, c.HTTP)
+	if c.APIConc != 0 {
+		fmt.Fprintf(&b, "api: {concurrency: %d}\n", c.APIConc)
+	}
+	fmt.Fprintf(&b, "web:\n  profiles: %q\n", c.Profiles)
+	if c.Instance != "" {
+		fmt.Fprintf(&b, "  instance: %s\n", c.Instance)
+	}
+	if c.TaskTimeout != 0 {
+		fmt.Fprintf(&b, "  taskTimeout: %s\n", c.TaskTimeout)
+	}
+	b.WriteString(c.Tail)
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
 
 // daemon is one `spoolgate run` subprocess of a test, started by launch:
 // the reliability rig's (fake executors, traced) and the end-to-end rig's

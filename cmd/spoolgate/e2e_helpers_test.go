@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -77,30 +76,12 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	if o.HTTP == "" {
 		o.HTTP = "off"
 	}
-	api := ""
-	if o.APIConc != 0 {
-		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
-	}
 	r := &e2eRig{t: t, dir: dir, profiles: filepath.Join(dir, "profiles"), env: env}
-	cfg := fmt.Sprintf(`spool: %q
-host: e2e
-settle: 100ms
-rescan: 200ms
-heartbeat: %s
-staleAfter: %s
-maxRetries: %d
-retryBackoff: 50ms
-shutdownGrace: %s
-http: %q
-%sweb:
-  profiles: %q
-  instance: e2e
-  taskTimeout: %s
-%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, o.Grace, o.HTTP, api, r.profiles, o.TaskTimeout, o.Tail)
 	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
-	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dc := daemonConfig{Spool: filepath.Join(dir, "spool"), Host: "e2e", Settle: 100 * time.Millisecond, Rescan: 200 * time.Millisecond,
+		Heartbeat: o.Heartbeat, StaleAfter: o.StaleAfter, MaxRetries: o.MaxRetries, RetryBackoff: 50 * time.Millisecond,
+		Grace: o.Grace, HTTP: o.HTTP, APIConc: o.APIConc, Profiles: r.profiles, Instance: "e2e", TaskTimeout: o.TaskTimeout, Tail: o.Tail}
+	cfg := dc.write(t, r.cfgPath)
 	c, err := config.LoadConfig(r.cfgPath)
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, cfg)

@@ -104,36 +104,25 @@ func newRig(t *testing.T, o rigOpts) *rig {
 func (r *rig) config(name, host, profiles string) string {
 	r.t.Helper()
 	o := r.opts
-	cfg := fmt.Sprintf(`spool: %q
-host: %s
-settle: %s
-rescan: %s
-poll: %t
-heartbeat: 50ms
-staleAfter: %s
-maxRetries: %d
-retryBackoff: 10ms
-shutdownGrace: 2s
-http: %q
-api: {concurrency: %d}
-web: {profiles: %q}
-models:
+	// The fakes' models: both executors are lanestest fakes (SPOOLGATE_FAKE).
+	tail := `models:
   - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
   - {name: chat, kind: web, site: chat}
 sites:
   chat: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
-`, o.Spool, host, o.Settle, o.Rescan, o.Poll, o.StaleAfter, o.MaxRetries, o.HTTP, o.APIConc, profiles)
+`
 	if len(o.Accounts) > 0 {
-		cfg += "accounts:\n"
+		tail += "accounts:\n"
 		for _, a := range o.Accounts {
-			cfg += "  " + a + ": {site: chat}\n"
+			tail += "  " + a + ": {site: chat}\n"
 		}
 	}
-	cfg += o.Extra
+	c := daemonConfig{Spool: o.Spool, Host: host, Settle: o.Settle, Rescan: o.Rescan, Poll: o.Poll,
+		Heartbeat: 50 * time.Millisecond, StaleAfter: o.StaleAfter, MaxRetries: o.MaxRetries,
+		RetryBackoff: 10 * time.Millisecond, Grace: 2 * time.Second, HTTP: o.HTTP, APIConc: o.APIConc,
+		Profiles: profiles, Tail: tail + o.Extra}
 	p := filepath.Join(r.dir, name+".yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	c.write(r.t, p)
 	// One installation: every host of the spool has its key (README,
 	// "Who may write what"), copied as an operator would.
 	if !r.opts.OwnKey {
