@@ -1,4 +1,4 @@
-package main
+package console
 
 import "github.com/spoolgate/spoolgate/spool/taskfile"
 
