@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
@@ -38,7 +39,7 @@ type batchView struct {
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
-	"eta": func(now time.Time, e status.ETA) string { return etaText(now, e, false) },
+	"eta": func(now time.Time, e status.ETA) string { return report.ETAText(now, e, false) },
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="5">
@@ -90,7 +91,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			v.Batch, found = b, true
 		}
 	}
-	rows, err := readResults(h.cfg, name, true)
+	rows, err := report.ReadResults(h.cfg, name, true)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -112,7 +113,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		f := batchFailure{Lane: string(row.Lane), TaskID: row.TaskID, Href: status.TaskHref(string(row.Lane), row.TaskID),
 			Class: row.ErrorClass, Error: safetext.Line(row.Error), Attempt: row.Attempt}
 		if row.FinishedAt != nil {
-			f.When = shortTime(st.Now, *row.FinishedAt)
+			f.When = report.ShortTime(st.Now, *row.FinishedAt)
 		}
 		v.Failures = append(v.Failures, f)
 	}
@@ -134,7 +135,7 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 		http.Error(w, "download: csv or jsonl", http.StatusBadRequest)
 		return
 	}
-	rows, err := readResults(h.cfg, name, true)
+	rows, err := report.ReadResults(h.cfg, name, true)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -147,9 +148,9 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 	ctype := "application/x-ndjson"
 	if format == "csv" {
 		ctype = "text/csv; charset=utf-8"
-		err = writeResultsCSV(&buf, rows, true)
+		err = report.WriteResultsCSV(&buf, rows, true)
 	} else {
-		err = writeResultsJSONL(&buf, rows)
+		err = report.WriteResultsJSONL(&buf, rows)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -10,6 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/internal/report"
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -19,7 +21,7 @@ import (
 // batch's downloads are the bytes of `spoolgate results`.
 func TestHTTPServer_DetailPages(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	L := spool.NewLayout(cfg.Spool)
 	logs := L.Lane(taskfile.KindAPI, taskfile.DirLogs)
 	for name, data := range map[string]string{"a3.log": "line <b>one</b>\n", "a3.1.png": "\x89PNG fake", "a3.1.html": "<html><script>x</script></html>"} {
@@ -64,13 +66,13 @@ func TestHTTPServer_DetailPages(t *testing.T) {
 		!strings.Contains(string(body), `<svg class="timeline"`) {
 		t.Errorf("/batch/b1 = %d\n%s", resp.StatusCode, body)
 	}
-	rows, err := readResults(cfg, "b1", true)
+	rows, err := report.ReadResults(cfg, "b1", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var csv, jsonl bytes.Buffer
-	_ = writeResultsCSV(&csv, rows, true)
-	_ = writeResultsJSONL(&jsonl, rows)
+	_ = report.WriteResultsCSV(&csv, rows, true)
+	_ = report.WriteResultsJSONL(&jsonl, rows)
 	if _, got := get(t, h, "/batch/b1?download=csv"); !bytes.Equal(got, csv.Bytes()) {
 		t.Errorf("csv download differs from results:\n%s\n%s", got, csv.Bytes())
 	}

@@ -13,8 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/spoolgate/spoolgate/spool"
-	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -71,9 +70,9 @@ func TestHostGuard_Allowed(t *testing.T) {
 // each is refused with 421 on every path and learns nothing.
 func TestHTTPServer_HostHeader(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	var logs syncBuf
-	h, err := startHTTP(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	h, err := Start(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +164,8 @@ func TestWarnIfOpen(t *testing.T) {
 // batch name and taskId without control or bidi characters.
 func TestHTTPServer_PageEscapes(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
-	putHostileTask(t, cfg, taskfile.DirRunning)
+	cfg := fixture.Spool(t)
+	fixture.PutHostileTask(t, cfg, taskfile.DirRunning)
 	h := startTestHTTP(t, cfg, nil)
 	defer h.Stop()
 	for _, path := range []string{"/", "/api/status"} {
@@ -182,17 +181,5 @@ func TestHTTPServer_PageEscapes(t *testing.T) {
 	}
 	if _, body := get(t, h, "/api/status"); !strings.Contains(string(body), `"batch": "\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eevil"`) {
 		t.Errorf("/api/status does not keep the batch, \\u-escaped")
-	}
-}
-
-// putHostileTask writes task api/DIR/evil whose model and batch hold
-// terminal escapes, a C1 CSI and a bidi override (YAML escapes).
-func putHostileTask(t *testing.T, cfg *config.Config, dir string) {
-	t.Helper()
-	hostile := []byte("taskId: evil\nmodelKind: api\nmodel: \"w\\e[5m\"\nbatch: \"\\e[2J\\e]0;pwned\\a\\x9b31m\\u202eevil\"\ncontent: x\nstate: " +
-		string(taskfile.FolderState[dir]) + "\nattempt: 1\n")
-	path := spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindAPI, dir, "evil")
-	if err := os.WriteFile(path, hostile, spool.FilePerm); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -203,5 +204,21 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 		if a.Until != nil {
 			g(descAccountHeldUntil, float64(a.Until.UnixMilli())/1000, a.Account)
 		}
+	}
+}
+
+var (
+	descSession = prometheus.NewDesc("spoolgate_web_session",
+		"1 for each web session's current state (running, idle, disabled, held, logged out, leased by another host, standby).", []string{"account", "site", "state"}, nil)
+	descSessionTasks = prometheus.NewDesc("spoolgate_web_session_tasks",
+		"Tasks whose last attempt ran on the account, by final state (success, failed).", []string{"account", "state"}, nil)
+)
+
+// collectSessions gives each web session's state and task counts as metrics.
+func collectSessions(g func(d *prometheus.Desc, v float64, labels ...string), ln status.Lane) {
+	for _, s := range ln.Sessions {
+		g(descSession, 1, s.Account, s.Site, s.State)
+		g(descSessionTasks, float64(s.Finished), s.Account, "success")
+		g(descSessionTasks, float64(s.Failed), s.Account, "failed")
 	}
 }

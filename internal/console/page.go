@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
@@ -18,19 +19,19 @@ const pageRefresh = 2 * time.Second
 // and in any browser. Each bar carries its numbers in data-finished and
 // data-total, and shows them as "finished/total".
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"dur":          dur,
+	"dur":          report.Dur,
 	"taskHref":     status.TaskHref,
 	"batchHref":    batchHref,
-	"sessionState": func(st *status.Status, s status.Session) string { return sessionStateText(st.Now, s) },
-	"eta":          func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, false) },
-	"etab":         func(st *status.Status, e status.ETA) string { return etaText(st.Now, e, true) },
+	"sessionState": func(st *status.Status, s status.Session) string { return report.SessionStateText(st.Now, s) },
+	"eta":          func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, false) },
+	"etab":         func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, true) },
 	"when":         func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 	"short": func(st *status.Status, t any) string {
 		switch v := t.(type) {
 		case time.Time:
-			return shortTime(st.Now, v)
+			return report.ShortTime(st.Now, v)
 		case *time.Time:
-			return shortTime(st.Now, *v)
+			return report.ShortTime(st.Now, *v)
 		}
 		return ""
 	},

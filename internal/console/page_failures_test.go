@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 )
 
 // TestHTTPServer_PageFailures: the page lists a lane's rejected drops and
 // the failed tasks, with their reasons, in either language.
 func TestHTTPServer_PageFailures(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	h := startTestHTTP(t, httpSpool(t), nil)
+	h := startTestHTTP(t, fixture.Spool(t), nil)
 	defer h.Stop()
 	page := func(lang string) string {
 		req, _ := http.NewRequest("GET", "http://"+h.Addr().String()+"/", nil)

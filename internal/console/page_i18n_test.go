@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 )
 
 func TestLabelsFor(t *testing.T) {
@@ -50,7 +52,7 @@ func TestLabelsFor(t *testing.T) {
 // one set to English, and checks the labels of each.
 func TestHTTPServer_PageChinese(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	h := startTestHTTP(t, cfg, webInfo(false))
 	defer h.Stop()
 	fetch := func(lang string) string {

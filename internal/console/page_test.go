@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -50,7 +51,7 @@ const pageJS = `(() => ({
 func TestHTTPServer_PageInChromium(t *testing.T) {
 	browser := testkit.NeedChromium(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	h := startTestHTTP(t, cfg, webInfo(false))
 	defer h.Stop()
 	want, err := status.Snapshot(cfg, time.Now())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -38,8 +39,8 @@ type httpServer struct {
 	startstop.Base
 }
 
-// startHTTP is newHTTPServer and Start: the server runs when it returns.
-func startHTTP(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+// Start is newHTTPServer and its Start: the server runs when it returns.
+func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	h, err := newHTTPServer(cfg, info, log)
 	if err != nil {
 		return nil, err
@@ -162,5 +163,5 @@ func (h *httpServer) apiStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = writeStatusJSON(w, st)
+	_ = report.WriteStatusJSON(w, st)
 }

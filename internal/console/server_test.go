@@ -23,68 +23,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
-
-// httpSpool builds a spool in a known state, with times relative to now:
-// api: 2 done (b1), 1 failed (b1), 1 running (b1), 3 pending, 1 rejected
-// drop; web: 1 done, 1 running (b2), 2 pending (b2), paused.
-func httpSpool(t *testing.T) *config.Config {
-	t.Helper()
-	cfg, err := config.ParseConfig([]byte(`
-host: testhost
-models:
-  - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1"}
-  - {name: thinker, kind: web, site: chat, account: ops1}
-sites:
-  chat: {url: "http://127.0.0.1:1/", input: textarea, send: button, answer: .a}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg.Spool = filepath.Join(dir, "spool")
-	cfg.Web.Profiles = filepath.Join(dir, "profiles")
-	cfg.HTTP = "127.0.0.1:0"
-	L := spool.NewLayout(cfg.Spool)
-	if err := L.Create(); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	put := func(k taskfile.Kind, dir string, tk taskfile.Task) {
-		tk.ModelKind, tk.State, tk.Content = k, taskfile.FolderState[dir], "x"
-		tk.SubmittedAt = now.Add(-time.Hour)
-		data, err := tk.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(L.TaskPath(k, dir, tk.TaskID), data, spool.FilePerm); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fin := func(id, model, batch string, d time.Duration) taskfile.Task {
-		return taskfile.Task{TaskID: id, Model: model, Batch: batch, Attempt: 1, StartedAt: now.Add(-30 * time.Minute), FinishedAt: now.Add(-30*time.Minute + d)}
-	}
-	put(taskfile.KindAPI, "done", fin("a1", "writer", "b1", 10*time.Second))
-	put(taskfile.KindAPI, "done", fin("a2", "writer", "b1", 20*time.Second))
-	put(taskfile.KindAPI, "failed", fin("a3", "writer", "b1", time.Second))
-	put(taskfile.KindAPI, "running", taskfile.Task{TaskID: "a4", Model: "writer", Batch: "b1", Attempt: 1, StartedAt: now.Add(-7 * time.Second), HeartbeatAt: now.Add(-3 * time.Second), Owner: "testhost:1"})
-	for _, id := range []string{"a5", "a6", "a7"} {
-		put(taskfile.KindAPI, "pending", taskfile.Task{TaskID: id, Model: "writer"})
-	}
-	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "drop.yaml"), []byte("nope: 1\n"), spool.FilePerm)
-	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, "failed"), "drop.error"), []byte("nope: unknown field\n"), spool.FilePerm)
-	put(taskfile.KindWeb, "done", fin("w1", "thinker", "", 3*time.Minute))
-	put(taskfile.KindWeb, "running", taskfile.Task{TaskID: "w2", Model: "thinker", Batch: "b2", Attempt: 2, StartedAt: now.Add(-time.Minute), HeartbeatAt: now.Add(-20 * time.Second), Owner: "testhost:1"})
-	put(taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w3", Model: "thinker", Batch: "b2"})
-	put(taskfile.KindWeb, "pending", taskfile.Task{TaskID: "w4", Model: "thinker", Batch: "b2"})
-	os.WriteFile(L.Paused(taskfile.KindWeb), nil, spool.FilePerm)
-	os.WriteFile(filepath.Join(L.Lane(taskfile.KindWeb, "incoming"), "new.yaml"), []byte("model: thinker\ncontent: x\n"), spool.FilePerm)
-	return cfg
-}
 
 func webInfo(standby bool) func() []status.LaneInfo {
 	return func() []status.LaneInfo {
@@ -94,7 +38,7 @@ func webInfo(standby bool) func() []status.LaneInfo {
 
 func startTestHTTP(t *testing.T, cfg *config.Config, info func() []status.LaneInfo) *httpServer {
 	t.Helper()
-	h, err := startHTTP(context.Background(), cfg, info, nil)
+	h, err := Start(context.Background(), cfg, info, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +66,7 @@ func get(t *testing.T, h *httpServer, path string) (*http.Response, []byte) {
 
 func TestHTTPServer_Metrics(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	h := startTestHTTP(t, cfg, webInfo(false))
 	defer h.Stop()
 	hooks := h.Hooks()
@@ -238,7 +182,7 @@ func TestHTTPServer_Metrics(t *testing.T) {
 
 func TestHTTPServer_MetricsStandby(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	h := startTestHTTP(t, httpSpool(t), webInfo(true))
+	h := startTestHTTP(t, fixture.Spool(t), webInfo(true))
 	defer h.Stop()
 	_, body := get(t, h, "/metrics")
 	for _, want := range []string{`spoolgate_web_runner{state="held"} 0`, `spoolgate_web_runner{state="standby"} 1`, `spoolgate_lane_held_tasks{lane="web",reason="standby"} 0`} {
@@ -250,7 +194,7 @@ func TestHTTPServer_MetricsStandby(t *testing.T) {
 
 func TestHTTPServer_APIStatus(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	h := startTestHTTP(t, cfg, webInfo(true))
 	defer h.Stop()
 	resp, body := get(t, h, "/api/status")
@@ -285,7 +229,7 @@ func TestHTTPServer_APIStatus(t *testing.T) {
 
 func TestHTTPServer_ReadOnly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	h := startTestHTTP(t, httpSpool(t), nil)
+	h := startTestHTTP(t, fixture.Spool(t), nil)
 	defer h.Stop()
 	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
 		for _, p := range []string{"/", "/api/status", "/metrics"} {
@@ -322,10 +266,10 @@ func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	cfg.HTTP = ln.Addr().String()
 	var logs syncBuf
-	h, err := startHTTP(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	h, err := Start(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatalf("port in use is an error: %v", err)
 	}
@@ -337,21 +281,21 @@ func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
 	h.Stop()
 
 	cfg.HTTP = "off"
-	h, err = startHTTP(context.Background(), cfg, nil, nil)
+	h, err = Start(context.Background(), cfg, nil, nil)
 	if err != nil || h.Addr() != nil {
 		t.Fatalf("off: %v %v", h.Addr(), err)
 	}
 	h.Stop()
 
 	cfg.HTTP = "localhost"
-	if _, err := startHTTP(context.Background(), cfg, nil, nil); err == nil {
+	if _, err := Start(context.Background(), cfg, nil, nil); err == nil {
 		t.Error("malformed address accepted")
 	}
 }
 
 func TestHTTPServer_StopTwiceAndClosed(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	h, err := startHTTP(context.Background(), httpSpool(t), nil, nil)
+	h, err := Start(context.Background(), fixture.Spool(t), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +311,7 @@ func TestHTTPServer_StopTwiceAndClosed(t *testing.T) {
 // hold ends) and on the page with its reason.
 func TestHTTPServer_AccountHeld(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	until := time.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
 	st := spool.NewStore(cfg, nil)
 	if err := st.HoldAccount(taskfile.Hold{Account: "ops1", Until: until, Reason: "Try again in 2 minutes.", Site: "chat", Wait: "2m0s", Since: time.Now()}); err != nil {
@@ -391,7 +335,7 @@ func TestHTTPServer_AccountHeld(t *testing.T) {
 // and a taskId that is not UTF-8 (a file name of raw bytes), still give a
 // 200 with every series, each task once (was a 500 and no series at all).
 func TestHTTPServer_MetricsHostileRunning(t *testing.T) {
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	L := spool.NewLayout(cfg.Spool)
 	now := time.Now().UTC()
 	run := func(name, id string) {
@@ -441,7 +385,7 @@ func TestHTTPServer_MetricsHostileRunning(t *testing.T) {
 // TestHTTPServer_PageForeign: the page lists foreign files by name (a
 // lease and a notify marker no daemon of this installation wrote).
 func TestHTTPServer_PageForeign(t *testing.T) {
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	L := spool.NewLayout(cfg.Spool)
 	os.MkdirAll(L.Accounts(), 0o750)
 	os.WriteFile(filepath.Join(L.Accounts(), "ops1.lease.3"), []byte("owner: evil:1\nrenewed: 2099-01-01T00:00:00Z\n"), 0o640)

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -20,7 +21,7 @@ import (
 // view reports) and its counts.
 func TestHTTPServer_Sessions(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	base := httpSpool(t)
+	base := fixture.Spool(t)
 	cfg, err := config.ParseConfig([]byte(`
 host: testhost
 models:

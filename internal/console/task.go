@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/markdown"
+	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -248,7 +249,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 		}
 		took := ""
 		if !end.IsZero() {
-			took = dur(end.Sub(a.ClaimedAt).Seconds())
+			took = report.Dur(end.Sub(a.ClaimedAt).Seconds())
 		}
 		v.Attempts = append(v.Attempts, attemptView{N: a.N, Claimed: when(a.ClaimedAt), Started: when(a.StartedAt), Ended: when(end), Took: took,
 			Outcome: o, OutcomeText: D.Outcomes[o], Colour: timeline.Colour(timeline.Outcome(o)), Class: string(a.ErrorClass),

@@ -22,7 +22,7 @@ func writeRejectedDrops(w io.Writer, now time.Time, ln status.Lane) {
 	fmt.Fprintln(w, "  rejected drops, newest first:")
 	rows := make([][]string, 0, len(ln.RejectedDrops))
 	for _, d := range ln.RejectedDrops {
-		rows = append(rows, []string{shortTime(now, d.At), d.File, clipCells(d.Reason, maxReasonCells)})
+		rows = append(rows, []string{ShortTime(now, d.At), d.File, clipCells(d.Reason, maxReasonCells)})
 	}
 	writeColumns(w, "    ", rows)
 	if ln.RejectedMore > 0 {
@@ -48,7 +48,7 @@ func writeFailed(w io.Writer, st *status.Status) {
 			class = "-"
 		}
 		if f.FinishedAt != nil {
-			when = shortTime(st.Now, *f.FinishedAt)
+			when = ShortTime(st.Now, *f.FinishedAt)
 		}
 		rows = append(rows, []string{f.Lane + "/" + f.TaskID, batch, class, pluralS(f.Attempt, "attempt", "attempts"), when,
 			clipCells(f.Error, maxReasonCells)})
@@ -116,7 +116,7 @@ func clipCells(s string, n int) string {
 }
 
 // shortTime shows t as a local clock time, with the date if not today.
-func shortTime(now, t time.Time) string {
+func ShortTime(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
