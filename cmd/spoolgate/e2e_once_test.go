@@ -212,7 +212,6 @@ func runKillPoint(t *testing.T, r *e2eSites, stand *chatstand.Server, n int, kp 
 // (real time), the daemon SIGKILLed 8 s into it and restarted: success
 // with the whole answer, sent once, the second attempt reattached.
 func TestE2E_Web_ReattachAfterKill(t *testing.T) {
-	t.Parallel()
 	r, stand := onceRig(t, 1)
 	content := "[[duration=20s]] a twenty-second answer, killed at eight"
 	d := onceStart(r, "first")
