@@ -18,11 +18,11 @@ test: vet race windows darwin
 vet:
 	$(GO) vet ./...
 
-# -parallel 4: the command's end-to-end tests that share nothing run in
+# -parallel 3: the command's end-to-end tests that share nothing run in
 # parallel; they spend most of their time waiting on daemons and stand-ins,
-# so four at once fit two cores.
+# so three at once fit two cores beside the browser package's own Chromium.
 race: mockllm
-	$(GO) test -race -count=1 -parallel 4 -timeout 30m ./...
+	$(GO) test -race -count=1 -parallel 3 -timeout 30m ./...
 
 # The npm mock LLM server that lanes/apimodel's tests run against, at the
 # version examples/mockllm/package-lock.json pins; installed again only when

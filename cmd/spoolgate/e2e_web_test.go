@@ -119,7 +119,6 @@ func (w *e2eWeb) browserPID(id string) int {
 // answers, one generation at a time, and needEmptyPrompt sends no system
 // prompt (not even the page's pre-filled instructions).
 func TestE2E_Web_TenTasks(t *testing.T) {
-	t.Parallel()
 	const scale = 0.01
 	w := e2eNewWeb(t, e2eOpts{}, scale, "Default instructions: always answer in verse.")
 	d := w.start()

@@ -103,7 +103,6 @@ func noInotifyThrough(t *testing.T, backing, mnt string) {
 // an SMB/NFS share writes them. No inotify event reaches the daemon; every
 // task must still be taken within rescan + settle.
 func TestReliability_NetworkShare(t *testing.T) {
-	t.Parallel()
 	base := t.TempDir()
 	backing, mnt := filepath.Join(base, "backing"), filepath.Join(base, "mnt")
 	mountBindfs(t, backing, mnt)
