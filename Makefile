@@ -18,8 +18,11 @@ test: vet race windows darwin
 vet:
 	$(GO) vet ./...
 
+# -parallel 3: the command's end-to-end tests that share nothing run in
+# parallel; they spend most of their time waiting on daemons and stand-ins,
+# so three at once fit two cores beside the browser package's own Chromium.
 race: mockllm
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -parallel 3 -timeout 30m ./...
 
 # The npm mock LLM server that lanes/apimodel's tests run against, at the
 # version examples/mockllm/package-lock.json pins; installed again only when
@@ -65,8 +68,12 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseGen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
 
+# The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
+# slow writers, 24 tasks on two accounts, every kill point of a web send.
+# `make test` runs a smaller version of each (testkit.Reliability).
+RELIABILITY_RUN := Reliability|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters
 reliability:
-	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 30m -run 'Reliability' -v ./cmd/spoolgate | grep -E '^(=== RUN|--- |    reliability|ok|FAIL|PASS)'
+	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(RELIABILITY_RUN)' -v ./cmd/spoolgate ./lanes | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
 
 clean:
 	rm -rf bin demo

@@ -168,16 +168,11 @@ func assertNoProcs(t testing.TB, profile string) {
 	}
 }
 
-// waitUntil polls cond until it holds or d passes.
+// waitUntil is testkit.Wait under the name the browser's tests call it by
+// (their files change in parallel work; one name here spares them edits).
 func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Wait(t, what, d, cond)
 }
 
 func slogTo(w *syncBuf) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -25,36 +25,54 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/fsnotify/fsnotify.(*inotify).readEvents"))
 }
 
-// testConfig is a config with small periods, rooted in a temp folder.
-func testConfig(t *testing.T, extra string) *config.Config {
+// periods are the timings of a test's config.
+type periods struct{ settle, rescan, heartbeat, staleAfter string }
+
+// small are the periods most of the lanes' tests run with.
+var small = periods{settle: "100ms", rescan: "200ms", heartbeat: "50ms", staleAfter: "400ms"}
+
+// parseConfig is the one config of the lanes' tests: the spool at spoolDir
+// (default a temp folder), host, the periods p, profiles in a temp folder,
+// then body (models:, sites:, accounts:, more top-level keys).
+func parseConfig(t *testing.T, spoolDir, host string, p periods, body string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
-	if !strings.Contains(extra, "shutdownGrace") {
-		extra += "shutdownGrace: 2s\n"
+	if spoolDir == "" {
+		spoolDir = filepath.Join(dir, "spool")
+	}
+	if !strings.Contains(body, "shutdownGrace") {
+		body += "shutdownGrace: 2s\n"
 	}
 	y := fmt.Sprintf(`
 spool: %s
-host: testhost
-settle: 100ms
-rescan: 200ms
-heartbeat: 50ms
-staleAfter: 400ms
+host: %s
+settle: %s
+rescan: %s
+heartbeat: %s
+staleAfter: %s
 retryBackoff: 10ms
 http: "off"
 web:
   profiles: %s
   taskTimeout: 20s
-models:
-  - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
-  - {name: chat, kind: web, site: standin, account: ops1}
-sites:
-  standin: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
-%s`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), extra)
+%s`, spoolDir, host, p.settle, p.rescan, p.heartbeat, p.staleAfter, filepath.Join(dir, "profiles"), body)
 	cfg, err := config.ParseConfig([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// testConfig is a config with small periods, an API model fast and a web
+// model chat (account ops1), rooted in a temp folder; extra adds keys.
+func testConfig(t *testing.T, extra string) *config.Config {
+	t.Helper()
+	return parseConfig(t, "", "testhost", small, `models:
+  - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
+  - {name: chat, kind: web, site: standin, account: ops1}
+sites:
+  standin: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
+`+extra)
 }
 
 type rig struct {

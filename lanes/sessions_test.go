@@ -24,34 +24,16 @@ import (
 // the models given (YAML list items).
 func sessionConfig(t *testing.T, accts []string, models string) *config.Config {
 	t.Helper()
-	dir := t.TempDir()
-	y := fmt.Sprintf(`
-spool: %s
-host: testhost
-settle: 50ms
-rescan: 200ms
-heartbeat: 50ms
-staleAfter: 400ms
-retryBackoff: 10ms
-shutdownGrace: 2s
-http: "off"
-web:
-  profiles: %s
-  taskTimeout: 20s
-sites:
+	body := `sites:
   standin: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
 models:
-%s
-accounts:
-`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), models)
+` + models + "\naccounts:\n"
 	for _, a := range accts {
-		y += fmt.Sprintf("  %s: {site: standin}\n", a)
+		body += fmt.Sprintf("  %s: {site: standin}\n", a)
 	}
-	cfg, err := config.ParseConfig([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	p := small
+	p.settle = "50ms"
+	return parseConfig(t, "", "testhost", p, body)
 }
 
 func sessionOf(t *testing.T, r *rig, acct string) status.SessionInfo {

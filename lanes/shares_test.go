@@ -30,26 +30,10 @@ import (
 // that the race detector and 50 writers keep busy).
 func shareConfig(t *testing.T, root, host string) *config.Config {
 	t.Helper()
-	y := fmt.Sprintf(`
-spool: %s
-host: %s
-settle: 2s
-rescan: 500ms
-heartbeat: 100ms
-staleAfter: 3s
-retryBackoff: 10ms
-shutdownGrace: 2s
-http: "off"
-web:
-  profiles: %s
-models:
+	return parseConfig(t, root, host, periods{settle: "2s", rescan: "500ms", heartbeat: "100ms", staleAfter: "3s"},
+		`models:
   - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
-`, root, host, filepath.Join(t.TempDir(), "profiles"))
-	cfg, err := config.ParseConfig([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+`)
 }
 
 // shareDaemon is a daemon with the API lane's fake on cfg; it reports each
@@ -81,6 +65,16 @@ func startShareDaemon(t *testing.T, cfg *config.Config) (*shareDaemon, error) {
 	}
 	t.Cleanup(sd.d.Stop)
 	return sd, nil
+}
+
+// slowWriters is how many drops write at once: 50 under `make
+// reliability`; `make test` runs 12, three of each way of writing, so
+// every way is still judged on each change.
+func slowWriters() int {
+	if testkit.Reliability() {
+		return 50
+	}
+	return 12
 }
 
 // slowDrop is one task file and how it is written.
@@ -217,7 +211,7 @@ func TestShare_SlowWritersLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drops := slowDrops(50, true)
+	drops := slowDrops(slowWriters(), true)
 	writeAll(t, sd.store.Layout.Lane(taskfile.KindAPI, taskfile.DirIncoming), drops)
 	n := judge(t, sd, drops, 60*time.Second)
 	t.Logf("local disk: %d of %d slow drops truncated", n, len(drops))
@@ -235,7 +229,7 @@ func TestShare_SlowWritersSamba(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := smbd.Start(t, map[string]string{"spool": root})
-	drops := slowDrops(50, false)
+	drops := slowDrops(slowWriters(), false)
 	scratch := t.TempDir()
 	var wg sync.WaitGroup
 	for _, dr := range drops {

@@ -3,6 +3,7 @@
 package spool
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 // startSleep starts a child that lives until killed; the test reaps it.
@@ -27,19 +30,14 @@ func startSleep(t *testing.T) *exec.Cmd {
 // reaped yet.
 func waitZombie(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.Wait(t, fmt.Sprintf("pid %d to become a zombie", pid), 5*time.Second, func() bool {
 		p, err := process.NewProcess(int32(pid))
-		if err == nil {
-			if st, err := p.Status(); err == nil && slices.Contains(st, process.Zombie) {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d did not become a zombie", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		st, err := p.Status()
+		return err == nil && slices.Contains(st, process.Zombie)
+	})
 }
 
 func TestProcessLiveness(t *testing.T) {

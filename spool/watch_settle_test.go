@@ -7,44 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// writeSlowly writes size bytes of text to path in place, in chunks every
-// pace, the way a copy over a slow link does; with chmod it changes the
-// file's attributes first (what an SMB server does right after the
-// create), with prealloc it first sets the full size (NUL bytes, as
-// Windows copy engines do). It returns the bytes written.
-func writeSlowly(t *testing.T, path string, size, chunk int, pace time.Duration, chmod, prealloc bool) []byte {
-	t.Helper()
-	data := bytes.Repeat([]byte("content: x\n"), size/11+1)[:size]
-	data = append([]byte("model: fast\n"), data[12:]...)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
-	if err != nil {
-		t.Error(err)
-		return nil
-	}
-	defer f.Close()
-	if chmod {
-		f.Chmod(0o644)
-	}
-	if prealloc {
-		f.Truncate(int64(size))
-	}
-	for off := 0; off < size; off += chunk {
-		end := min(off+chunk, size)
-		if _, err := f.WriteAt(data[off:end], int64(off)); err != nil {
-			t.Error(err)
-			return nil
-		}
-		if chmod {
-			f.Chmod(0o640 | os.FileMode(off/chunk%2)*0o004)
-		}
-		if end < size {
-			time.Sleep(pace) // the writer's own pace, not synchronization
-		}
-	}
-	return data
-}
+	"github.com/spoolgate/spoolgate/internal/testkit"
+)
 
 // A file written in place, with attribute changes between chunks, is taken
 // only once it is whole: an attribute event is not a rename into place.
@@ -62,8 +27,14 @@ func TestWatcher_SlowWritersWithAttributeChanges(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					writeSlowly(t, filepath.Join(dir, name), size, 8<<10, 150*time.Millisecond,
-						kind != "plain" && kind != "prealloc", kind != "plain" && kind != "chmod")
+					// 8 KiB every 150 ms, as a copy over a slow link writes.
+					chunks := (size + 8<<10 - 1) / (8 << 10)
+					w := testkit.SlowWrite{Chunks: chunks, Over: time.Duration(chunks) * 150 * time.Millisecond,
+						Chmod: kind != "plain" && kind != "prealloc", Prealloc: kind != "plain" && kind != "chmod"}
+					data := bytes.Repeat([]byte("content: x\n"), size/11+1)[:size]
+					if err := w.Write(filepath.Join(dir, name), append([]byte("model: fast\n"), data[12:]...)); err != nil {
+						t.Error(err)
+					}
 				}()
 			}
 			wg.Wait()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 type seenFiles struct {
@@ -47,16 +49,14 @@ func startWatcher(t *testing.T, dir string, poll bool, settle time.Duration) *se
 
 func waitSeen(t *testing.T, s *seenFiles, name string, d time.Duration) (time.Time, int64) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if at, size, ok := s.get(name); ok {
-			return at, size
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not reported within %s", name, d)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	var at time.Time
+	var size int64
+	testkit.Wait(t, name+" to be reported", d, func() bool {
+		var ok bool
+		at, size, ok = s.get(name)
+		return ok
+	})
+	return at, size
 }
 
 // A file renamed into place is taken at once, without waiting for settle.

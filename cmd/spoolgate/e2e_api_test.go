@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -44,6 +45,7 @@ func e2eAPIModels(url string) string {
 // timeout, the system message per needEmptyPrompt, the key in the
 // Authorization header and nowhere in the spool or the daemon's log.
 func TestE2E_API_Outcomes(t *testing.T) {
+	t.Parallel()
 	// Quota 1: a second request while one is answered gets 429 with
 	// Retry-After: 1.
 	stand := e2eAPIStand(t, apistand.Options{Quota: 1, RetryAfter: time.Second, RequireKey: e2eKey})
@@ -56,7 +58,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	// needEmptyPrompt model: no system message may be sent.
 	release := e2eHoldSlot(t, stand)
 	r.submit(e2eTask{ID: "target", Model: "api-reasoner", Prompt: "Be brief.", Content: "think hard"})
-	e2eWait(t, "the target's 429", 10*time.Second, func() bool {
+	testkit.Wait(t, "the target's 429", 10*time.Second, func() bool {
 		for _, q := range stand.Requests() {
 			if q.User == "think hard" && q.Status == http.StatusTooManyRequests {
 				return true
@@ -64,6 +66,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 		}
 		return false
 	})
+
 	release()
 	target := r.final(taskfile.KindAPI, "target", 15*time.Second)
 	// The retry must come after the release, which the test makes only once
@@ -147,14 +150,14 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	if n < 8 {
 		t.Errorf("walked only %d files under the spool; the check proves little", n)
 	}
-	if strings.Contains(d.log(), e2eKey) {
+	if strings.Contains(d.logText(), e2eKey) {
 		t.Errorf("the API key appears in the daemon's stderr")
 	}
 	// Its variable name may be logged; a prefix of the key must not be.
-	if strings.Contains(d.log(), "PLANTED") {
+	if strings.Contains(d.logText(), "PLANTED") {
 		t.Errorf("part of the API key appears in the daemon's stderr")
 	}
-	t.Logf("key check: %d files under the spool and the daemon's stderr (%d bytes) are clean", n, len(d.log()))
+	t.Logf("key check: %d files under the spool and the daemon's stderr (%d bytes) are clean", n, len(d.logText()))
 }
 
 // e2eHoldContent is the content of the test's own slot-holding request.
@@ -185,7 +188,7 @@ func e2eHoldSlot(t *testing.T, s *apistand.Server) (release func()) {
 		<-done
 	}
 	t.Cleanup(release)
-	e2eWait(t, "the held request in flight", 10*time.Second, func() bool { return s.InFlight() == 1 })
+	testkit.Wait(t, "the held request in flight", 10*time.Second, func() bool { return s.InFlight() == 1 })
 	return release
 }
 
@@ -204,6 +207,7 @@ func e2eRequestTimes(s *apistand.Server, content string) []time.Time {
 // the default (3) and the cap (5), twelve slow tasks reach exactly that
 // many requests at once, and never more (the quota of 5 would say 429).
 func TestE2E_API_Concurrency(t *testing.T) {
+	t.Parallel()
 	for _, conc := range []int{0, 5} {
 		want := conc
 		if want == 0 {

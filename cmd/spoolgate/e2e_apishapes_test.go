@@ -35,6 +35,7 @@ func e2eKeyPieces(key, s string) []string {
 // class, and no 6-character piece of the key is in any file under the
 // spool (task files, task logs), in the daemon's stderr, or in `results`.
 func TestE2E_API_KeyEcho(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eEchoKey})
 	r := e2eNewRig(t, e2eOpts{Retries0: true, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eEchoKey)
 	d := r.start()
@@ -98,7 +99,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pieces := e2eKeyPieces(e2eEchoKey, d.log()); len(pieces) > 0 {
+	if pieces := e2eKeyPieces(e2eEchoKey, d.logText()); len(pieces) > 0 {
 		t.Errorf("the daemon's stderr keeps pieces of the key: %v", pieces)
 	}
 	if pieces := e2eKeyPieces(e2eEchoKey, results); len(pieces) > 0 {
@@ -111,7 +112,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 		t.Errorf("stand-in saw %d requests; want %d (maxRetries 0)", n, len(tasks))
 	}
 	t.Logf("key echo through spoolgate run: %d tasks (%d shapes x %d offsets), %d files under the spool, %d bytes of stderr, %d bytes of results: no 6-character piece of the key",
-		len(tasks), len(shapes), len(offsets), files, len(d.log()), len(results))
+		len(tasks), len(shapes), len(offsets), files, len(d.logText()), len(results))
 }
 
 // Issue 11's API cases through `spoolgate run`: a JSON answer to a
@@ -120,6 +121,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 // rate_limit_exceeded is retried after the wait its message names (2 s),
 // not retryBackoff (50 ms).
 func TestE2E_API_Shapes(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 	d := r.start()

@@ -5,14 +5,12 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,30 +76,12 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	if o.HTTP == "" {
 		o.HTTP = "off"
 	}
-	api := ""
-	if o.APIConc != 0 {
-		api = fmt.Sprintf("api: {concurrency: %d}\n", o.APIConc)
-	}
 	r := &e2eRig{t: t, dir: dir, profiles: filepath.Join(dir, "profiles"), env: env}
-	cfg := fmt.Sprintf(`spool: %q
-host: e2e
-settle: 100ms
-rescan: 200ms
-heartbeat: %s
-staleAfter: %s
-maxRetries: %d
-retryBackoff: 50ms
-shutdownGrace: %s
-http: %q
-%sweb:
-  profiles: %q
-  instance: e2e
-  taskTimeout: %s
-%s`, filepath.Join(dir, "spool"), o.Heartbeat, o.StaleAfter, o.MaxRetries, o.Grace, o.HTTP, api, r.profiles, o.TaskTimeout, o.Tail)
 	r.cfgPath = filepath.Join(dir, "spoolgate.yaml")
-	if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dc := daemonConfig{Spool: filepath.Join(dir, "spool"), Host: "e2e", Settle: 100 * time.Millisecond, Rescan: 200 * time.Millisecond,
+		Heartbeat: o.Heartbeat, StaleAfter: o.StaleAfter, MaxRetries: o.MaxRetries, RetryBackoff: 50 * time.Millisecond,
+		Grace: o.Grace, HTTP: o.HTTP, APIConc: o.APIConc, Profiles: r.profiles, Instance: "e2e", TaskTimeout: o.TaskTimeout, Tail: o.Tail}
+	cfg := dc.write(t, r.cfgPath)
 	c, err := config.LoadConfig(r.cfgPath)
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, cfg)
@@ -195,85 +175,17 @@ func (r *e2eRig) submit(tasks ...e2eTask) {
 	}
 }
 
-// e2eDaemon is one `spoolgate run` subprocess; its stderr goes to a file
-// outside the spool.
-type e2eDaemon struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr string
-	done   chan struct{}
-	err    error
-}
-
-// start runs the daemon. At cleanup a daemon still running is stopped with
-// SIGTERM (then SIGKILL if it does not end), and its log is shown if the
-// test failed.
-func (r *e2eRig) start() *e2eDaemon {
+// start runs the daemon with its real executors; its output goes to
+// daemon.stderr beside the spool, truncated at each start. At cleanup a
+// daemon still running is stopped with SIGTERM (then SIGKILL).
+func (r *e2eRig) start() *daemon {
 	r.t.Helper()
-	d := &e2eDaemon{t: r.t, stderr: filepath.Join(r.dir, "daemon.stderr"), done: make(chan struct{})}
-	f, err := os.Create(d.stderr)
+	f, err := os.Create(filepath.Join(r.dir, "daemon.stderr"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	defer f.Close()
-	d.cmd = exec.Command("spoolgate", "run", "--config", r.cfgPath)
-	d.cmd.Dir = r.dir
-	d.cmd.Env = e2eEnviron(r.env)
-	d.cmd.Stdout, d.cmd.Stderr = f, f
-	if err := d.cmd.Start(); err != nil {
-		r.t.Fatalf("start spoolgate run: %v", err)
-	}
-	go func() { d.err = d.cmd.Wait(); close(d.done) }()
-	r.t.Cleanup(func() {
-		select {
-		case <-d.done:
-		default:
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-d.done:
-			case <-time.After(20 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-d.done
-			}
-		}
-		if r.t.Failed() {
-			r.t.Logf("daemon stderr:\n%s", e2eTail(d.log(), 60))
-		}
-	})
-	return d
-}
-
-func (d *e2eDaemon) log() string {
-	b, _ := os.ReadFile(d.stderr)
-	return string(b)
-}
-
-// stop sends SIGTERM and waits for a clean exit (status 0).
-func (d *e2eDaemon) stop() {
-	d.t.Helper()
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(20 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.done
-		d.t.Fatalf("daemon did not stop within 20s of SIGTERM\n%s", e2eTail(d.log(), 40))
-	}
-	if d.err != nil {
-		d.t.Fatalf("daemon exited with %v\n%s", d.err, e2eTail(d.log(), 40))
-	}
-}
-
-// e2eWait polls cond every 20ms until it holds or d passes.
-func e2eWait(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return launch(r.t, "e2e", r.dir, r.cfgPath, f, e2eEnviron(r.env), true)
 }
 
 // read decodes the task file in lane k, folder dir, or returns nil.
@@ -322,15 +234,6 @@ func (r *e2eRig) running(k taskfile.Kind, id string, within time.Duration, cond 
 func (r *e2eRig) taskLog(k taskfile.Kind, id string) string {
 	b, _ := os.ReadFile(r.L.LogPath(k, id))
 	return string(b)
-}
-
-// e2eTail is the last n lines of s.
-func e2eTail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // e2ePgrep lists the pids whose command line contains s, as an operator's

@@ -49,7 +49,7 @@ func TestE2E_Web_HostileTasks(t *testing.T) {
 	for _, id := range []string{"genuine", "private"} {
 		got := rig.final(web, id, 90*time.Second)
 		if got.State != taskfile.StateSuccess || got.Send == nil || got.Send.Conversation == "" {
-			t.Fatalf("%s: state %s send %+v, want success with a conversation\n%s", id, got.State, got.Send, e2eTail(rig.taskLog(web, id), 30))
+			t.Fatalf("%s: state %s send %+v, want success with a conversation\n%s", id, got.State, got.Send, testkit.Tail(rig.taskLog(web, id), 30))
 		}
 		conv[id] = got.Send.Conversation
 	}
@@ -128,13 +128,13 @@ func TestE2E_Web_HostileTasks(t *testing.T) {
 	for id, content := range planted {
 		got := rig.final(web, id, 120*time.Second)
 		if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
-			t.Errorf("%s: state %s error %q result %q, want success with %q\n%s", id, got.State, got.Error, got.Result, want, e2eTail(rig.taskLog(web, id), 30))
+			t.Errorf("%s: state %s error %q result %q, want success with %q\n%s", id, got.State, got.Error, got.Result, want, testkit.Tail(rig.taskLog(web, id), 30))
 		}
 		if n := site.stand.SendsOf(content); n != 1 {
 			t.Errorf("%s: the stand-in received the prompt %d times, want once", id, n)
 		}
 		if !strings.Contains(rig.taskLog(web, id), "foreign record") {
-			t.Errorf("%s: the task's log does not say its record was foreign:\n%s", id, e2eTail(rig.taskLog(web, id), 30))
+			t.Errorf("%s: the task's log does not say its record was foreign:\n%s", id, testkit.Tail(rig.taskLog(web, id), 30))
 		}
 	}
 	d.stop()

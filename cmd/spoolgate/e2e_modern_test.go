@@ -17,6 +17,7 @@ import (
 // run` with site standin-md's keys, which name it by roles, labels and
 // data attributes only: each text is sent once and its answer comes back.
 func TestE2E_Web_ModernPage(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	var sites []*e2eSite
@@ -35,7 +36,7 @@ func TestE2E_Web_ModernPage(t *testing.T) {
 	for _, task := range tasks {
 		got := rig.final(taskfile.KindWeb, task.ID, 90*time.Second)
 		if want := chatstand.AnswerFor(task.Content); got.State != taskfile.StateSuccess || got.Result != want {
-			t.Errorf("%s: state %s error %q result %q, want %q\nlog:\n%s", task.ID, got.State, got.Error, got.Result, want, e2eTail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
+			t.Errorf("%s: state %s error %q result %q, want %q\nlog:\n%s", task.ID, got.State, got.Error, got.Result, want, testkit.Tail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
 		}
 	}
 	d.stop()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/notify"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -74,10 +75,11 @@ func (h *e2eHook) received(event, batch string) []notify.Event {
 func (h *e2eHook) waitFor(t *testing.T, event, batch string) notify.Event {
 	t.Helper()
 	var got []notify.Event
-	e2eWait(t, event+" "+batch+" at the webhook", 30*time.Second, func() bool {
+	testkit.Wait(t, event+" "+batch+" at the webhook", 30*time.Second, func() bool {
 		got = h.received(event, batch)
 		return len(got) > 0
 	})
+
 	return got[0]
 }
 
@@ -86,6 +88,7 @@ func (h *e2eHook) waitFor(t *testing.T, event, batch string) notify.Event {
 // webhook receives exactly one batch.finished per batch, with its counts
 // and failed ids; task.failed, account.held and lane.standby arrive.
 func TestE2E_Notify_TwoDaemons(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	hook := e2eNewHook(t)
 	tail := e2eAPIModels(stand.URL()) + `  - {name: web-idle, kind: web, site: idle, account: acc1}
@@ -98,10 +101,11 @@ notify:
 	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
 	lock := config.RunnerLockPath(r.profiles)
 	a := r.start()
-	e2eWait(t, "daemon A to hold the web lock", 20*time.Second, func() bool {
+	testkit.Wait(t, "daemon A to hold the web lock", 20*time.Second, func() bool {
 		pid, _ := spool.ReadRunnerLock(lock)
 		return pid == a.cmd.Process.Pid
 	})
+
 	b := r.start()
 	standby := hook.waitFor(t, config.EventLaneStandby, "")
 	if standby.Lane != "web" || !strings.Contains(standby.Holder, strconv.Itoa(a.cmd.Process.Pid)) {
@@ -117,7 +121,7 @@ notify:
 	// Kill A while it runs a task of the batch: B reclaims it (same host,
 	// dead pid) and finishes the batch.
 	owner := fmt.Sprintf("e2e:%d", a.cmd.Process.Pid)
-	e2eWait(t, "daemon A running a task of the batch", 20*time.Second, func() bool {
+	testkit.Wait(t, "daemon A running a task of the batch", 20*time.Second, func() bool {
 		for _, tk := range b1 {
 			if rt := r.read(taskfile.KindAPI, taskfile.DirRunning, tk.ID); rt != nil && rt.Owner == owner {
 				return true
@@ -125,6 +129,7 @@ notify:
 		}
 		return false
 	})
+
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +199,7 @@ func eventNames(es []notify.Event) []string {
 // 200, and gets the event; the command hangs, is killed with its child at
 // its timeout, and meanwhile the lane runs its tasks.
 func TestE2E_Notify_SlowReceivers(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
 	hook := e2eNewHook(t, 500, 500, 500)
 	dir := t.TempDir()
@@ -215,7 +221,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 	r.submit(e2eTask{ID: "bad", Model: "api-plain", Content: "[[status=400]] malformed"})
 	r.final(taskfile.KindAPI, "bad", 20*time.Second)
 	var procs []int
-	e2eWait(t, "the notify command to start", 20*time.Second, func() bool {
+	testkit.Wait(t, "the notify command to start", 20*time.Second, func() bool {
 		data, _ := os.ReadFile(pids)
 		f := strings.Fields(string(data))
 		if len(f) < 4 {
@@ -231,6 +237,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 		}
 		return true
 	})
+
 	// While the command hangs, the lane runs tasks.
 	var more []e2eTask
 	for i := range 3 {
@@ -256,10 +263,11 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
 	}
 	// At its timeout the command and its child are killed.
 	for _, p := range procs {
-		e2eWait(t, fmt.Sprintf("pid %d killed at the timeout", p), 30*time.Second, func() bool { return syscall.Kill(p, 0) != nil })
+		testkit.Wait(t, fmt.Sprintf("pid %d killed at the timeout", p), 30*time.Second, func() bool { return syscall.Kill(p, 0) != nil })
 	}
-	e2eWait(t, "the kill in the daemon's log", 10*time.Second, func() bool {
-		return strings.Contains(d.log(), "killed after its timeout 8s")
+	testkit.Wait(t, "the kill in the daemon's log", 10*time.Second, func() bool {
+		return strings.Contains(d.logText(), "killed after its timeout 8s")
 	})
+
 	d.stop()
 }

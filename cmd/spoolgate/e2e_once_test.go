@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,17 +42,15 @@ func onceRig(t *testing.T, scale float64) (*e2eSites, *chatstand.Server) {
 }
 
 // onceDaemon is a `spoolgate run` of the rig that the test may SIGKILL.
-type onceDaemon struct {
-	*e2eDaemon
-	name string
-}
+type onceDaemon struct{ *daemon }
 
 func onceStart(r *e2eSites, name string) onceDaemon {
 	r.t.Helper()
-	d := onceDaemon{r.start(), name}
+	d := onceDaemon{r.start()}
+	d.name = name
 	// Up (signals handled, spool recovered): a stop right after start is
 	// then a clean stop, not a SIGTERM the process never caught.
-	e2eWait(r.t, "daemon "+name+" to start", 30*time.Second, func() bool { return strings.Contains(d.log(), "msg=started") })
+	d.waitReady()
 	return d
 }
 
@@ -62,9 +61,9 @@ func onceStart(r *e2eSites, name string) onceDaemon {
 func (d onceDaemon) kill() {
 	_ = d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
-	kept := filepath.Join(filepath.Dir(d.stderr), d.name+".stderr")
-	if os.Rename(d.stderr, kept) == nil {
-		d.stderr = kept
+	kept := filepath.Join(filepath.Dir(d.log), d.name+".stderr")
+	if os.Rename(d.log, kept) == nil {
+		d.log = kept
 	}
 }
 
@@ -107,7 +106,7 @@ type killPoint struct {
 // untilLog waits for s in the task's log.
 func untilLog(s string) func(r *e2eSites, _ *chatstand.Server, id, _ string, _ time.Duration) bool {
 	return func(r *e2eSites, _ *chatstand.Server, id, _ string, _ time.Duration) bool {
-		e2eWait(r.t, id+"'s log to say "+s, 60*time.Second, func() bool { return strings.Contains(r.taskLog(taskfile.KindWeb, id), s) })
+		testkit.Wait(r.t, id+"'s log to say "+s, 60*time.Second, func() bool { return strings.Contains(r.taskLog(taskfile.KindWeb, id), s) })
 		return true
 	}
 }
@@ -129,7 +128,7 @@ func untilSend(state taskfile.SendState) func(r *e2eSites, _ *chatstand.Server, 
 func untilTurn(what string, cond func(tn chatstand.Turn, since time.Duration, dur time.Duration) bool) func(r *e2eSites, stand *chatstand.Server, id, content string, dur time.Duration) bool {
 	return func(r *e2eSites, stand *chatstand.Server, id, content string, dur time.Duration) bool {
 		var first time.Time
-		e2eWait(r.t, id+": "+what, 2*dur+60*time.Second, func() bool {
+		testkit.Wait(r.t, id+": "+what, 2*dur+60*time.Second, func() bool {
 			for _, c := range stand.Conversations("") {
 				for _, tn := range c.Turns {
 					if tn.Content != content {
@@ -145,6 +144,7 @@ func untilTurn(what string, cond func(tn chatstand.Turn, since time.Duration, du
 			}
 			return false
 		})
+
 		return r.L.Locate(taskfile.KindWeb, id) == taskfile.DirRunning
 	}
 }
@@ -165,10 +165,13 @@ var killPoints = []killPoint{
 	{"answer done + 500 ms", func(r *e2eSites, stand *chatstand.Server, id, content string, dur time.Duration) bool {
 		untilTurn("the answer's end", func(tn chatstand.Turn, _, _ time.Duration) bool { return tn.State == chatstand.TurnDone })(r, stand, id, content, dur)
 		deadline := time.Now().Add(500 * time.Millisecond)
-		e2eWait(r.t, "500 ms after the answer's end", time.Second, func() bool { return !time.Now().Before(deadline) })
+		testkit.Wait(r.t, "500 ms after the answer's end", time.Second, func() bool { return !time.Now().Before(deadline) })
 		return r.L.Locate(taskfile.KindWeb, id) == taskfile.DirRunning
 	}},
 }
+
+// quickKillPoints are the kill points `make test` runs: one of each stage.
+var quickKillPoints = []string{"text typed, not sent", "send recorded: sending", "send recorded: sent", "40% of the answer", "answer done + 500 ms"}
 
 // onceRun is one kill: submit, kill at the point, restart, collect.
 type onceRun struct {
@@ -193,10 +196,10 @@ func runKillPoint(t *testing.T, r *e2eSites, stand *chatstand.Server, n int, kp 
 	run := onceRun{point: kp.name, deliveries: deliveries(got), sends: stand.SendsOf(content), took: time.Since(start), finishedFirst: !reached}
 	want := chatstand.AnswerFor(content)
 	if got.State != taskfile.StateSuccess || got.Result != want {
-		t.Errorf("%s (%s): state %s error %q result %q, want success with %q\nlog:\n%s", id, kp.name, got.State, got.Error, got.Result, want, e2eTail(r.taskLog(taskfile.KindWeb, id), 40))
+		t.Errorf("%s (%s): state %s error %q result %q, want success with %q\nlog:\n%s", id, kp.name, got.State, got.Error, got.Result, want, testkit.Tail(r.taskLog(taskfile.KindWeb, id), 40))
 	}
 	if run.sends != 1 {
-		t.Errorf("%s (%s): the stand-in received the text %d times, want once (deliveries: %s)\nlog:\n%s", id, kp.name, run.sends, run.deliveries, e2eTail(r.taskLog(taskfile.KindWeb, id), 40))
+		t.Errorf("%s (%s): the stand-in received the text %d times, want once (deliveries: %s)\nlog:\n%s", id, kp.name, run.sends, run.deliveries, testkit.Tail(r.taskLog(taskfile.KindWeb, id), 40))
 	}
 	run.result = "success"
 	if got.State != taskfile.StateSuccess {
@@ -217,7 +220,7 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 		return t.Send != nil && t.Send.State == taskfile.SendSent && t.Send.Conversation != ""
 	})
 	at := sent.Send.SentAt.Add(8 * time.Second)
-	e2eWait(t, "8 s into the answer", 30*time.Second, func() bool { return !time.Now().Before(at) })
+	testkit.Wait(t, "8 s into the answer", 30*time.Second, func() bool { return !time.Now().Before(at) })
 	c, ok := stand.Conversation(convOf(sent.Send.Conversation))
 	if !ok || len(c.Turns) != 1 || c.Turns[0].State != chatstand.TurnStreaming {
 		t.Fatalf("at 8 s the conversation is %+v (found %v), want one turn still streaming", c, ok)
@@ -245,7 +248,7 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 		t.Errorf("results lacks the conversation %s: %s", sent.Send.Conversation, res)
 	}
 	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
-		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
+		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, testkit.Tail(log, 40))
 	}
 	if n := stand.SendsOf(content); n != 1 {
 		t.Fatalf("the stand-in received the prompt %d times, want once", n)
@@ -267,10 +270,17 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 // to after the answer's end; every run ends with one success, the whole
 // answer and one send.
 func TestE2E_Web_KillPoints(t *testing.T) {
+	t.Parallel()
 	const scale = 0.25 // a 20 s answer takes 5 s
 	r, stand := onceRig(t, scale)
 	var runs []onceRun
 	for i, kp := range killPoints {
+		// `make test` kills at one point of each stage (before the send,
+		// the send in flight, sent, mid-answer, after the answer); `make
+		// reliability` at every point.
+		if !testkit.Reliability() && !slices.Contains(quickKillPoints, kp.name) {
+			continue
+		}
 		runs = append(runs, runKillPoint(t, r, stand, i, kp, 20*time.Second, scale))
 	}
 	var b strings.Builder
@@ -288,6 +298,7 @@ func TestE2E_Web_KillPoints(t *testing.T) {
 // A conversation the site no longer has (deleted by its user): the next
 // attempt sends again, once, in a new chat, and says so.
 func TestE2E_Web_ForgottenConversation(t *testing.T) {
+	t.Parallel()
 	r, stand := onceRig(t, 0.25)
 	content := "[[duration=20s]] a conversation that will be forgotten"
 	d := onceStart(r, "first")
@@ -304,7 +315,7 @@ func TestE2E_Web_ForgottenConversation(t *testing.T) {
 	d2.stop()
 	log := r.taskLog(taskfile.KindWeb, "gone")
 	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
-		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
+		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, testkit.Tail(log, 40))
 	}
 	if n := stand.SendsOf(content); n != 2 {
 		t.Fatalf("sent %d times, want twice (the first into the forgotten conversation, one resend)", n)
@@ -323,6 +334,7 @@ func TestE2E_Web_ForgottenConversation(t *testing.T) {
 // Text left in the composer (a saved draft the site restores): the
 // stand-in receives exactly the task's text.
 func TestE2E_Web_LeftoverComposer(t *testing.T) {
+	t.Parallel()
 	r, stand := onceRig(t, 0.01)
 	stand.SetDraft("an old draft that must never be sent")
 	d := onceStart(r, "first")
@@ -349,6 +361,7 @@ func TestE2E_Web_LeftoverComposer(t *testing.T) {
 // demo is SIGKILLed mid-answer; the other takes the lease once it is
 // stale, reclaims the task and reattaches on the same account. One send.
 func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 0.25})
 	if err != nil {
@@ -388,7 +401,7 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 	}
 	rB.t = t
 	dB := onceStart(&e2eSites{e2eRig: &rB}, "host-b")
-	dA.e2eDaemon.t, dB.e2eDaemon.t = t, t
+	dA.daemon.t, dB.daemon.t = t, t
 
 	content := "[[duration=20s]] moved between hosts"
 	r.submit(e2eTask{ID: "moved", Model: "md", Content: content})
@@ -401,7 +414,7 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 		victim, survivor = dB, dA
 	}
 	at := sent.Send.SentAt.Add(2 * time.Second) // 8 s of the scaled 20 s answer
-	e2eWait(t, "40% of the answer", 30*time.Second, func() bool { return !time.Now().Before(at) })
+	testkit.Wait(t, "40% of the answer", 30*time.Second, func() bool { return !time.Now().Before(at) })
 	victim.kill()
 	// The killed host's browser is left behind, as after a crash; nobody
 	// restarts that host here, so the test ends it as an operator would.
@@ -416,7 +429,7 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 	survivor.stop()
 	log := r.taskLog(taskfile.KindWeb, "moved")
 	if want := chatstand.AnswerFor(content); got.State != taskfile.StateSuccess || got.Result != want {
-		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, e2eTail(log, 40))
+		t.Fatalf("state %s error %q result %q, want success with %q\nlog:\n%s", got.State, got.Error, got.Result, want, testkit.Tail(log, 40))
 	}
 	if n := stand.SendsOf(content); n != 1 {
 		t.Fatalf("sent %d times, want once", n)

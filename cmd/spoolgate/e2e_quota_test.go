@@ -41,6 +41,7 @@ func requestsOf(s *apistand.Server, model string) (at []time.Time, status []int)
 // A, 3 of B and 5 in all at once; B's tasks, queued behind A's, start
 // while A is at its limit.
 func TestE2E_Quota_Concurrency(t *testing.T) {
+	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{Quota: 5, RequireKey: e2eKey})
 	r := e2eNewRig(t, e2eOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "a , concurrency: 2", "b , concurrency: 3")}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
@@ -75,6 +76,7 @@ func TestE2E_Quota_Concurrency(t *testing.T) {
 // A model at its rpm waits while another runs; a 429 with Retry-After on
 // one model pauses that model only.
 func TestE2E_Quota_RPMAnd429(t *testing.T) {
+	t.Parallel()
 	// The vendor admits one request of P at once; spoolgate was told 2.
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey, ModelQuota: map[string]int{"vendor-p": 1}, RetryAfter: 3 * time.Second})
 	r := e2eNewRig(t, e2eOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "slow , rpm: 60", "fast", "p , concurrency: 2", "b")}, "E2E_API_KEY="+e2eKey)

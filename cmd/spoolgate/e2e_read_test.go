@@ -25,6 +25,7 @@ import (
 // answer fail with the page's text. The task file and `results` say how
 // each answer was read.
 func TestE2E_Web_ReadAnswer(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):] // with the reading keys: README's worked example
 	site := func(name, renderer string, raw bool, read string) *e2eSite {
@@ -78,7 +79,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		want := chatstand.MarkdownFor(task.Content)
 		m := method[task.Model]
 		if got.State != taskfile.StateSuccess || got.ResultMethod != m {
-			t.Errorf("%s: state %s, read by %q (%s), error %q; want success by %s\nlog:\n%s", task.ID, got.State, got.ResultMethod, got.ResultFormat, got.Error, m, e2eTail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
+			t.Errorf("%s: state %s, read by %q (%s), error %q; want success by %s\nlog:\n%s", task.ID, got.State, got.ResultMethod, got.ResultFormat, got.Error, m, testkit.Tail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
 			continue
 		}
 		if got.ResultCheck != "verified" {

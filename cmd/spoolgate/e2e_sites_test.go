@@ -169,7 +169,7 @@ func TestE2E_Web_Sites(t *testing.T) {
 		w := wants[id]
 		got := r.final(taskfile.KindWeb, id, 90*time.Second)
 		if got.State != taskfile.StateSuccess || got.Result != w.result {
-			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), e2eTail(r.taskLog(taskfile.KindWeb, id), 30))
+			t.Errorf("%s: state %s error %q, result %d chars (want %d)\nlog:\n%s", id, got.State, got.Error, len(got.Result), len(w.result), testkit.Tail(r.taskLog(taskfile.KindWeb, id), 30))
 		}
 	}
 	d.stop()
@@ -285,6 +285,7 @@ func TestE2E_Web_NoStart(t *testing.T) {
 // at rest shows are found, and it exits 0 (with --send, after an answer);
 // on a site whose send button was renamed it exits 1 naming the key.
 func TestE2E_Check(t *testing.T) {
+	t.Parallel()
 	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n"
 	r := e2eNewSites(t, e2eOpts{}, 0.01,
 		&e2eSite{name: "good", keys: keys},

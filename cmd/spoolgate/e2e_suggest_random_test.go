@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -21,6 +22,7 @@ import (
 // send, answer and busy from roles, labels and structure, proposes no
 // class (each load has other ones), and the written config runs 3 tasks.
 func TestE2E_Suggest_RandomClasses(t *testing.T) {
+	t.Parallel()
 	site := &e2eSite{name: "random", opts: chatstand.Options{Renderer: "markdown-it", RandomClasses: true}, keys: `    input: "textarea.input"
     send: "button.send"
     answer: ".message.assistant"
@@ -60,7 +62,7 @@ func TestE2E_Suggest_RandomClasses(t *testing.T) {
 	for _, tk := range tasks {
 		got := r.final(taskfile.KindWeb, tk.ID, 90*time.Second)
 		if want := chatstand.AnswerFor(tk.Content); got.State != taskfile.StateSuccess || strings.TrimSpace(got.Result) != want {
-			t.Errorf("%s: %s %q result %q, want %q\nlog:\n%s", tk.ID, got.State, got.Error, got.Result, want, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
+			t.Errorf("%s: %s %q result %q, want %q\nlog:\n%s", tk.ID, got.State, got.Error, got.Result, want, testkit.Tail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 		}
 		if n := site.stand.SendsOf(tk.Content); n != 1 {
 			t.Errorf("%s: sent %d times", tk.ID, n)

@@ -26,6 +26,7 @@ import (
 // plain-text answer in paragraphs and lines with its breaks, and every
 // result of both is checked against the page: verified.
 func TestE2E_Suggest_ChatUIs(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	stands := map[string]*chatuistand.Server{}
 	for _, ui := range chatuistand.UIs {
@@ -85,7 +86,7 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	for _, tk := range tasks {
 		got := r.final(taskfile.KindWeb, tk.ID, 120*time.Second)
 		if got.State != taskfile.StateSuccess {
-			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, e2eTail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
+			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, testkit.Tail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 			continue
 		}
 		if got.ResultCheck != "verified" {
@@ -134,6 +135,7 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 // the file gets the new selector with its comments kept and a .bak; a
 // read-only config gets a clear error and the block on stdout.
 func TestE2E_Suggest_Write(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	s, err := chatuistand.Start(chatuistand.Options{UI: "chatscope"})
 	if err != nil {

@@ -105,17 +105,19 @@ accounts:
 		{ID: "w-limit", Model: "chat-web", Batch: batch, Content: "[[limit]] meets the usage limit"},
 	}
 	r.submit(tasks...)
-	e2eWait(t, "a web attempt", 30*time.Second, func() bool {
+	testkit.Wait(t, "a web attempt", 30*time.Second, func() bool {
 		ents, _ := os.ReadDir(r.L.Lane(taskfile.KindWeb, taskfile.DirRunning))
 		return len(ents) > 0
 	})
+
 	r.cli("resume", "api")
 	// The usage limit holds an account; its task then waits: cancel it.
-	e2eWait(t, "the account hold", 60*time.Second, func() bool {
+	testkit.Wait(t, "the account hold", 60*time.Second, func() bool {
 		m, _ := filepath.Glob(filepath.Join(r.L.Accounts(), "*.held"))
 		return len(m) > 0
 	})
-	e2eWait(t, "w-limit back in pending", 30*time.Second, func() bool { return r.L.Locate(taskfile.KindWeb, "w-limit") == taskfile.DirPending })
+
+	testkit.Wait(t, "w-limit back in pending", 30*time.Second, func() bool { return r.L.Locate(taskfile.KindWeb, "w-limit") == taskfile.DirPending })
 	r.cli("cancel", "web/w-limit")
 	for _, tk := range tasks {
 		k := taskfile.KindAPI
@@ -392,17 +394,18 @@ accounts:
 
 // e2eStatusURL waits for the daemon's "status page" log line and returns
 // its address.
-func e2eStatusURL(t *testing.T, d *e2eDaemon) string {
+func e2eStatusURL(t *testing.T, d *daemon) string {
 	t.Helper()
 	re := regexp.MustCompile(`status page.*url=(http://127\.0\.0\.1:\d+)/`)
 	var url string
-	e2eWait(t, "the status page's address in the log", 20*time.Second, func() bool {
-		m := re.FindStringSubmatch(d.log())
+	testkit.Wait(t, "the status page's address in the log", 20*time.Second, func() bool {
+		m := re.FindStringSubmatch(d.logText())
 		if m != nil {
 			url = m[1]
 		}
 		return m != nil
 	})
+
 	return url
 }
 

@@ -106,7 +106,7 @@ func (w *e2eWeb) login(t *testing.T) {
 // running file names the browser, and returns that pid.
 func (w *e2eWeb) browserPID(id string) int {
 	w.t.Helper()
-	e2eWait(w.t, "the answer of "+id+" to stream", 20*time.Second, func() bool { return w.stand.Active() == 1 })
+	testkit.Wait(w.t, "the answer of "+id+" to stream", 20*time.Second, func() bool { return w.stand.Active() == 1 })
 	t := w.running(taskfile.KindWeb, id, 10*time.Second, func(t *taskfile.Task) bool { return t.BrowserPID != 0 })
 	cmd, err := os.ReadFile("/proc/" + strconv.Itoa(t.BrowserPID) + "/cmdline")
 	if err != nil || !strings.Contains(string(cmd), w.profile) {
@@ -192,6 +192,7 @@ func TestE2E_Web_TenTasks(t *testing.T) {
 // Chromium SIGKILLed mid-answer: that attempt fails transient, nothing is
 // left on the profile, and the retry succeeds.
 func TestE2E_Web_BrowserKilled(t *testing.T) {
+	t.Parallel()
 	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
 	d := w.start()
 	content := "[[duration=150s]] survive a crash"
@@ -311,6 +312,7 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 // Cancel mid-answer ends canceled with no process left; then, with the
 // session signed out, a task ends failed with errorClass account.
 func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
+	t.Parallel()
 	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
 	d := w.start()
 	w.submit(e2eTask{ID: "cancel-me", Model: "chat-web", Content: "[[duration=1000s]] long answer"})
@@ -325,7 +327,7 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	}
 	t.Logf("cancel to canceled file: %s", time.Since(asked).Round(time.Millisecond))
 	e2eNoProcs(t, w.profile)
-	e2eWait(t, "the stand-in to see the generation end", 5*time.Second, func() bool { return w.stand.Active() == 0 })
+	testkit.Wait(t, "the stand-in to see the generation end", 5*time.Second, func() bool { return w.stand.Active() == 0 })
 
 	w.stand.LogoutAll()
 	gens := w.stand.Generations()

@@ -2,9 +2,10 @@ package main
 
 import (
 	"flag"
-	"github.com/spoolgate/spoolgate/spool/config"
 	"io"
 	"strings"
+
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // common are the flags every subcommand takes.

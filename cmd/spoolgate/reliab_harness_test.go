@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/seal"
-	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -36,13 +34,6 @@ import (
 //
 // Figures go to the test log on lines that start with "reliability:", which
 // `make reliability` keeps.
-
-// fullRun reports whether the long variants run: `make reliability` sets
-// SPOOLGATE_RELIABILITY=1; a plain `go test` (what CI runs) also runs them
-// unless -short is given.
-func fullRun() bool {
-	return os.Getenv("SPOOLGATE_RELIABILITY") != "" || !testing.Short()
-}
 
 // rigOpts shapes one test spool and its config.
 type rigOpts struct {
@@ -113,36 +104,25 @@ func newRig(t *testing.T, o rigOpts) *rig {
 func (r *rig) config(name, host, profiles string) string {
 	r.t.Helper()
 	o := r.opts
-	cfg := fmt.Sprintf(`spool: %q
-host: %s
-settle: %s
-rescan: %s
-poll: %t
-heartbeat: 50ms
-staleAfter: %s
-maxRetries: %d
-retryBackoff: 10ms
-shutdownGrace: 2s
-http: %q
-api: {concurrency: %d}
-web: {profiles: %q}
-models:
+	// The fakes' models: both executors are lanestest fakes (SPOOLGATE_FAKE).
+	tail := `models:
   - {name: fast, kind: api, baseURL: "http://127.0.0.1:9/v1"}
   - {name: chat, kind: web, site: chat}
 sites:
   chat: {url: "http://127.0.0.1:9/", input: textarea, send: button, answer: .answer}
-`, o.Spool, host, o.Settle, o.Rescan, o.Poll, o.StaleAfter, o.MaxRetries, o.HTTP, o.APIConc, profiles)
+`
 	if len(o.Accounts) > 0 {
-		cfg += "accounts:\n"
+		tail += "accounts:\n"
 		for _, a := range o.Accounts {
-			cfg += "  " + a + ": {site: chat}\n"
+			tail += "  " + a + ": {site: chat}\n"
 		}
 	}
-	cfg += o.Extra
+	c := daemonConfig{Spool: o.Spool, Host: host, Settle: o.Settle, Rescan: o.Rescan, Poll: o.Poll,
+		Heartbeat: 50 * time.Millisecond, StaleAfter: o.StaleAfter, MaxRetries: o.MaxRetries,
+		RetryBackoff: 10 * time.Millisecond, Grace: 2 * time.Second, HTTP: o.HTTP, APIConc: o.APIConc,
+		Profiles: profiles, Tail: tail + o.Extra}
 	p := filepath.Join(r.dir, name+".yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	c.write(r.t, p)
 	// One installation: every host of the spool has its key (README,
 	// "Who may write what"), copied as an operator would.
 	if !r.opts.OwnKey {
@@ -151,29 +131,8 @@ sites:
 	return p
 }
 
-// daemon is one `spoolgate run` subprocess.
-type daemon struct {
-	t     *testing.T
-	name  string
-	cmd   *exec.Cmd
-	log   string // its stderr
-	trace string // its trace folder
-	done  chan struct{}
-	ready *testkit.Ready
-	err   error
-}
-
-type daemonOpts struct {
-	Name     string // distinct per daemon in a test; names config, log and trace
-	Host     string // default "h1"
-	Profiles string // default <rig>/profiles (shared: the web lock is shared)
-	Trace    string // default <rig>/trace-NAME
-	Scale    float64
-	Env      []string // more environment (SPOOLGATE_FAKE_CHAT=URL...)
-}
-
-// start runs a daemon on the rig. It is killed (SIGKILL) at cleanup if the
-// test has not stopped it.
+// start runs a daemon of fakes on the rig. It is killed (SIGKILL) at
+// cleanup if the test has not stopped it.
 func (r *rig) start(o daemonOpts) *daemon {
 	r.t.Helper()
 	if o.Host == "" {
@@ -195,119 +154,18 @@ func (r *rig) start(o daemonOpts) *daemon {
 		r.t.Fatal(err)
 	}
 	defer lf.Close()
-	cmd := exec.Command("spoolgate", "run", "--config", cfg)
-	cmd.Dir = r.dir
-	cmd.Stdout, cmd.Stderr = lf, lf
-	ready := testkit.NewReady(r.t)
-	env := append(os.Environ(), "SPOOLGATE_FAKE=1", "SPOOLGATE_FAKE_TRACE="+o.Trace, ready.Env())
+	env := append(os.Environ(), "SPOOLGATE_FAKE=1", "SPOOLGATE_FAKE_TRACE="+o.Trace)
 	if o.Scale != 0 {
 		env = append(env, "SPOOLGATE_FAKE_SCALE="+strconv.FormatFloat(o.Scale, 'f', -1, 64))
 	}
-	cmd.Env = append(env, o.Env...)
-	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start daemon %s: %v", o.Name, err)
-	}
-	d := &daemon{t: r.t, name: o.Name, cmd: cmd, log: logPath, trace: o.Trace, done: make(chan struct{}), ready: ready}
-	go func() { d.err = cmd.Wait(); close(d.done) }()
-	r.t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
-		_ = cmd.Process.Kill()
-		<-d.done
-		if r.t.Failed() {
-			n, _ := strconv.Atoi(os.Getenv("SPOOLGATE_RELIABILITY_LOGTAIL"))
-			r.t.Logf("daemon %s log (tail):\n%s", d.name, tail(d.logText(), max(n, 40)))
-		}
-	})
+	d := launch(r.t, o.Name, r.dir, cfg, lf, append(env, o.Env...), false)
+	d.trace = o.Trace
 	return d
-}
-
-func (d *daemon) pid() int { return d.cmd.Process.Pid }
-
-// waitReady waits for the daemon's READY=1: it has recovered the spool and
-// its lanes and intake run.
-func (d *daemon) waitReady() {
-	d.t.Helper()
-	d.ready.Wait(d.t, "daemon "+d.name, 15*time.Second)
-}
-
-// kill SIGKILLs the daemon and waits for it; it returns the moment it was
-// known dead (unix nano), which ends a traced call cut short.
-func (d *daemon) kill() int64 {
-	d.t.Helper()
-	_ = d.cmd.Process.Signal(syscall.SIGCONT)
-	_ = d.cmd.Process.Kill()
-	<-d.done
-	return time.Now().UnixNano()
-}
-
-// stop asks for a graceful stop (SIGTERM) and waits, failing on a non-zero
-// exit.
-func (d *daemon) stop() {
-	d.t.Helper()
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
-		d.t.Fatalf("daemon %s did not stop within 30s of SIGTERM", d.name)
-	}
-	if d.err != nil {
-		d.t.Fatalf("daemon %s exited: %v\n%s", d.name, d.err, tail(d.logText(), 30))
-	}
-}
-
-// alive reports whether the daemon process still runs.
-func (d *daemon) alive() bool {
-	select {
-	case <-d.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func (d *daemon) mustBeAlive() {
-	d.t.Helper()
-	if !d.alive() {
-		d.t.Fatalf("daemon %s died: %v\n%s", d.name, d.err, tail(d.logText(), 40))
-	}
-}
-
-func (d *daemon) logText() string {
-	b, _ := os.ReadFile(d.log)
-	return string(b)
-}
-
-// waitLog waits until the daemon's log contains s.
-func (d *daemon) waitLog(s string, within time.Duration) {
-	d.t.Helper()
-	waitFor(d.t, within, "daemon "+d.name+" logs "+strconv.Quote(s), func() bool {
-		return strings.Contains(d.logText(), s)
-	})
 }
 
 // SIGSTOP freezes a daemon as a long GC pause, a suspended VM or a stalled
 // NFS client would; SIGCONT thaws it.
 var stopSignal, contSignal = syscall.SIGSTOP, syscall.SIGCONT
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval, not synchronization
-	}
-}
 
 // taskYAML renders a drop.
 func taskYAML(id, model, content string, extra ...string) []byte {

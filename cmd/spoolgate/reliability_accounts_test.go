@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -71,10 +72,11 @@ func twoHostsWeb(t *testing.T, o twoHostsOpts) (a, b *daemon, ids []string) {
 		ids = append(ids, id)
 		dropFile(t, in, id+".yaml", taskYAML(id, "chat", o.Content(i)))
 	}
-	waitFor(t, 30*time.Second, "the drops taken in", func() bool {
+	testkit.Wait(t, "the drops taken in", 30*time.Second, func() bool {
 		ents, _ := os.ReadDir(in)
 		return len(ents) == 0
 	})
+
 	b = rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof"), Env: o.Env})
 	b.waitReady()
 	return a, b, ids
@@ -96,7 +98,7 @@ func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 	var victim call
 	hosts := []*daemon{a, b}
 	var dead, live *daemon
-	waitFor(t, 30*time.Second, "a host running a web task", func() bool {
+	testkit.Wait(t, "a host running a web task", 30*time.Second, func() bool {
 		for i, d := range hosts {
 			for _, c := range readTrace(t, filepath.Join(d.trace, "web.trace"), 1) {
 				if c.cut && c.account != "" {
@@ -107,11 +109,13 @@ func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 		}
 		return false
 	})
+
 	killed := dead.kill()
-	waitFor(t, 90*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 90*time.Second, func() bool {
 		live.mustBeAlive()
 		return finalCount(backing) >= len(ids)
 	})
+
 	live.stop()
 
 	ac := readTrace(t, filepath.Join(dead.trace, "web.trace"), killed)

@@ -5,11 +5,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // escapeBatch is a batch label of YAML escapes: clear screen, a window
@@ -32,7 +34,7 @@ func dropEscapes(h *hostileEnv) (string, []byte) {
 func checkEscapes(h *hostileEnv) {
 	failed := h.l.Lane(taskfile.KindAPI, taskfile.DirFailed)
 	outcome := ""
-	waitFor(h.t, 20*time.Second, "the escape-batch drop ended", func() bool {
+	testkit.Wait(h.t, "the escape-batch drop ended", 20*time.Second, func() bool {
 		if _, err := os.Lstat(filepath.Join(failed, "esc-batch.error")); err == nil {
 			outcome = "rejected"
 		} else if h.l.Locate(taskfile.KindAPI, "esc-batch") == taskfile.DirDone {
@@ -40,6 +42,7 @@ func checkEscapes(h *hostileEnv) {
 		}
 		return outcome != ""
 	})
+
 	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"results"}, {"results", "--format", "csv"}} {
 		var out, errOut bytes.Buffer
 		env := &Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}

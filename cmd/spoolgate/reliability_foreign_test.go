@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -95,6 +96,7 @@ func foreignTask(id string, lines int) (yaml []byte, content string) {
 // source's old one by rsync), and cp from a slow pipe. Each task must run
 // exactly once, with its whole content.
 func TestReliability_ForeignWriters(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("rsync"); err != nil {
 		skipOrFail(t, "rsync is not installed (Debian: apt-get install rsync)")
 	}
@@ -113,7 +115,7 @@ func TestReliability_ForeignWriters(t *testing.T) {
 		{"cp from a slow pipe", func(t *testing.T, _, dst string, data []byte) { pipeCopy(t, dst, data, 8, 60*time.Millisecond) }},
 	}
 	perTool := 6
-	if !fullRun() {
+	if !testkit.Reliability() {
 		perTool = 3
 	}
 	stage := t.TempDir()
@@ -136,10 +138,11 @@ func TestReliability_ForeignWriters(t *testing.T) {
 			ids, want[id], tool[id] = append(ids, id), content, w.name
 		}
 	}
-	waitFor(t, 60*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 60*time.Second, func() bool {
 		d.mustBeAlive()
 		return finalCount(r.spool) >= len(ids)
 	})
+
 	d.stop()
 	au := auditSpool(t, r.spool)
 	au.check(t, ids, 1)

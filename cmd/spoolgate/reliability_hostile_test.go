@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -59,6 +60,7 @@ func writeDrop(t *testing.T, dir, name string, data []byte) []byte {
 // one-line NAME.error naming the cause; the daemon still running; nothing
 // outside the spool written, and no outside content exposed.
 func TestReliability_HostileDrops(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOpts{Settle: 300 * time.Millisecond})
 	h := &hostileEnv{t: t, r: r, l: spool.NewLayout(r.spool), outside: t.TempDir()}
 	secret := filepath.Join(h.outside, "secret.yaml")
@@ -239,10 +241,11 @@ func TestReliability_HostileDrops(t *testing.T) {
 			// A later drop is taken; by then the watcher has looked for
 			// the deleted one at least once (rescan + settle).
 			dropFile(h.t, h.in, "after-gone.yaml", taskYAML("after-gone", "fast", "after"))
-			waitFor(h.t, 10*time.Second, "the later drop done and a rescan past", func() bool {
+			testkit.Wait(h.t, "the later drop done and a rescan past", 10*time.Second, func() bool {
 				return h.l.Locate(taskfile.KindAPI, "after-gone") == taskfile.DirDone &&
 					time.Since(deleted) > h.r.opts.Rescan+h.r.opts.Settle
 			})
+
 			return "", nil
 		}, check: func(h *hostileEnv) {
 			for _, d := range taskfile.TaskDirs {
@@ -269,10 +272,11 @@ func TestReliability_HostileDrops(t *testing.T) {
 			case c.reject != "" || (c.id == "" && file != ""):
 				base := taskfile.TrimTaskExt(file)
 				errPath := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), base+".error")
-				waitFor(t, 20*time.Second, "rejection of "+c.name, func() bool {
+				testkit.Wait(t, "rejection of "+c.name, 20*time.Second, func() bool {
 					_, err := os.Stat(errPath)
 					return err == nil
 				})
+
 				reason, _ := os.ReadFile(errPath)
 				if !strings.HasSuffix(string(reason), "\n") || strings.Count(string(reason), "\n") != 1 {
 					t.Errorf(".error is not one line: %q", reason)
@@ -295,7 +299,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 				rejected++
 				t.Logf("reliability: hostile %-36s rejected: %s", c.name+":", clipLine(strings.TrimSpace(string(reason)), 100))
 			case c.id != "":
-				waitFor(t, 20*time.Second, c.id+" final", func() bool { return h.l.Locate(taskfile.KindAPI, c.id) == c.final })
+				testkit.Wait(t, c.id+" final", 20*time.Second, func() bool { return h.l.Locate(taskfile.KindAPI, c.id) == c.final })
 				t.Logf("reliability: hostile %-36s accepted, ended in %s/", c.name+":", c.final)
 			default:
 				t.Logf("reliability: hostile %-36s nothing taken, nothing written", c.name+":")
@@ -371,9 +375,14 @@ func snapshot(t *testing.T, dir string) string {
 // TestReliability_TenThousandDrops drops 10,000 files at once (renamed
 // into place one after another as fast as the test can) and times intake
 // until every one is pending. The API lane is paused, so the figure is
-// intake alone.
+// intake alone. `make test` drops 2,000: the same burst, every one taken,
+// nothing left behind; `make reliability` gives the figure at 10,000.
 func TestReliability_TenThousandDrops(t *testing.T) {
-	n := 10000
+	t.Parallel()
+	n := 2000
+	if testkit.Reliability() {
+		n = 10000
+	}
 	r := newRig(t, rigOpts{})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
@@ -398,7 +407,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	}
 	dropped := time.Since(begin)
 	pending := l.Lane(taskfile.KindAPI, taskfile.DirPending)
-	waitFor(t, 4*time.Minute, "all 10,000 pending", func() bool {
+	testkit.Wait(t, fmt.Sprintf("all %d pending", n), 4*time.Minute, func() bool {
 		d.mustBeAlive()
 		f, err := os.Open(pending)
 		if err != nil {
@@ -408,6 +417,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 		names, _ := f.Readdirnames(-1)
 		return len(names) >= n
 	})
+
 	took := time.Since(begin)
 	d.stop()
 	ents, _ := os.ReadDir(in)
@@ -415,8 +425,8 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	if len(ents) != 0 || len(failed) != 0 {
 		t.Errorf("after intake: %d left in incoming/, %d in failed/", len(ents), len(failed))
 	}
-	t.Logf("reliability: 10,000 drops: renamed into place in %s, all accepted (pending) after %s: %.0f drops/s",
-		dropped.Round(time.Millisecond), took.Round(time.Millisecond), float64(n)/took.Seconds())
+	t.Logf("reliability: %d drops: renamed into place in %s, all accepted (pending) after %s: %.0f drops/s",
+		n, dropped.Round(time.Millisecond), took.Round(time.Millisecond), float64(n)/took.Seconds())
 }
 
 // TestReliability_Permissions: what spoolgate creates is 0750 (folders) and
@@ -433,10 +443,11 @@ func TestReliability_Permissions(t *testing.T) {
 	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "ok.yaml", taskYAML("ok", "fast", "fine", "output: sub/ok.txt"))
 	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "w.yaml", taskYAML("w", "chat", "web"))
 	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "bad.yaml", []byte("model: nope\ncontent: x\n"))
-	waitFor(t, 20*time.Second, "tasks final and the bad drop rejected", func() bool {
+	testkit.Wait(t, "tasks final and the bad drop rejected", 20*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirFailed), "bad.error"))
 		return err == nil && l.Locate(taskfile.KindAPI, "ok") == taskfile.DirDone && l.Locate(taskfile.KindWeb, "w") == taskfile.DirDone
 	})
+
 	d.stop()
 	checked := 0
 	filepath.WalkDir(r.spool, func(p string, e os.DirEntry, err error) error {

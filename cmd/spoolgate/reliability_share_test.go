@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -131,7 +132,7 @@ func TestReliability_NetworkShare(t *testing.T) {
 			dropFile(t, dir, id+".yaml", taskYAML(id, model, "shared "+id+" [[duration=20ms]]"))
 			dropped[filepath.Join(dir, id+".yaml")] = time.Now()
 		}
-		waitFor(t, 10*time.Second, "the round's drops taken", func() bool {
+		testkit.Wait(t, "the round's drops taken", 10*time.Second, func() bool {
 			for p, at := range dropped {
 				if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 					worst = max(worst, time.Since(at))
@@ -140,12 +141,13 @@ func TestReliability_NetworkShare(t *testing.T) {
 			}
 			return len(dropped) == 0
 		})
+
 		d.mustBeAlive()
 	}
 	if worst > bound+slack {
 		t.Errorf("a drop waited %s on the share: over rescan %s + settle %s (+%s slack)", worst, r.opts.Rescan, r.opts.Settle, slack)
 	}
-	waitFor(t, 30*time.Second, "every task final", func() bool { return finalCount(r.spool) >= len(ids) })
+	testkit.Wait(t, "every task final", 30*time.Second, func() bool { return finalCount(r.spool) >= len(ids) })
 	d.stop()
 	auditSpool(t, r.spool).check(t, ids, 3)
 	t.Logf("reliability: network share: %d drops written behind a FUSE mount, no inotify; slowest taken after %s (bound rescan+settle %s)",
@@ -157,6 +159,7 @@ func TestReliability_NetworkShare(t *testing.T) {
 // one share), with their own browser profiles. Every task runs exactly
 // once: the no-replace move decides each claim.
 func TestReliability_ShareTwoHosts(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	backing := filepath.Join(base, "backing")
 	mntA, mntB := filepath.Join(base, "mnt-a"), filepath.Join(base, "mnt-b")
@@ -174,7 +177,7 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	b.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
 	n := 120
-	if !fullRun() {
+	if !testkit.Reliability() {
 		n = 40
 	}
 	var ids []string
@@ -190,11 +193,12 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 		}
 		dropFile(t, dir, id+".yaml", taskYAML(id, model, fmt.Sprintf("two hosts %d [[duration=%dms]]", i, 10+i%30)))
 	}
-	waitFor(t, 60*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 60*time.Second, func() bool {
 		a.mustBeAlive()
 		b.mustBeAlive()
 		return finalCount(filepath.Join(backing, "spool")) >= n
 	})
+
 	a.stop()
 	b.stop()
 	au := auditSpool(t, filepath.Join(backing, "spool"))
@@ -231,6 +235,7 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 // the daemon logs the cause and keeps running, and once space is freed
 // every task ends final.
 func TestReliability_FullDisk(t *testing.T) {
+	t.Parallel()
 	disk := filepath.Join(t.TempDir(), "disk")
 	if err := os.Mkdir(disk, 0o750); err != nil {
 		t.Fatal(err)
@@ -273,7 +278,7 @@ func TestReliability_FullDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 20*time.Second, "some tasks done", func() bool { return finalCount(r.spool) >= 3 })
+	testkit.Wait(t, "some tasks done", 20*time.Second, func() bool { return finalCount(r.spool) >= 3 })
 
 	filler := filepath.Join(disk, "filler")
 	f, err := os.Create(filler)
@@ -328,11 +333,12 @@ func TestReliability_FullDisk(t *testing.T) {
 	// failed for want of space.
 	// A drop meets it at intake or at its claim's mark; a running task at
 	// a heartbeat, its final record or its output.
-	waitFor(t, 20*time.Second, "the daemon logs the full disk for drops and running tasks", func() bool {
+	testkit.Wait(t, "the daemon logs the full disk for drops and running tasks", 20*time.Second, func() bool {
 		lg := d.logText()[logBefore:]
 		return (strings.Contains(lg, "intake failed") || strings.Contains(lg, "mark running failed")) &&
 			(strings.Contains(lg, "heartbeat write failed") || strings.Contains(lg, "final write failed") || strings.Contains(lg, "error=\"output: write"))
 	})
+
 	d.mustBeAlive()
 	// While full: every task file that exists parses (none truncated).
 	walkTasks(t, r.spool, func(p string) {
@@ -355,10 +361,11 @@ func TestReliability_FullDisk(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "every task final after space is freed", func() bool {
+	testkit.Wait(t, "every task final after space is freed", 60*time.Second, func() bool {
 		d.mustBeAlive()
 		return finalCount(r.spool) >= len(ids)
 	})
+
 	d.stop()
 	au := auditSpool(t, r.spool)
 	lost, dups := au.check(t, ids, 3)

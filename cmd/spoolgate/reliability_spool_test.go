@@ -37,6 +37,7 @@ func finalFolders(l spool.Layout) []string {
 // stops on one SIGTERM within shutdownGrace + 5 s, the rest back in
 // pending/; each refused log is reported once on the daemon's stderr.
 func TestReliability_FifoTaskLogs(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOpts{APIConc: 3})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
@@ -122,8 +123,9 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 // host's (their processes are gone), never a user's *.tmp drop, and the
 // periodic upkeep removes another host's once older than staleAfter.
 func TestReliability_TempFilesAfterKills(t *testing.T) {
+	t.Parallel()
 	kills, n := 12, 240
-	if !fullRun() {
+	if !testkit.Reliability() {
 		kills, n = 4, 80
 	}
 	const stale = 3 * time.Second
@@ -214,6 +216,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 // SIGTERM ends it within shutdownGrace + 5 s, saying why, and the next
 // start reclaims the task (its owner is gone) and runs it.
 func TestReliability_StopBoundedWhenStuck(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOpts{})
 	l := spool.NewLayout(r.spool)
 	d := r.start(daemonOpts{Name: "stuck"})
@@ -238,7 +241,7 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 		t.Errorf("stopped after %s: the stuck runner was not waited for at all", took)
 	}
 	if d.err == nil || !strings.Contains(d.logText(), "still blocked after shutdownGrace + 5s") {
-		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, tail(d.logText(), 10))
+		t.Errorf("exit %v; want a failure that says why:\n%s", d.err, testkit.Tail(d.logText(), 10))
 	}
 	if w := l.Locate(taskfile.KindAPI, "stuck"); w != taskfile.DirRunning {
 		t.Errorf("stuck in %s/, want running/ for the next start", w)

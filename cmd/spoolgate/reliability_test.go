@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -27,11 +28,12 @@ import (
 // lane never ran two calls at once and no task ran more often than its
 // attempts allow.
 //
-// Full size (500 tasks, 25 kills) runs by default and under `make
-// reliability`; -short runs 100 tasks and 5 kills.
+// Full size (500 tasks, 25 kills) runs under `make reliability`; `make
+// test` runs 100 tasks and 5 kills, every check the same.
 func TestReliability_CrashMatrix(t *testing.T) {
+	t.Parallel()
 	tasks, kills := 500, 25
-	if !fullRun() {
+	if !testkit.Reliability() {
 		tasks, kills = 100, 5
 	}
 	const seed = 8
@@ -129,10 +131,11 @@ func TestReliability_CrashMatrix(t *testing.T) {
 	})
 	last := r.start(daemonOpts{Name: "final", Trace: traceOf(kills)})
 	dropChunk(drops[kills*tasks/chunks:])
-	waitFor(t, 3*time.Minute, fmt.Sprintf("all %d tasks final", tasks), func() bool {
+	testkit.Wait(t, fmt.Sprintf("all %d tasks final", tasks), 3*time.Minute, func() bool {
 		last.mustBeAlive()
 		return finalCount(r.spool) >= tasks
 	})
+
 	last.stop()
 	took := time.Since(begin)
 
@@ -199,17 +202,19 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	l := spool.NewLayout(r.spool)
 	a.waitReady()
 	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
-	waitFor(t, 10*time.Second, "A's call starts", func() bool {
+	testkit.Wait(t, "A's call starts", 10*time.Second, func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) > 0
 	})
+
 	if err := a.cmd.Process.Signal(stopSignal); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
 	b := r.start(daemonOpts{Name: "b", Host: "b", Profiles: filepath.Join(r.dir, "prof-b")})
-	waitFor(t, 15*time.Second, "B reclaims and starts the task", func() bool {
+	testkit.Wait(t, "B reclaims and starts the task", 15*time.Second, func() bool {
 		return len(readTrace(t, filepath.Join(b.trace, "web.trace"), 1)) > 0
 	})
+
 	reclaimedAfter := time.Since(stopped)
 	running, err := spool.ReadTaskFile(l.TaskPath(taskfile.KindWeb, taskfile.DirRunning, "fence"))
 	if err != nil {
@@ -224,9 +229,10 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 	// A wakes while B still runs the task: its next heartbeat finds the
 	// file is B's, and it stops writing.
 	a.waitLog("no longer ours", 10*time.Second)
-	waitFor(t, 20*time.Second, "the task done", func() bool {
+	testkit.Wait(t, "the task done", 20*time.Second, func() bool {
 		return l.Locate(taskfile.KindWeb, "fence") == taskfile.DirDone
 	})
+
 	a.mustBeAlive()
 	b.stop()
 	a.stop()
@@ -251,11 +257,12 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 // first is SIGKILLed: B gets calls after the kill, the lock names B, and
 // the two never ran web calls at once.
 func TestReliability_WebStandbyTakeover(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, rigOpts{})
 	a := r.start(daemonOpts{Name: "a"})
 	lock := config.RunnerLockPath(filepath.Join(r.dir, "profiles"))
 	holder := func() int { pid, _ := spool.ReadRunnerLock(lock); return pid }
-	waitFor(t, 10*time.Second, "A holds the web lock", func() bool { return holder() == a.pid() })
+	testkit.Wait(t, "A holds the web lock", 10*time.Second, func() bool { return holder() == a.pid() })
 	b := r.start(daemonOpts{Name: "b"})
 	b.waitLog("standby", 10*time.Second)
 
@@ -266,14 +273,16 @@ func TestReliability_WebStandbyTakeover(t *testing.T) {
 		ids = append(ids, id)
 		dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), id+".yaml", taskYAML(id, "chat", fmt.Sprintf("standby %d [[duration=150ms]]", i)))
 	}
-	waitFor(t, 20*time.Second, "A runs some web tasks", func() bool {
+	testkit.Wait(t, "A runs some web tasks", 20*time.Second, func() bool {
 		return len(readTrace(t, filepath.Join(a.trace, "web.trace"), 1)) >= 3
 	})
+
 	killed := a.kill()
-	waitFor(t, 30*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 30*time.Second, func() bool {
 		b.mustBeAlive()
 		return finalCount(r.spool) >= len(ids)
 	})
+
 	if got := holder(); got != b.pid() {
 		t.Errorf("lock file names pid %d, want B's %d", got, b.pid())
 	}

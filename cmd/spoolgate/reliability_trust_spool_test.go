@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -240,13 +241,14 @@ func TestReliability_HostileSpool(t *testing.T) {
 	d.waitReady()
 	started := time.Now()
 	metricsURL := ""
-	waitFor(t, 10*time.Second, "the status page's address in the log", func() bool {
+	testkit.Wait(t, "the status page's address in the log", 10*time.Second, func() bool {
 		m := regexp.MustCompile(`url=(http://127\.0\.0\.1:[0-9]+/)`).FindStringSubmatch(d.logText())
 		if m != nil {
 			metricsURL = m[1] + "metrics"
 		}
 		return m != nil
 	})
+
 	scrape := func() string {
 		resp, err := http.Get(metricsURL)
 		if err != nil {
@@ -274,7 +276,7 @@ func TestReliability_HostileSpool(t *testing.T) {
 		ids = append(ids, id)
 		dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), id+".yaml", taskYAML(id, "fast", "api", "batch: B"))
 	}
-	waitFor(t, 60*time.Second, "the batch done and announced", func() bool {
+	testkit.Wait(t, "the batch done and announced", 60*time.Second, func() bool {
 		d.mustBeAlive()
 		for _, id := range ids {
 			if l.Locate(taskfile.KindWeb, id) != taskfile.DirDone && l.Locate(taskfile.KindAPI, id) != taskfile.DirDone {
@@ -284,6 +286,7 @@ func TestReliability_HostileSpool(t *testing.T) {
 		ev, _ := os.ReadFile(events)
 		return bytes.Contains(ev, []byte(`"batch":"B"`))
 	})
+
 	took := time.Since(started)
 	// Both accounts drove tasks: no planted lease or hold stopped one.
 	calls := readTrace(t, filepath.Join(d.trace, "web.trace"), 0)
@@ -315,10 +318,11 @@ func TestReliability_HostileSpool(t *testing.T) {
 		t.Errorf("a2 blocked at %v, its lease taken at %v (%s): want within staleAfter 1s and a round", blocked, taken, held)
 	}
 	// Until the unreadable running files have been moved (staleAfter).
-	waitFor(t, 20*time.Second, "the unreadable running files moved", func() bool {
+	testkit.Wait(t, "the unreadable running files moved", 20*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(l.Lane(taskfile.KindWeb, taskfile.DirRunning), "junk49.yaml"))
 		return os.IsNotExist(err)
 	})
+
 	h.metrics = scrape()
 	var out bytes.Buffer
 	st := exec.Command("spoolgate", "status", "--config", filepath.Join(r.dir, "d.yaml"))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -72,11 +73,12 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 	renamed, deleted := 0, 0
 	for round := 0; round < 8 && finalCount(backing) < len(ids); round++ {
 		var task string
-		waitFor(t, 30*time.Second, "a1 mid-answer, or the batch done", func() bool {
+		testkit.Wait(t, "a1 mid-answer, or the batch done", 30*time.Second, func() bool {
 			var on bool
 			task, on = runningOf(backing, "a1", stale/2)
 			return on || finalCount(backing) >= len(ids)
 		})
+
 		if task == "" {
 			break
 		}
@@ -92,16 +94,18 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 			deleted++
 		}
 		// Until that answer ends: the next tampering hits the next one.
-		waitFor(t, 20*time.Second, "the tampered answer to end", func() bool {
+		testkit.Wait(t, "the tampered answer to end", 20*time.Second, func() bool {
 			cur, on := runningOf(backing, "a1", stale/2)
 			return !on || cur != task
 		})
+
 	}
-	waitFor(t, 90*time.Second, "every task final", func() bool {
+	testkit.Wait(t, "every task final", 90*time.Second, func() bool {
 		a.mustBeAlive()
 		b.mustBeAlive()
 		return finalCount(backing) >= len(ids)
 	})
+
 	a.stop()
 	b.stop()
 	filepath.WalkDir(backing, func(p string, e os.DirEntry, err error) error {
@@ -131,11 +135,13 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 }
 
 func TestReliability_LeaseTamperTwoHosts(t *testing.T) {
+	t.Parallel()
 	sp := filepath.Join(t.TempDir(), "spool")
 	leaseTamperTwoHosts(t, sp, sp, sp, false)
 }
 
 func TestReliability_LeaseTamperTwoHostsShare(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	backing := filepath.Join(base, "backing")
 	mntA, mntB := filepath.Join(base, "mnt-a"), filepath.Join(base, "mnt-b")

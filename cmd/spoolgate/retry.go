@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -128,7 +129,7 @@ func retryTask(st *spool.Store, r taskRef) error {
 // failedOfBatch lists the failed tasks of batch in both lanes (rejected
 // drops are not tasks), those of class only when class is not "".
 func failedOfBatch(cfg *config.Config, batch string, class taskfile.ErrorClass) ([]taskRef, error) {
-	rows, err := readResults(cfg, batch, false) // archived tasks are not retried
+	rows, err := report.ReadResults(cfg, batch, false) // archived tasks are not retried
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/internal/console"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
@@ -69,8 +70,8 @@ func runDaemon(ctx context.Context, cfg *config.Config, env *Env, log *slog.Logg
 	store := spool.NewStore(cfg, log)
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
 	defer closeExecutors(execs)
-	// startHTTP handles "off" and a port in use itself (a warning).
-	hs, err := startHTTP(ctx, cfg, d.Info, log.With("component", "http"))
+	// console.Start handles "off" and a port in use itself (a warning).
+	hs, err := console.Start(ctx, cfg, d.Info, log.With("component", "http"))
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}

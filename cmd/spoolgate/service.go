@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kardianos/service"
+
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )

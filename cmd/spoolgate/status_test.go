@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -9,13 +10,14 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	frames := strings.Split(watchFrames(t, cfg.Spool, 3), "\x1b[H\x1b[2J")
 	if !strings.Contains(frames[1], "api lane  concurrency 3") || !strings.Contains(frames[1], "batches") {
 		t.Errorf("frame: %q", frames[1])
@@ -26,7 +28,7 @@ func TestStatus_WatchRedrawsUntilCanceled(t *testing.T) {
 // then cancels it and returns all it wrote.
 func watchFrames(t *testing.T, spool string, n int) string {
 	t.Helper()
-	var out syncBuf
+	var out testkit.Buffer
 	env := &Env{Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -34,13 +36,9 @@ func watchFrames(t *testing.T, spool string, n int) string {
 	go func() {
 		errc <- run(ctx, []string{"status", "--spool", spool, "--watch", "--interval", "20ms"}, env)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), "\x1b[H\x1b[2J") < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d redraws: %q", n, out.String())
-		}
-		time.Sleep(5 * time.Millisecond) // polling for a condition, with a deadline
-	}
+	testkit.Wait(t, fmt.Sprintf("%d redraws", n), 10*time.Second, func() bool {
+		return strings.Count(out.String(), "\x1b[H\x1b[2J") >= n
+	})
 	cancel()
 	select {
 	case err := <-errc:
@@ -53,36 +51,13 @@ func watchFrames(t *testing.T, spool string, n int) string {
 	return out.String()
 }
 
-func TestBar(t *testing.T) {
-	for _, c := range []struct {
-		p    status.Progress
-		want string
-	}{
-		{status.Progress{}, "[....................] 0/0   0%"},
-		{status.Progress{Finished: 12, Total: 40, Percent: 30}, "[######..............] 12/40  30%"},
-		{status.Progress{Finished: 40, Total: 40, Percent: 100}, "[####################] 40/40 100%"},
-	} {
-		if got := bar(c.p); got != c.want {
-			t.Errorf("bar(%+v) = %q, want %q", c.p, got, c.want)
-		}
-	}
-}
-
-func TestDur(t *testing.T) {
-	for sec, want := range map[float64]string{0: "0.0s", 2.04: "2.0s", 12: "12s", 59.4: "59s", 59.6: "1m00s", 125: "2m05s", 3725: "1h02m"} {
-		if got := dur(sec); got != want {
-			t.Errorf("dur(%v) = %q, want %q", sec, got, want)
-		}
-	}
-}
-
 // TestStatus_WatchEscapes: --watch redraws with its own clear-screen
 // sequence and nothing else that drives the terminal, whatever the spool's
 // files hold.
 func TestStatus_WatchEscapes(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := httpSpool(t)
-	putHostileTask(t, cfg, taskfile.DirPending)
+	cfg := fixture.Spool(t)
+	fixture.PutHostileTask(t, cfg, taskfile.DirPending)
 	text := strings.ReplaceAll(watchFrames(t, cfg.Spool, 2), "\x1b[H\x1b[2J", "")
 	for _, bad := range []string{"\x1b", "\a", "\u009b", "\u202e"} {
 		if strings.Contains(text, bad) {

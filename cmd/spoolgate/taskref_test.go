@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -14,7 +15,7 @@ import (
 // TestResolveTask_ExitCodes: an ambiguous bare id is bad usage (exit 2)
 // for each command that addresses a task, and names both candidates.
 func TestResolveTask_ExitCodes(t *testing.T) {
-	cfg := httpSpool(t)
+	cfg := fixture.Spool(t)
 	L := spool.NewLayout(cfg.Spool)
 	put := func(k taskfile.Kind, dir string) {
 		tk := taskfile.Task{TaskID: "dup", ModelKind: k, Model: "writer", Content: "x", State: taskfile.FolderState[dir]}

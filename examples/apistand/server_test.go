@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -240,14 +242,14 @@ func TestServer_Quota(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, func() bool { return s.InFlight() == 2 })
+	testkit.Wait(t, "s.InFlight() == 2", 5*time.Second, func() bool { return s.InFlight() == 2 })
 	code, h, body := post(t, t.Context(), s, "", map[string]any{"model": "m", "messages": msgs("", "x")})
 	if code != 429 || h.Get("Retry-After") != "2" || !strings.Contains(string(body), "rate_limit") {
 		t.Errorf("over quota: %d Retry-After %q %s", code, h.Get("Retry-After"), body)
 	}
 	cancel()
 	wg.Wait()
-	waitFor(t, func() bool { return s.InFlight() == 0 })
+	testkit.Wait(t, "s.InFlight() == 0", 5*time.Second, func() bool { return s.InFlight() == 0 })
 	if code, _, _ := post(t, t.Context(), s, "", map[string]any{"model": "m", "messages": msgs("", "x")}); code != 200 {
 		t.Errorf("after the hung ones ended: %d", code)
 	}
@@ -272,7 +274,7 @@ func TestServer_CloseEndsHang(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitFor(t, func() bool { return s.InFlight() == 1 })
+	testkit.Wait(t, "s.InFlight() == 1", 5*time.Second, func() bool { return s.InFlight() == 1 })
 	t0 := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -298,17 +300,5 @@ func TestServer_Models(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || len(l.Data) != 2 || l.Data[1].ID != "b" {
 		t.Errorf("models: %+v %v", l, err)
-	}
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

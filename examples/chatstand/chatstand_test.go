@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -40,18 +42,6 @@ func generate(t *testing.T, s *Server, session, system, content string) (int, ma
 	return resp.StatusCode, out
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestAnswerFor(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"hello  world", "Answer: hello world"},
@@ -73,7 +63,7 @@ func TestServer_GenerateCollision(t *testing.T) {
 		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
 		first <- code
 	}()
-	waitFor(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
+	testkit.Wait(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
 	// ...so a second one in the same session is refused with the page's error.
 	code, out := generate(t, s, "demo", "", "second")
 	if code != http.StatusConflict || out["error"] != ErrOneAtATime {
@@ -166,7 +156,7 @@ func TestServer_LateCollision(t *testing.T) {
 		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
 		first <- code
 	}()
-	waitFor(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
+	testkit.Wait(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
 	start := time.Now()
 	code, out := generate(t, s, "demo", "", "[[duration=20s]] second")
 	if code != http.StatusConflict || out["error"] != ErrOneAtATime {

@@ -3,6 +3,8 @@ package chatstand
 import (
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 // The stand-in counts the real rule per account and in total: two accounts
@@ -14,7 +16,7 @@ func TestServer_MaxPerAccount(t *testing.T) {
 		code, _ := generate(t, s, "a1", "", "[[duration=20s]] long")
 		first <- code
 	}()
-	waitFor(t, "a1's generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
+	testkit.Wait(t, "a1's generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
 	if code, _ := generate(t, s, "a2", "", "[[duration=1s]] other account"); code != 200 {
 		t.Fatalf("a2 while a1 generates: %d", code)
 	}

@@ -72,12 +72,13 @@ func (p *page) send(content string) {
 // waitJS polls js until it returns true.
 func (p *page) waitJS(what, js string) {
 	p.t.Helper()
-	waitFor(p.t, what, 20*time.Second, func() bool {
+	testkit.Wait(p.t, what, 20*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		defer cancel()
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
 		return err == nil && ok
 	})
+
 }
 
 const lastAnswer = `[...document.querySelectorAll('[data-message-author-role="assistant"]')].pop()`
@@ -153,10 +154,11 @@ func TestPage_ConversationOutlivesThePage(t *testing.T) {
 	id := strings.TrimPrefix(path, "/c/")
 	// Leave the page mid-answer, then come back to it while it streams.
 	p.run(chromedp.Navigate("about:blank"))
-	waitFor(t, "the answer to go on without the page", 10*time.Second, func() bool {
+	testkit.Wait(t, "the answer to go on without the page", 10*time.Second, func() bool {
 		c, _ := s.Conversation(id)
 		return len(c.Turns) == 1 && len(c.Turns[0].Answer) > 200
 	})
+
 	if c, _ := s.Conversation(id); c.Turns[0].State != TurnStreaming {
 		t.Fatalf("the answer already %s: the test needs it mid-answer", c.Turns[0].State)
 	}
@@ -345,7 +347,7 @@ func TestPage_Stop(t *testing.T) {
 	p.waitJS("some of the answer", lastAnswer+`?.textContent.length > 30`)
 	evalAs[bool](p, `document.querySelector('[aria-label="Stop generating"]').click(); true`)
 	p.waitJS("the stopped answer's action bar", finished)
-	waitFor(t, "the account to be free", 5*time.Second, func() bool { return s.Active() == 0 })
+	testkit.Wait(t, "the account to be free", 5*time.Second, func() bool { return s.Active() == 0 })
 	c := s.Conversations("demo")[0]
 	if st := c.Turns[0].State; st != TurnStopped || len(c.Turns[0].Answer) >= len(MarkdownFor("[[md=long-report]]")) {
 		t.Errorf("after Stop: state %s, %d of the answer's characters", st, len(c.Turns[0].Answer))

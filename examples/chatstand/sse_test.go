@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 // recorder keeps each Write of a response apart, as the network sees them.
@@ -135,7 +137,7 @@ func TestServer_SSETurns(t *testing.T) {
 		defer close(done)
 		sendSSE(t, s, tok, "", `{"content":"[[duration=100s]] long"}`)
 	}()
-	waitFor(t, "the long generation", 5*time.Second, func() bool { return s.Active() == 1 })
+	testkit.Wait(t, "the long generation", 5*time.Second, func() bool { return s.Active() == 1 })
 	if rec := sendSSE(t, s, tok, "", `{"content":"second"}`); rec.code != http.StatusConflict {
 		t.Errorf("a second generation: %d, want 409", rec.code)
 	}

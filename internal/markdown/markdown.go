@@ -9,9 +9,9 @@ package markdown
 import (
 	"bytes"
 	"html"
-	"regexp"
 	"html/template"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -23,4 +24,13 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Tail is the last n lines of s: what a failing test shows of a long log.
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -42,3 +42,19 @@ func WaitFS(t testing.TB, what string, d time.Duration, dirs []string, cond func
 		}
 	}
 }
+
+// Wait waits until cond holds, looking every 10 ms, and fails the test
+// after d naming what it waited for. It is the one polling wait of the
+// tests, for conditions no event announces (another process's state, a
+// server's counters); where a file system event or a readiness message
+// says it, WaitFS or Ready waits for that instead.
+func Wait(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond) // the poll's pace, not a synchronization
+	}
+}

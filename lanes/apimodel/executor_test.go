@@ -243,7 +243,7 @@ func TestExecutor_RateLimited(t *testing.T) {
 		defer close(done)
 		e.Execute(ctx, job(c, "m", "", "[[hang]]", nil))
 	}()
-	waitFor(t, func() bool { return s.InFlight() == 1 })
+	testkit.Wait(t, "s.InFlight() == 1", 5*time.Second, func() bool { return s.InFlight() == 1 })
 	_, err := e.Execute(t.Context(), job(c, "m", "", "x", nil))
 	cancel()
 	<-done
@@ -292,7 +292,7 @@ func TestExecutor_Canceled(t *testing.T) {
 			_, err := e.Execute(ctx, job(c, "m", "", content, nil))
 			errc <- err
 		}()
-		waitFor(t, func() bool { return s.InFlight() == 1 })
+		testkit.Wait(t, "s.InFlight() == 1", 5*time.Second, func() bool { return s.InFlight() == 1 })
 		t0 := time.Now()
 		cancel(attempt.ErrCanceled)
 		select {
@@ -306,7 +306,7 @@ func TestExecutor_Canceled(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: Execute did not return after cancel", content)
 		}
-		waitFor(t, func() bool { return s.InFlight() == 0 })
+		testkit.Wait(t, "s.InFlight() == 0", 5*time.Second, func() bool { return s.InFlight() == 0 })
 	}
 }
 
@@ -331,7 +331,7 @@ func TestExecutor_Quota(t *testing.T) {
 	}
 	// Cancel only once the two refused calls have returned their 429: a
 	// cancel before the client has read the answer would end them too.
-	waitFor(t, func() bool { return s.Total() == 5 && s.InFlight() == 3 && returned.Load() == 2 })
+	testkit.Wait(t, "s.Total() == 5 && s.InFlight() == 3 && returned.Load() == 2", 5*time.Second, func() bool { return s.Total() == 5 && s.InFlight() == 3 && returned.Load() == 2 })
 	cancel(attempt.ErrCanceled)
 	wg.Wait()
 	admitted, limited := 0, 0
@@ -353,7 +353,7 @@ func TestExecutor_Quota(t *testing.T) {
 		t.Errorf("stand-in saw %d at once; want 3", m)
 	}
 	// Once the slots are free, a retry gets through.
-	waitFor(t, func() bool { return s.InFlight() == 0 })
+	testkit.Wait(t, "s.InFlight() == 0", 5*time.Second, func() bool { return s.InFlight() == 0 })
 	if res, err := e.Execute(t.Context(), job(c, "m", "", "again", nil)); err != nil || res.Text != "Answer: again" {
 		t.Errorf("after the quota freed: %q, %v", res.Text, err)
 	}
@@ -390,18 +390,6 @@ func TestExecutor_UnknownModel(t *testing.T) {
 	j := attempt.NewJob(&taskfile.Task{TaskID: "t", Model: "nope", Content: "x"}, nil, nil)
 	if _, err := e.Execute(t.Context(), j); attempt.Classify(err) != taskfile.ClassPermanent {
 		t.Errorf("unknown model: %v", err)
-	}
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 const SchemaVersion = 1
 
 // Event is what a receiver gets, as JSON. Which fields are set depends on
-// the event: see README.md, "Notifications".
+// the event: see docs/operators.md, "Notifications".
 type Event struct {
 	Version int       `json:"version"`
 	Event   string    `json:"event"` // one of config.Events

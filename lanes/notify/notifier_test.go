@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/taskfile"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // hook is a webhook receiver on 127.0.0.1 that answers with the statuses
@@ -222,16 +224,10 @@ func TestNotifier_NeverBlocks(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		n.Notify(LaneStandby(cfg, taskfile.KindWeb, "x"))
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Wait(t, "the command to start", 10*time.Second, func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
 	n.Stop()
 	if st := n.Stats(); st.Delivered != 0 || st.Failed != 0 || st.Dropped != 5 {
 		t.Errorf("stats %+v: want the hanging run cut short and the queued ones not tried, all 5 dropped", st)

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Event names of `notify:`. The payload of each is documented in README.md
+// Event names of `notify:`. The payload of each is documented in docs/operators.md
 // ("Notifications").
 const (
 	EventBatchFinished    = "batch.finished"

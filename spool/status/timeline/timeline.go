@@ -29,7 +29,7 @@ const (
 // Outcomes lists the outcomes in the legend's order.
 var Outcomes = []Outcome{Success, Retried, Failed, Canceled, Held, Returned, Running}
 
-// Colour is the fill of an outcome's bars (the README's legend).
+// Colour is the fill of an outcome's bars (the legend in docs/operators.md).
 func Colour(o Outcome) string {
 	switch o {
 	case Success:

@@ -1,0 +1,167 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/spoolgate/spoolgate/internal/report"
+	"github.com/spoolgate/spoolgate/internal/startstop"
+	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
+)
+
+// httpServer is the daemon's read-only window: `/` the status page (with
+// its timeline, ?since=), `/task/LANE/ID` a task's page (its screenshots
+// under /shot/N, its saved pages as downloads under /page/N),
+// `/batch/NAME` a batch's page (?download=csv|jsonl), `/api/status` the
+// JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
+// answers GET and HEAD only; nothing on it changes state. It answers only
+// requests whose Host names it (hostGuard: DNS-rebinding protection).
+type httpServer struct {
+	log     *slog.Logger
+	snap    *status.Snapshotter
+	info    func() []status.LaneInfo
+	metrics *metrics
+	now     func() time.Time
+	cfg     *config.Config
+
+	listenHost string
+	addr       net.Addr // nil when not listening
+
+	startstop.Base
+}
+
+// Start is newHTTPServer and its Start: the server runs when it returns.
+func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+	h, err := newHTTPServer(cfg, info, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHTTPServer checks cfg.HTTP ("host:port" or "off") and returns the
+// server, not yet listening. Its Hooks work whether it ever serves or not.
+func newHTTPServer(cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if info == nil {
+		info = func() []status.LaneInfo { return nil }
+	}
+	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
+	h.snap = status.NewSnapshotter(cfg, info)
+	h.metrics = newMetrics(h)
+	if cfg.HTTP != "off" {
+		host, _, err := net.SplitHostPort(cfg.HTTP)
+		if err != nil {
+			return nil, fmt.Errorf("http: %q is not host:port or off: %w", cfg.HTTP, err)
+		}
+		h.listenHost = host
+	}
+	return h, nil
+}
+
+// Start serves on cfg.HTTP until Stop (not until ctx ends: the page stays
+// up while the daemon drains). "off" serves nothing; an address that
+// cannot be bound (a port in use) is logged as a warning and serves
+// nothing either: the daemon runs without its page rather than not at all.
+// Started is closed once it listens (or has decided not to).
+func (h *httpServer) Start(ctx context.Context) error {
+	ctx, ok, started, stopped := h.StartInit(context.WithoutCancel(ctx))
+	if !ok {
+		return nil
+	}
+	var ln net.Listener
+	if h.cfg.HTTP != "off" {
+		var err error
+		if ln, err = net.Listen("tcp", h.cfg.HTTP); err != nil {
+			h.log.Warn("status page and metrics disabled: cannot listen", "addr", h.cfg.HTTP, "err", err)
+		}
+	}
+	if ln == nil {
+		started()
+		go func() { <-ctx.Done(); stopped() }()
+		return nil
+	}
+	h.addr = ln.Addr()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", h.page)
+	mux.HandleFunc("/api/status", h.apiStatus)
+	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
+	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
+	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
+	mux.HandleFunc("/batch/{name...}", h.batchPage)
+	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
+	srv := &http.Server{
+		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, readOnly(mux)),
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.log.Error("http server stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer stopped()
+		<-ctx.Done()
+		// Stop: wait up to 2 s for requests in flight.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		<-served
+	}()
+	h.log.Info("status page", "url", "http://"+h.addr.String()+"/")
+	warnIfOpen(h.log, h.addr)
+	started()
+	return nil
+}
+
+// Addr is the address served, or nil when not listening.
+func (h *httpServer) Addr() net.Addr { return h.addr }
+
+// Hooks feed the counters and histograms of /metrics; give them to the lanes.
+func (h *httpServer) Hooks() lanes.Hooks { return h.metrics.hooks() }
+
+// readOnly refuses every method but GET and HEAD.
+func readOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "read-only: GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *httpServer) apiStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := h.snap.Snapshot(h.now())
+	if err != nil {
+		h.log.Warn("status snapshot", "err", err)
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = report.WriteStatusJSON(w, st)
+}
