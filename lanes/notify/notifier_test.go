@@ -193,8 +193,11 @@ func TestNotifier_HangingCommand(t *testing.T) {
 	}
 	data, _ := os.ReadFile(pids)
 	lines := strings.Fields(string(data))
-	if len(lines) != 6 {
-		t.Fatalf("pid file %q: want 3 runs of sh and sleep", data)
+	// A run the timeout killed before its shell wrote its line (a loaded
+	// machine) left nothing behind to kill; every run that did must be
+	// gone, sh and sleep both, and at least one must have.
+	if len(lines) == 0 || len(lines)%2 != 0 || len(lines) > 6 {
+		t.Fatalf("pid file %q: want 1 to 3 runs of sh and sleep", data)
 	}
 	for _, p := range lines {
 		var pid int
