@@ -29,3 +29,17 @@ func TestCheckResult(t *testing.T) {
 		}
 	}
 }
+
+// Raw HTML in a result is text, as a chat page shows it: "<tags>" in the
+// stream and on the page agree (the DOM method's escaped form too).
+func TestCheckResult_RawHTML(t *testing.T) {
+	for _, text := range []string{`quotes "double" and <tags>`, `quotes "double" and &lt;tags&gt;`, "<div>\nblock\n</div>"} {
+		page := `quotes "double" and <tags>`
+		if strings.HasPrefix(text, "<div>") {
+			page = "<div> block </div>"
+		}
+		if got := checkResult(text, FormatMarkdown, page); got.State != CheckVerified {
+			t.Errorf("%q: %s %s", text, got.State, got.Diff)
+		}
+	}
+}

@@ -23,11 +23,13 @@ func recoverFile(t *testing.T, s *Store, dir, name, data string) string {
 	return p
 }
 
-// taskYAML is a task file of lane api in state st, as the daemon writes it.
-func taskYAML(t *testing.T, id string, st taskfile.State) string {
+// taskYAML is a task file of lane api in state st, as the daemon writes
+// it: sealed (an unsealed record's daemon-written fields, its state among
+// them, count for nothing).
+func taskYAML(t *testing.T, s *Store, id string, st taskfile.State) string {
 	t.Helper()
 	tk := taskfile.Task{TaskID: id, ModelKind: taskfile.KindAPI, Model: "fast", Content: "x", State: st, SubmittedAt: time.Now().UTC()}
-	data, err := tk.Encode()
+	data, err := s.EncodeTask(taskfile.KindAPI, &tk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +46,8 @@ func TestRecover(t *testing.T) {
 	accept(t, s, "ok")
 	half := recoverFile(t, s, taskfile.DirPending, "half.yaml", "model: fast\ncontent: x\n")
 	recoverFile(t, s, taskfile.DirPending, "junk.yaml", "content: [oops\n")
-	recoverFile(t, s, taskfile.DirFailed, "f.yaml", taskYAML(t, "f", taskfile.StateRunning))
-	recoverFile(t, s, taskfile.DirCanceled, "c.yaml", taskYAML(t, "c", taskfile.StatePending))
+	recoverFile(t, s, taskfile.DirFailed, "f.yaml", taskYAML(t, s, "f", taskfile.StateRunning))
+	recoverFile(t, s, taskfile.DirCanceled, "c.yaml", taskYAML(t, s, "c", taskfile.StatePending))
 	drop := recoverFile(t, s, taskfile.DirFailed, "r.yaml", "model: fast\n")
 	recoverFile(t, s, taskfile.DirFailed, "r.error", "content: missing\n")
 

@@ -18,6 +18,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -135,8 +136,10 @@ var tag = regexp.MustCompile(`<[^>]*>`)
 
 // Text returns the text a reader sees of src rendered: its words, code
 // and table cells without Markdown's syntax (markers, fences, pipes,
-// link targets, escapes, entities). Whitespace is not meant to match a
-// page's: callers compare it without whitespace.
+// link targets, escapes, entities). Raw HTML in src is text, as chat
+// pages show it (they escape it; "<tags>" in an answer is read as
+// written). Whitespace is not meant to match a page's: callers compare
+// it without whitespace.
 func Text(src string) string {
 	var b bytes.Buffer
 	if err := plain.Convert([]byte(src), &b); err != nil {
@@ -145,6 +148,37 @@ func Text(src string) string {
 	return html.UnescapeString(tag.ReplaceAllString(b.String(), " "))
 }
 
-// plain is goldmark with GFM and nothing else: a link's text stays its
-// text whatever its target.
-var plain = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// plain is goldmark with GFM, raw HTML written as escaped text, and
+// nothing else: a link's text stays its text whatever its target.
+var plain = goldmark.New(goldmark.WithExtensions(extension.GFM),
+	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 0))))
+
+// rawAsText renders raw HTML, inline and block, as the escaped text of
+// its source.
+type rawAsText struct{}
+
+func (rawAsText) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			segs := n.(*ast.RawHTML).Segments
+			for i := 0; i < segs.Len(); i++ {
+				seg := segs.At(i)
+				_, _ = w.WriteString(html.EscapeString(string(seg.Value(src))))
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	r.Register(ast.KindHTMLBlock, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			b := n.(*ast.HTMLBlock)
+			for i := 0; i < b.Lines().Len(); i++ {
+				l := b.Lines().At(i)
+				_, _ = w.WriteString(html.EscapeString(string(l.Value(src))))
+			}
+			if b.HasClosure() {
+				_, _ = w.WriteString(html.EscapeString(string(b.ClosureLine.Value(src))))
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+}

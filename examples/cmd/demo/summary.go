@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,8 @@ type row struct {
 	Result       string     `json:"result"`
 	ResultFormat string     `json:"resultFormat"`
 	ResultMethod string     `json:"resultMethod"`
+	ResultCheck  string     `json:"resultCheck"`
+	ResultDiff   string     `json:"resultDiff"`
 }
 
 type laneSum struct {
@@ -223,7 +226,10 @@ func (s *summary) printSample(w io.Writer) {
 	if format == "" {
 		format, method = "text", "text"
 	}
-	fmt.Fprintf(w, "  one web result, %s (resultFormat %s, resultMethod %s):\n", s.sampleID, format, method)
+	fmt.Fprintf(w, "  one web result, %s (resultFormat %s, resultMethod %s, resultCheck %s):\n", s.sampleID, format, method, cmp.Or(r.ResultCheck, "-"))
+	if r.ResultDiff != "" {
+		fmt.Fprintf(w, "  it differs from what the page showed: %s\n", r.ResultDiff)
+	}
 	lines := strings.Split(r.Result, "\n")
 	for i, line := range lines {
 		if i == 30 {
