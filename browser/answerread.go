@@ -283,19 +283,25 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 
 // checkSettle bounds how long a result that differs from the page waits
 // for the page to catch up (a renderer a frame behind the response's
-// end); checkPoll is how often it looks again meanwhile.
+// end); checkCatchUp how long it waits while the page shows a beginning
+// of the result and still grows (a page that types the answer out after
+// its response ended); checkPoll is how often it looks again meanwhile.
 const (
-	checkSettle = 2 * time.Second
-	checkPoll   = 100 * time.Millisecond
+	checkSettle  = 2 * time.Second
+	checkCatchUp = 30 * time.Second
+	checkPoll    = 100 * time.Millisecond
 )
 
 // pageCheck compares a result with the answer element as the page shows
 // it now. A difference counts only once the page has held still between
 // two looks: a page still rendering the end it was sent is looked at
-// again, up to checkSettle.
+// again, up to checkSettle. A page that shows a beginning of the result
+// is catching up (a typing animation): it is waited for until it has
+// held still for the site's quiet, up to checkCatchUp, so that a whole
+// result is never dropped for a page's shorter, unfinished text.
 func (d *driver) pageCheck(ctx context.Context, text, format string) PageCheck {
-	deadline := time.Now().Add(checkSettle)
-	prev := ""
+	began := time.Now()
+	prev, changed := "", began
 	for {
 		v, err := d.answerView(ctx)
 		if err != nil {
@@ -306,10 +312,21 @@ func (d *driver) pageCheck(ctx context.Context, text, format string) PageCheck {
 			return PageCheck{State: CheckUnchecked}
 		}
 		c := checkResult(text, format, v.Text)
-		if c.State != CheckDiffers || v.Text == prev || time.Now().After(deadline) {
+		if c.State != CheckDiffers {
 			return c
 		}
-		prev = v.Text
+		now := time.Now()
+		still := v.Text == prev
+		if !still {
+			prev, changed = v.Text, now
+		}
+		if pageBehind(text, format, v.Text) {
+			if now.Sub(changed) >= max(d.t.Quiet, checkPoll) || now.Sub(began) >= checkCatchUp {
+				return c
+			}
+		} else if still || now.Sub(began) >= checkSettle {
+			return c
+		}
 		select {
 		case <-ctx.Done():
 			return c

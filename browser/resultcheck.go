@@ -52,6 +52,17 @@ func checkResult(text, format, visible string) PageCheck {
 	return PageCheck{State: CheckDiffers, Diff: pageDiff(a, b)}
 }
 
+// pageBehind reports whether the page's visible text is a proper
+// beginning of the result (after the same normalisation): the page has
+// not shown all of it yet.
+func pageBehind(text, format, visible string) bool {
+	if format == FormatMarkdown {
+		text = markdown.Text(text)
+	}
+	a, b := checkNorm(text), checkNorm(visible)
+	return len(b) < len(a) && slices.Equal(a[:len(b)], b)
+}
+
 // checkNorm is s without white space or zero-width characters, in NFC.
 func checkNorm(s string) []rune {
 	s = norm.NFC.String(s)
