@@ -270,7 +270,7 @@ func (d *driver) finish(ctx context.Context, st pageState, tr *answerTrack, nw *
 	}
 	if len(netParts)+len(domParts) > 0 && !d.rs.noCheck {
 		began := time.Now()
-		a.Check = d.pageCheck(ctx, a.Text, a.Format) // the parts joined, as the page may show them
+		a.Check, _ = d.pageCheck(ctx, a.Text, a.Format) // the parts joined, as the page may show them
 		a.CheckTook += time.Since(began)
 	}
 	if a.Check.State == CheckDiffers && d.rs.strict {

@@ -82,7 +82,7 @@ x = 1
 		if text != c.text {
 			t.Errorf("%s: text\n got %q\nwant %q", c.name, text, c.text)
 		}
-		if chk := d.pageCheck(ctx, md, FormatMarkdown); chk.State != CheckVerified {
+		if chk, _ := d.pageCheck(ctx, md, FormatMarkdown); chk.State != CheckVerified {
 			t.Errorf("%s: the dom result is %s against the page: %s", c.name, chk.State, chk.Diff)
 		}
 	}

@@ -261,10 +261,19 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 			return c, nil
 		}
 		began := time.Now()
-		c.Check = d.pageCheck(ctx, c.Text, format)
+		var behind bool
+		c.Check, behind = d.pageCheck(ctx, c.Text, format)
 		c.CheckTook += time.Since(began)
 		a.CheckTook = c.CheckTook
 		if c.Check.State != CheckDiffers {
+			return c, nil
+		}
+		if behind {
+			// The page shows only a beginning of it (a typing animation
+			// that never shows its last characters): every method that
+			// reads the page would give less. Kept, marked.
+			c.Fallbacks = a.Fallbacks
+			d.log.Warn("driver: the page shows only a beginning of the answer read by "+m+"; keeping it", "diff", c.Check.Diff)
 			return c, nil
 		}
 		d.log.Warn("driver: the answer read by "+m+" differs from the page; trying the next method", "diff", c.Check.Diff)
@@ -299,37 +308,38 @@ const (
 // is catching up (a typing animation): it is waited for until it has
 // held still for the site's quiet, up to checkCatchUp, so that a whole
 // result is never dropped for a page's shorter, unfinished text.
-func (d *driver) pageCheck(ctx context.Context, text, format string) PageCheck {
+func (d *driver) pageCheck(ctx context.Context, text, format string) (PageCheck, bool) {
 	began := time.Now()
 	prev, changed := "", began
 	for {
 		v, err := d.answerView(ctx)
 		if err != nil {
 			d.log.Warn("driver: the answer could not be read from the page to check it", "err", err)
-			return PageCheck{State: CheckUnchecked}
+			return PageCheck{State: CheckUnchecked}, false
 		}
 		if !v.Found {
-			return PageCheck{State: CheckUnchecked}
+			return PageCheck{State: CheckUnchecked}, false
 		}
 		c := checkResult(text, format, v.Text)
 		if c.State != CheckDiffers {
-			return c
+			return c, false
 		}
 		now := time.Now()
 		still := v.Text == prev
 		if !still {
 			prev, changed = v.Text, now
 		}
-		if pageBehind(text, format, v.Text) {
+		behind := pageBehind(text, format, v.Text)
+		if behind {
 			if now.Sub(changed) >= max(d.t.Quiet, checkPoll) || now.Sub(began) >= checkCatchUp {
-				return c
+				return c, true
 			}
 		} else if still || now.Sub(began) >= checkSettle {
-			return c
+			return c, false
 		}
 		select {
 		case <-ctx.Done():
-			return c
+			return c, false
 		case <-time.After(checkPoll):
 		}
 	}
