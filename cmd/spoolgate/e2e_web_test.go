@@ -221,13 +221,14 @@ func TestE2E_Web_BrowserKilled(t *testing.T) {
 // transient, is retried, and after the last retry the task is failed.
 func TestE2E_Web_Hang(t *testing.T) {
 	// Long enough that the launch (about 1 s, several on a loaded
-	// machine) fits well inside it: the page must be what hangs.
-	const timeout = 4 * time.Second
+	// machine) fits well inside it: the page must be what hangs. 4 s was
+	// not (CI, stop 36: the second attempt never reached the page).
+	const timeout = 8 * time.Second
 	w := e2eNewWeb(t, e2eOpts{TaskTimeout: timeout, MaxRetries: 1}, 0.01, "")
 	d := w.start()
 	start := time.Now()
 	w.submit(e2eTask{ID: "hang", Model: "chat-web", Content: "[[hang]] never ends"})
-	got := w.final(taskfile.KindWeb, "hang", 30*time.Second)
+	got := w.final(taskfile.KindWeb, "hang", 60*time.Second)
 	took := time.Since(start)
 	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassTransient || got.Attempt != 2 || !strings.Contains(got.Error, "timed out") {
 		t.Errorf("state %s class %s attempt %d error %q; want failed transient at attempt 2, timed out", got.State, got.ErrorClass, got.Attempt, got.Error)
