@@ -120,8 +120,15 @@ func TestExecutor_Execute_Hang(t *testing.T) {
 	if attempt.Classify(err) != taskfile.ClassTransient || !errors.Is(err, attempt.ErrTimeout) {
 		t.Fatalf("err %v, want transient wrapping lanes.ErrTimeout\nlog:\n%s", err, log)
 	}
-	if took < 2*time.Second || took > 6*time.Second {
-		t.Fatalf("took %s, want about the 2 s taskTimeout plus the close", took)
+	if e.stand.Generations() != 1 {
+		t.Fatalf("stand-in saw %d generations, want the hung one (the timeout cut it, not an earlier stage)\nlog:\n%s", e.stand.Generations(), log)
+	}
+	// The hang ends at the timeout; what follows is bounded by the
+	// executor's own budgets (saving the page, the close grace, the kill),
+	// which a loaded machine may use up (CI saw 13.6 s) but never exceed.
+	budget := 2*time.Second + artefactTimeout + closeGrace + killWait + settleGone
+	if took < 2*time.Second || took > budget {
+		t.Fatalf("took %s, want at least the 2 s taskTimeout and at most it plus the cleanup's budgets (%s)", took, budget)
 	}
 }
 
