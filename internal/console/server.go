@@ -16,6 +16,7 @@ import (
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // httpServer is the daemon's read-only window: `/` the status page (with
@@ -28,7 +29,7 @@ import (
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
-	info    func() []status.LaneInfo
+	info    func() []taskfile.LaneInfo
 	metrics *metrics
 	now     func() time.Time
 	cfg     *config.Config
@@ -40,7 +41,7 @@ type httpServer struct {
 }
 
 // Start is newHTTPServer and its Start: the server runs when it returns.
-func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func Start(ctx context.Context, cfg *config.Config, info func() []taskfile.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	h, err := newHTTPServer(cfg, info, log)
 	if err != nil {
 		return nil, err
@@ -53,12 +54,12 @@ func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInf
 
 // newHTTPServer checks cfg.HTTP ("host:port" or "off") and returns the
 // server, not yet listening. Its Hooks work whether it ever serves or not.
-func newHTTPServer(cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func newHTTPServer(cfg *config.Config, info func() []taskfile.LaneInfo, log *slog.Logger) (*httpServer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if info == nil {
-		info = func() []status.LaneInfo { return nil }
+		info = func() []taskfile.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
 	h.snap = status.NewSnapshotter(cfg, info)

@@ -30,13 +30,13 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-func webInfo(standby bool) func() []status.LaneInfo {
-	return func() []status.LaneInfo {
-		return []status.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: taskfile.KindAPI, Concurrency: 3}}
+func webInfo(standby bool) func() []taskfile.LaneInfo {
+	return func() []taskfile.LaneInfo {
+		return []taskfile.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: taskfile.KindAPI, Concurrency: 3}}
 	}
 }
 
-func startTestHTTP(t *testing.T, cfg *config.Config, info func() []status.LaneInfo) *httpServer {
+func startTestHTTP(t *testing.T, cfg *config.Config, info func() []taskfile.LaneInfo) *httpServer {
 	t.Helper()
 	h, err := Start(context.Background(), cfg, info, nil)
 	if err != nil {

@@ -14,12 +14,12 @@ import (
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]taskfile.LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = config.Concurrency(cfg, k)
 	if k == taskfile.KindWeb {
-		var li *LaneInfo
+		var li *taskfile.LaneInfo
 		if v, ok := live[k]; ok {
 			li = &v
 		}

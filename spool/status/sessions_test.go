@@ -42,8 +42,8 @@ func TestSnapshot_Sessions(t *testing.T) {
 	}
 	web := st.Lanes[0]
 	want := []Session{
-		{Account: "ops1", Site: "chat", State: SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
-		{Account: "ops2", Site: "chat", State: SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
+		{Account: "ops1", Site: "chat", State: taskfile.SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
+		{Account: "ops2", Site: "chat", State: taskfile.SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
 	}
 	if len(web.Sessions) != 2 || web.Sessions[0] != want[0] || web.Sessions[1] != want[1] {
 		t.Fatalf("sessions:\n got %+v\nwant %+v", web.Sessions, want)
@@ -62,7 +62,7 @@ func TestSnapshot_Sessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	web = st.Lanes[0]
-	if web.Sessions[1].State != SessionDisabled || *web.RunnableSessions != 1 {
+	if web.Sessions[1].State != taskfile.SessionDisabled || *web.RunnableSessions != 1 {
 		t.Fatalf("after disable: %+v, runnable %d", web.Sessions[1], *web.RunnableSessions)
 	}
 	found := false

@@ -37,7 +37,7 @@ func Snapshot(cfg *config.Config, now time.Time) (*Status, error) {
 type Snapshotter struct {
 	cfg   *config.Config
 	store *spool.Store
-	live  func() []LaneInfo
+	live  func() []taskfile.LaneInfo
 	// Archive adds the tasks of each lane's archive/ to the counts
 	// (`status --archive`); set it before the first Snapshot.
 	Archive bool
@@ -59,7 +59,7 @@ type cached struct {
 // NewSnapshotter returns a Snapshotter of cfg's spool. live, if not nil,
 // is the running daemon's own view of its lanes; it adds what only the
 // daemon knows (that its web lane is in standby).
-func NewSnapshotter(cfg *config.Config, live func() []LaneInfo) *Snapshotter {
+func NewSnapshotter(cfg *config.Config, live func() []taskfile.LaneInfo) *Snapshotter {
 	return &Snapshotter{cfg: cfg, store: spool.NewStore(cfg, nil), live: live, cache: map[string]cached{}}
 }
 
@@ -87,9 +87,9 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 	} else if !fi.IsDir() {
 		return nil, nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
-	var live map[taskfile.Kind]LaneInfo
+	var live map[taskfile.Kind]taskfile.LaneInfo
 	if s.live != nil {
-		live = map[taskfile.Kind]LaneInfo{}
+		live = map[taskfile.Kind]taskfile.LaneInfo{}
 		for _, li := range s.live() {
 			live[li.Kind] = li
 		}

@@ -195,8 +195,8 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 
 func TestSnapshot_Standby(t *testing.T) {
 	cfg := newSpool(t)
-	s := NewSnapshotter(cfg, func() []LaneInfo {
-		return []LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
+	s := NewSnapshotter(cfg, func() []taskfile.LaneInfo {
+		return []taskfile.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
 	})
 	st, err := s.Snapshot(t0)
 	if err != nil {

@@ -1,6 +1,8 @@
-package status
+package taskfile
 
-import "github.com/spoolgate/spoolgate/spool/taskfile"
+// LaneInfo and SessionInfo are a running daemon's live view: lanes fill
+// them, status and the pages show them. They live in this leaf so that
+// lanes need not import status.
 
 // The states of a web session, as status shows them.
 const (
@@ -34,11 +36,11 @@ type SessionInfo struct {
 // LaneInfo is a running daemon's live view of one lane: what only the
 // daemon knows, for its own status page.
 type LaneInfo struct {
-	Kind        taskfile.Kind `json:"kind"`
-	Concurrency int           `json:"concurrency"`
-	Running     []string      `json:"running"` // taskIds this daemon runs now
-	Pending     int           `json:"pending"` // indexed pending tasks
-	Paused      bool          `json:"paused"`
+	Kind        Kind     `json:"kind"`
+	Concurrency int      `json:"concurrency"`
+	Running     []string `json:"running"` // taskIds this daemon runs now
+	Pending     int      `json:"pending"` // indexed pending tasks
+	Paused      bool     `json:"paused"`
 	// Standby is true when the web lane waits for the web-runner lock;
 	// Holder names who holds it.
 	Standby bool   `json:"standby"`
