@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -17,7 +18,7 @@ func (s *Store) WriteLogFile(k taskfile.Kind, name string, data []byte) error {
 	if err := plainName(name); err != nil {
 		return err
 	}
-	return writeBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data, s.files.tag)
+	return fsx.WriteBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data, s.files.Tag)
 }
 
 // RemoveLogFile deletes <lane>/logs/<name>; name must be a plain file

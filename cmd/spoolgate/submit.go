@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -85,7 +86,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 				data, err = io.ReadAll(io.LimitReader(env.Stdin, taskfile.MaxTaskSize+1))
 				name = newTaskID("stdin") + ".yaml"
 			} else {
-				data, _, err = spool.ReadRegular(f, taskfile.MaxTaskSize)
+				data, _, err = fsx.ReadRegular(f, taskfile.MaxTaskSize)
 			}
 			if err != nil {
 				return usagef("%s: %v", f, err)

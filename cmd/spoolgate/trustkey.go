@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -65,7 +66,7 @@ func hasCoordination(l spool.Layout) bool {
 	if _, err := os.Lstat(filepath.Join(l.Root, "notify")); err == nil {
 		return true
 	}
-	names, _ := spool.ReadDirNames(l.Accounts())
+	names, _ := fsx.ReadDirNames(l.Accounts())
 	for _, n := range names {
 		if strings.Contains(n, spool.LeaseExt) || strings.HasSuffix(n, taskfile.HeldExt) {
 			return true

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -132,7 +133,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	// Held reasons. <lane>/paused holds the lane on every host;
 	// <lane>/paused.HOST on that host alone (shared spools), which this
 	// view names whichever host reads it.
-	if on, _ := spool.SwitchOn(s.store.Layout.Paused(k)); on {
+	if on, _ := fsx.SwitchOn(s.store.Layout.Paused(k)); on {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
 			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
 	}
@@ -278,7 +279,7 @@ func (s *Snapshotter) runner() (int, string) {
 	if pid <= 0 {
 		return 0, ""
 	}
-	if host == s.cfg.Host && pid != os.Getpid() && spool.ProcessGone(pid) {
+	if host == s.cfg.Host && pid != os.Getpid() && fsx.ProcessGone(pid) {
 		return 0, ""
 	}
 	return pid, host
@@ -286,7 +287,7 @@ func (s *Snapshotter) runner() (int, string) {
 
 // pausedHosts lists the hosts that have a paused.HOST file in a lane folder.
 func pausedHosts(laneDir string) []string {
-	ents, err := spool.ReadDir(laneDir)
+	ents, err := fsx.ReadDir(laneDir)
 	if err != nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -198,7 +199,7 @@ func (s *Snapshotter) readDir(k taskfile.Kind, dir string, seen map[string]bool)
 
 // readPath is readDir of the folder at path, whose files are in dir's state.
 func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
-	ents, err := spool.ReadDir(path)
+	ents, err := fsx.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil // not created yet: no daemon has run here
@@ -213,7 +214,7 @@ func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[strin
 	var rejected []string
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) {
 			continue
 		}
 		base := taskfile.TrimTaskExt(name)
@@ -240,7 +241,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.sum, c.ok
 	}
-	data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return summary{}, false // moved away meanwhile, or not a task file
 	}
@@ -251,13 +252,13 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 
 // countDrops counts the files in dir that intake would take.
 func countDrops(dir string) int {
-	ents, err := spool.ReadDir(dir)
+	ents, err := fsx.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, e := range ents {
-		if e.Type().IsRegular() && taskfile.IsTaskFileName(e.Name()) && !spool.IsOwnTemp(e.Name()) {
+		if e.Type().IsRegular() && taskfile.IsTaskFileName(e.Name()) && !fsx.IsOwnTemp(e.Name()) {
 			n++
 		}
 	}

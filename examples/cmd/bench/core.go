@@ -18,6 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/spoolgate/spoolgate/examples/bench"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
@@ -262,7 +263,7 @@ func rawWrites(dir string, n int) (float64, error) {
 	data := taskData("raw-000000")
 	start := time.Now()
 	for i := range n {
-		if err := spool.WriteFileAtomic(filepath.Join(dir, fmt.Sprintf("raw-%06d.yaml", i)), data); err != nil {
+		if err := fsx.WriteFileAtomic(filepath.Join(dir, fmt.Sprintf("raw-%06d.yaml", i)), data); err != nil {
 			return 0, err
 		}
 	}
@@ -571,7 +572,7 @@ func rawPickup(dir string, n int) ([]time.Duration, error) {
 	var out []time.Duration
 	for i := range n {
 		name := filepath.Join(dir, fmt.Sprintf("pk-%04d.yaml", i))
-		if err := spool.WriteFileNew(name, taskData("x")); err != nil {
+		if err := fsx.WriteFileNew(name, taskData("x")); err != nil {
 			return nil, err
 		}
 		dropped := time.Now()

@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func renameNoReplace(src, dst string) error {
 // MOVEFILE_WRITE_THROUGH already makes the move durable.
 func SyncDir(dir string) error { return nil }
 
-func openNoFollow(path string) (*os.File, error) {
+func OpenNoFollow(path string) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
@@ -43,4 +43,4 @@ func openNoFollow(path string) (*os.File, error) {
 
 func linkCount(fi os.FileInfo) uint64 { return 1 }
 
-func replaceExisting(tmp, path string) (bool, error) { return false, errNoExchange }
+func ReplaceExisting(tmp, path string) (bool, error) { return false, ErrNoExchange }

@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"path/filepath"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// folderIDs are the folders below a spool's root that a walk following
+// FolderIDs are the folders below a spool's root that a walk following
 // no link reached, each by what makes it that folder and not another of
 // its name (folderid_linux.go). guardDir then finds a folder it verified
 // by one stat of its path, where the walk takes one a level (a task's
@@ -16,7 +16,7 @@ import (
 // swapped for a symlink, or for another folder, resolves to something else
 // and is walked again, and refused. Where the file system tells no birth
 // time (folderid_other.go), nothing is cached and every guard walks.
-type folderIDs struct {
+type FolderIDs struct {
 	mu sync.Mutex
 	m  map[string]folderID
 }
@@ -25,10 +25,10 @@ type folderIDs struct {
 // this many (outputs in folders of their own), it starts again.
 const maxFolderIDs = 1024
 
-func newFolderIDs() *folderIDs { return &folderIDs{m: map[string]folderID{}} }
+func NewFolderIDs() *FolderIDs { return &FolderIDs{m: map[string]folderID{}} }
 
-// holds reports whether dir resolves, now, to the folder a walk reached.
-func (c *folderIDs) holds(dir string) bool {
+// Holds reports whether dir resolves, now, to the folder a walk reached.
+func (c *FolderIDs) Holds(dir string) bool {
 	if c == nil {
 		return false
 	}
@@ -42,11 +42,11 @@ func (c *folderIDs) holds(dir string) bool {
 	return ok && known == id
 }
 
-// learn records dir, below root, as the folder that an openat walk from
+// Learn records dir, below root, as the folder that an openat walk from
 // root reaches (never following a link): the folder's identity comes from
 // the open folder itself, so a swap during the guard's own walk cannot be
 // learned.
-func (c *folderIDs) learn(root, dir string) {
+func (c *FolderIDs) Learn(root, dir string) {
 	if c == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -39,15 +39,15 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is a %s, not a %s: refused (spoolgate never follows links or opens special files in the spool)", e.Path, e.Kind, e.Want)
+	return fmt.Sprintf("%s is a %s, not a %s: refused (spoolgate never follows links or opens special Files in the spool)", e.Path, e.Kind, e.Want)
 }
 
 // Is makes errors.Is(err, ErrNotRegular) hold.
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 const (
-	wantFile   = "regular file"
-	wantFolder = "folder"
+	WantFile   = "regular file"
+	WantFolder = "folder"
 )
 
 // kindAt names what is at path without following it, for a refusal.
@@ -59,7 +59,7 @@ func kindAt(path string) string {
 	if fi.Mode().IsRegular() {
 		return "regular file"
 	}
-	return kindOf(fi.Mode())
+	return KindOf(fi.Mode())
 }
 
 // SwitchOn reports whether the switch file at path is on: it exists and
@@ -72,7 +72,7 @@ func SwitchOn(path string) (bool, error) {
 		return false, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return false, &NotRegularError{Path: path, Kind: kindOf(fi.Mode()), Want: wantFile}
+		return false, &NotRegularError{Path: path, Kind: KindOf(fi.Mode()), Want: WantFile}
 	}
 	return true, nil
 }
@@ -81,7 +81,7 @@ func SwitchOn(path string) (bool, error) {
 // or anything that is not a folder (NotRegularError) and never blocking on
 // a fifo put in a folder's place.
 func ReadDir(dir string) ([]os.DirEntry, error) {
-	f, err := openDirNoFollow(dir)
+	f, err := OpenDirNoFollow(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func ReadDir(dir string) ([]os.DirEntry, error) {
 // ReadDirNames is ReadDir for names only: no stat of each entry, for
 // folders that may hold very many files.
 func ReadDirNames(dir string) ([]string, error) {
-	f, err := openDirNoFollow(dir)
+	f, err := OpenDirNoFollow(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,10 @@ func sortEntries(ents []os.DirEntry) {
 	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }
 
-// splitRel splits a slash- or separator-separated relative path into its
+// SplitRel splits a slash- or separator-separated relative path into its
 // parts, dropping empty and "." parts. It refuses "..": callers have
 // validated the path already, this is defence in depth.
-func splitRel(rel string) ([]string, error) {
+func SplitRel(rel string) ([]string, error) {
 	var parts []string
 	for _, p := range strings.Split(filepath.ToSlash(rel), "/") {
 		switch p {
@@ -127,12 +127,12 @@ func splitRel(rel string) ([]string, error) {
 	return parts, nil
 }
 
-// lstatBeneath reports what is at root/rel without following any link on
+// LstatBeneath reports what is at root/rel without following any link on
 // the way: the kind of the first component that is not a folder (or, for
 // the last, not a regular file), or "" if all is well or nothing is there
 // yet. It is the intake's early check of an output path; the write itself
-// is writeBeneath.
-func lstatBeneath(root string, parts []string) (string, string, error) {
+// is WriteBeneath.
+func LstatBeneath(root string, parts []string) (string, string, error) {
 	path := root
 	for i, p := range parts {
 		path = filepath.Join(path, p)
@@ -148,25 +148,25 @@ func lstatBeneath(root string, parts []string) (string, string, error) {
 		case fi.Mode()&os.ModeSymlink != 0:
 			return "symlink", path, nil
 		case !last && !fi.IsDir():
-			return kindName(fi.Mode()), path, nil
+			return KindName(fi.Mode()), path, nil
 		case last && !fi.Mode().IsRegular():
-			return kindName(fi.Mode()), path, nil
+			return KindName(fi.Mode()), path, nil
 		}
 	}
 	return "", "", nil
 }
 
-func kindName(m os.FileMode) string {
+func KindName(m os.FileMode) string {
 	if m.IsRegular() {
 		return "regular file"
 	}
-	return kindOf(m)
+	return KindOf(m)
 }
 
-// appendBeneath appends data to root/rel, opened as openAppendBeneath
+// AppendBeneath appends data to root/rel, opened as OpenAppendBeneath
 // opens it, and closes it.
-func appendBeneath(root, rel string, data []byte) error {
-	f, err := openAppendBeneath(root, rel)
+func AppendBeneath(root, rel string, data []byte) error {
+	f, err := OpenAppendBeneath(root, rel)
 	if err != nil {
 		return err
 	}

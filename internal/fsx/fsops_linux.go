@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -15,14 +15,14 @@ func renameNoReplace(src, dst string) error {
 	return err
 }
 
-// replaceExisting swaps tmp into path only if path exists (renameat2
+// ReplaceExisting swaps tmp into path only if path exists (renameat2
 // RENAME_EXCHANGE), so a rewrite can never resurrect a file that another
 // process moved away. It returns the previous content's temp name (the old
 // file now lives at tmp) for the caller to inspect and remove.
-func replaceExisting(tmp, path string) (swapped bool, err error) {
+func ReplaceExisting(tmp, path string) (swapped bool, err error) {
 	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
-		return false, errNoExchange
+		return false, ErrNoExchange
 	}
 	if err != nil {
 		return false, err

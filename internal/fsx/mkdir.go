@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -8,26 +8,26 @@ import (
 	"path/filepath"
 )
 
-// mkdirBeneath creates dir and the folders above it that are missing, as
+// MkdirBeneath creates dir and the folders above it that are missing, as
 // os.MkdirAll would, but opened like the rest of the spool: every folder
 // from the spool root down must be a real folder (Lstat, never followed),
 // so a planted symlink (an archive month pointing outside the spool) is
 // refused and nothing is created through it. A dir outside the spool is
 // refused too.
-func (f files) mkdirBeneath(dir string) error {
+func (f Files) MkdirBeneath(dir string) error {
 	dir = filepath.Clean(dir)
-	if f.root == "" {
+	if f.Root == "" {
 		return os.MkdirAll(dir, DirPerm)
 	}
-	rel, err := filepath.Rel(f.root, dir)
+	rel, err := filepath.Rel(f.Root, dir)
 	if err != nil {
-		return fmt.Errorf("%s: not inside the spool %s", dir, f.root)
+		return fmt.Errorf("%s: not inside the spool %s", dir, f.Root)
 	}
-	parts, err := splitRel(rel) // refuses ".."
+	parts, err := SplitRel(rel) // refuses ".."
 	if err != nil {
-		return fmt.Errorf("%s: not inside the spool %s: %w", dir, f.root, err)
+		return fmt.Errorf("%s: not inside the spool %s: %w", dir, f.Root, err)
 	}
-	cur := f.root
+	cur := f.Root
 	for _, p := range parts {
 		cur = filepath.Join(cur, p)
 		fi, err := os.Lstat(cur)
@@ -36,13 +36,13 @@ func (f files) mkdirBeneath(dir string) error {
 			if err := os.Mkdir(cur, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 				return err
 			}
-			if err := checkFolder(cur); err != nil { // raced by a symlink
+			if err := CheckFolder(cur); err != nil { // raced by a symlink
 				return err
 			}
 		case err != nil:
 			return err
 		case !fi.IsDir():
-			return &NotRegularError{Path: cur, Kind: kindName(fi.Mode()), Want: wantFolder}
+			return &NotRegularError{Path: cur, Kind: KindName(fi.Mode()), Want: WantFolder}
 		}
 	}
 	return nil

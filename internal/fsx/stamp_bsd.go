@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd || dragonfly
 
-package spool
+package fsx
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func sysStamp(fi os.FileInfo) (ctime time.Time, dev, ino uint64) {
+func SysStamp(fi os.FileInfo) (ctime time.Time, dev, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return time.Unix(int64(st.Ctimespec.Sec), int64(st.Ctimespec.Nsec)), uint64(st.Dev), uint64(st.Ino)
 	}

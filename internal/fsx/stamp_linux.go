@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func sysStamp(fi os.FileInfo) (ctime time.Time, dev, ino uint64) {
+func SysStamp(fi os.FileInfo) (ctime time.Time, dev, ino uint64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec), uint64(st.Dev), st.Ino
 	}

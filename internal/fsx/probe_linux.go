@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -6,23 +6,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rawNoReplace is renameat2(RENAME_NOREPLACE) alone, without the
+// RawNoReplace is renameat2(RENAME_NOREPLACE) alone, without the
 // link+unlink fallback: the probe wants to know which one works.
-func rawNoReplace(src, dst string) error {
+func RawNoReplace(src, dst string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EEXIST) {
-		return errExistRaw
+		return ErrExistRaw
 	}
-	return errName(err)
+	return ErrName(err)
 }
 
-func rawExchange(a, b string) error {
-	return errName(unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE))
+func RawExchange(a, b string) error {
+	return ErrName(unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE))
 }
 
-// errName gives an errno its symbolic name too (EINVAL, EPERM): what an
+// ErrName gives an errno its symbolic name too (EINVAL, EPERM): what an
 // operator searches for.
-func errName(err error) error {
+func ErrName(err error) error {
 	var en unix.Errno
 	if errors.As(err, &en) {
 		return &namedErrno{en}

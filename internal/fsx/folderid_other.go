@@ -1,6 +1,6 @@
 //go:build !linux
 
-package spool
+package fsx
 
 // folderID is empty where no birth time is told: nothing is cached.
 type folderID struct{}

@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"os"
@@ -23,16 +23,16 @@ import (
 // short-lived command leaves no temp file behind. A spare is a temp file
 // like any other (a crash's leftover is swept by
 // its name), kept only briefly: a folder keeps at most maxSpares, each
-// for at most spareTTL, and its mtime is set when it is kept, so that no
+// for at most SpareTTL, and its mtime is set when it is kept, so that no
 // sweeper (this daemon's or another host's) takes it for a leftover.
 
 const (
 	maxSpares = 4
-	spareTTL  = 2 * time.Second
+	SpareTTL  = 2 * time.Second
 )
 
-// spares are one Store's spare temp files, by folder.
-type spares struct {
+// Spares are one Store's spare temp files, by folder.
+type Spares struct {
 	mu   sync.Mutex
 	on   bool               // Store.KeepSpares until Store.DropSpares
 	dirs map[string][]spare // newest last
@@ -44,13 +44,13 @@ type spare struct {
 	at   time.Time
 }
 
-func newSpares() *spares {
-	return &spares{dirs: map[string][]spare{}, live: map[string]bool{}}
+func NewSpares() *Spares {
+	return &Spares{dirs: map[string][]spare{}, live: map[string]bool{}}
 }
 
-// keep makes the temp file path a spare of its folder, or removes it if
+// Keep makes the temp file path a spare of its folder, or removes it if
 // the folder has enough (or spares are not kept).
-func (p *spares) keep(path string) {
+func (p *Spares) Keep(path string) {
 	if p == nil {
 		os.Remove(path)
 		return
@@ -69,18 +69,18 @@ func (p *spares) keep(path string) {
 		}
 		p.mu.Unlock()
 	}
-	p.forget(path)
+	p.Forget(path)
 	os.Remove(path)
 }
 
-// take returns a spare of dir for writing, opened at its start, and its
+// Take returns a spare of dir for writing, opened at its start, and its
 // size, if there is one; the file must still be a regular file with one
 // link (a name somebody linked to anything else is never written). It is
 // not emptied: the writer overwrites it and cuts what is left past its
 // data (writeTempFrom): emptying it first would free its blocks for the
 // write to allocate new ones, a block bitmap and group descriptor change
 // (and a syscall) at every rewrite for nothing.
-func (p *spares) take(dir string) (string, *os.File, int64, bool) {
+func (p *Spares) Take(dir string) (string, *os.File, int64, bool) {
 	if p == nil {
 		return "", nil, 0, false
 	}
@@ -95,11 +95,11 @@ func (p *spares) take(dir string) (string, *os.File, int64, bool) {
 		p.dirs[dir] = s[:len(s)-1]
 		delete(p.live, sp.path)
 		p.mu.Unlock()
-		if time.Since(sp.at) >= spareTTL {
+		if time.Since(sp.at) >= SpareTTL {
 			// The newest is past its time, so are the rest of the folder's:
 			// Maintain's expire would remove them; do it now.
 			os.Remove(sp.path)
-			p.expire(time.Now(), spareTTL)
+			p.Expire(time.Now(), SpareTTL)
 			return "", nil, 0, false
 		}
 		f, err := openFileSafe(sp.path, os.O_WRONLY, 0)
@@ -118,8 +118,8 @@ func (p *spares) take(dir string) (string, *os.File, int64, bool) {
 	}
 }
 
-// forget drops path from the spares: it was renamed into place, or removed.
-func (p *spares) forget(path string) {
+// Forget drops path from the spares: it was renamed into place, or removed.
+func (p *Spares) Forget(path string) {
 	if p == nil {
 		return
 	}
@@ -128,9 +128,9 @@ func (p *spares) forget(path string) {
 	p.mu.Unlock()
 }
 
-// isSpare reports whether path is one of the spares (kept or being
+// IsSpare reports whether path is one of the spares (kept or being
 // written).
-func (p *spares) isSpare(path string) bool {
+func (p *Spares) IsSpare(path string) bool {
 	if p == nil {
 		return false
 	}
@@ -139,18 +139,18 @@ func (p *spares) isSpare(path string) bool {
 	return p.live[path]
 }
 
-// setOn starts or stops keeping spares; stopping removes every spare kept.
-func (p *spares) setOn(on bool) {
+// SetOn starts or stops keeping spares; stopping removes every spare kept.
+func (p *Spares) SetOn(on bool) {
 	p.mu.Lock()
 	p.on = on
 	p.mu.Unlock()
 	if !on {
-		p.expire(time.Now(), 0)
+		p.Expire(time.Now(), 0)
 	}
 }
 
-// expire removes the spares kept longer than ttl (all of them for 0).
-func (p *spares) expire(now time.Time, ttl time.Duration) {
+// Expire removes the spares kept longer than ttl (all of them for 0).
+func (p *Spares) Expire(now time.Time, ttl time.Duration) {
 	var old []string
 	p.mu.Lock()
 	for dir, s := range p.dirs {
@@ -171,11 +171,3 @@ func (p *spares) expire(now time.Time, ttl time.Duration) {
 		os.Remove(path)
 	}
 }
-
-// KeepSpares makes the Store keep the temps its rewrites leave as spares
-// (see spares.go) until DropSpares: the daemon does, for its life.
-func (s *Store) KeepSpares() { s.files.spares.setOn(true) }
-
-// DropSpares removes every spare and keeps no more (the daemon's
-// shutdown, once no rewrite runs).
-func (s *Store) DropSpares() { s.files.spares.setOn(false) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package spool
+package fsx
 
 import (
 	"fmt"

@@ -1,17 +1,14 @@
-package spool
+package fsx
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Temp files are named .sg-<host>-<pid>-<seq>.tmp: <host> is the first 8 hex
@@ -25,15 +22,15 @@ import (
 
 var tmpSeq atomic.Uint64
 
-// hostTag is the short form of a host name in temp names.
-func hostTag(host string) string {
+// HostTag is the short form of a host name in temp names.
+func HostTag(host string) string {
 	sum := sha256.Sum256([]byte(host))
 	return hex.EncodeToString(sum[:4])
 }
 
-// tempName returns a fresh temp file name in the same folder as dst, so
+// TempName returns a fresh temp file name in the same folder as dst, so
 // the final rename stays inside one file system.
-func tempName(dst, tag string) string {
+func TempName(dst, tag string) string {
 	return filepath.Join(filepath.Dir(dst), TempFileName(tag, os.Getpid(), tmpSeq.Add(1)))
 }
 
@@ -44,7 +41,7 @@ func TempFileName(tag string, pid int, seq uint64) string {
 }
 
 // HostTempTag is the tag of host in temp file names.
-func HostTempTag(host string) string { return hostTag(host) }
+func HostTempTag(host string) string { return HostTag(host) }
 
 // tempInfo is what a temp file's name says of its writer.
 type tempInfo struct {
@@ -86,14 +83,14 @@ func isHex(s string) bool {
 	return true
 }
 
-// tempLeftover says why the temp file name (modified at mtime) is a
+// TempLeftover says why the temp file name (modified at mtime) is a
 // leftover to remove now, or "" to leave it: a temp of this host whose
 // process is gone; one of this very process older than staleAfter (a
 // previous life with the same pid, as in a container); one of another host
 // (or of the older format) older than staleAfter. In a drop box
 // (incoming/) only names in the current format count: a user's own
 // temp file there is never touched.
-func tempLeftover(name, own string, mtime, now time.Time, staleAfter time.Duration, dropBox bool) string {
+func TempLeftover(name, own string, mtime, now time.Time, staleAfter time.Duration, dropBox bool) string {
 	ti, ok := parseTemp(name)
 	if !ok || dropBox && ti.legacy {
 		return ""
@@ -118,72 +115,4 @@ func tempLeftover(name, own string, mtime, now time.Time, staleAfter time.Durati
 		}
 	}
 	return ""
-}
-
-// CleanTemps removes spoolgate's leftover temp files from every folder of
-// the spool (output/ and notify/ with their subfolders included), by tempLeftover's rule,
-// and returns how many it removed. Start-up runs it, and the daemon's
-// periodic upkeep (Maintain) every staleAfter/2 after the last sweep:
-// recovery's sweep counts, so the first rescan does not list every
-// folder (100,000 pending names) a second time.
-func (s *Store) CleanTemps() int {
-	now := time.Now()
-	s.guard.mu.Lock()
-	s.guard.lastSweep = now
-	s.guard.mu.Unlock()
-	n := 0
-	for _, dir := range append(s.Layout.Folders(), s.notifyDir()) {
-		n += s.cleanTempsIn(dir, now, isDropBox(dir), 0)
-	}
-	return n
-}
-
-// notifyDir holds the notifications' markers (lanes/notify), written
-// with WriteFileNew: its temp files are swept too, in every subfolder.
-func (s *Store) notifyDir() string { return filepath.Join(s.Layout.Root, "notify") }
-
-func isDropBox(dir string) bool { return filepath.Base(dir) == taskfile.DirIncoming }
-
-func (s *Store) cleanTempsIn(dir string, now time.Time, dropBox bool, depth int) int {
-	f, err := openDirNoFollow(dir)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	recurse := depth < 32 && (strings.HasPrefix(dir, s.Layout.Output()) || strings.HasPrefix(dir, s.notifyDir()))
-	for {
-		ents, err := f.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			if recurse && e.IsDir() {
-				n += s.cleanTempsIn(filepath.Join(dir, name), now, false, depth+1)
-				continue
-			}
-			if !IsOwnTemp(name) || !e.Type().IsRegular() {
-				continue // no path built: pending/ may hold 100,000 names
-			}
-			p := filepath.Join(dir, name)
-			if s.files.spares.isSpare(p) {
-				continue
-			}
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			why := tempLeftover(name, s.files.tag, fi.ModTime(), now, s.Cfg.StaleAfter.D(), dropBox)
-			if why == "" {
-				continue
-			}
-			if err := os.Remove(p); err == nil {
-				n++
-				s.Log.Info("removed leftover temp file", "path", p, "why", why)
-			} else if !errors.Is(err, os.ErrNotExist) {
-				s.Limiter().Fail("temp:"+p, "leftover temp file not removed", err, "path", p)
-			}
-		}
-		if err != nil {
-			return n
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 func openFileSafe(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Kind: kindName(fi.Mode()), Want: wantFile}
+		return nil, &NotRegularError{Path: path, Kind: KindName(fi.Mode()), Want: WantFile}
 	}
 	f, err := os.OpenFile(path, flag, perm)
 	if err != nil {
@@ -24,7 +24,7 @@ func openFileSafe(path string, flag int, perm os.FileMode) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, &NotRegularError{Path: path, Kind: kindName(fi.Mode()), Want: wantFile}
+		return nil, &NotRegularError{Path: path, Kind: KindName(fi.Mode()), Want: WantFile}
 	}
 	return f, nil
 }
@@ -38,17 +38,17 @@ func OpenAppend(path string) (*os.File, error) {
 // OpenWrite opens an existing regular file for writing, without truncating.
 func OpenWrite(path string) (*os.File, error) { return openFileSafe(path, os.O_WRONLY, 0) }
 
-func createExcl(path string) (*os.File, error) {
+func CreateExcl(path string) (*os.File, error) {
 	return openFileSafe(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 }
 
-func openDirNoFollow(dir string) (*os.File, error) {
+func OpenDirNoFollow(dir string) (*os.File, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
-		return nil, &NotRegularError{Path: dir, Kind: kindName(fi.Mode()), Want: wantFolder}
+		return nil, &NotRegularError{Path: dir, Kind: KindName(fi.Mode()), Want: WantFolder}
 	}
 	return os.Open(dir)
 }
@@ -75,7 +75,7 @@ func rootDir(root string, parts []string, mkdir bool) (*os.Root, string, error) 
 		}
 		if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
 			r.Close()
-			return nil, "", &NotRegularError{Path: filepath.Join(root, rel), Kind: kindName(fi.Mode()), Want: wantFolder}
+			return nil, "", &NotRegularError{Path: filepath.Join(root, rel), Kind: KindName(fi.Mode()), Want: WantFolder}
 		}
 	}
 	return r, rel, nil
@@ -85,7 +85,7 @@ func rootDir(root string, parts []string, mkdir bool) (*os.Root, string, error) 
 // that exists and is not a regular file. It returns the root and the
 // target's name relative to it.
 func rootTarget(root, rel string, mkdir bool) (*os.Root, string, error) {
-	parts, err := splitRel(rel)
+	parts, err := SplitRel(rel)
 	if err != nil {
 		return nil, "", err
 	}
@@ -96,12 +96,12 @@ func rootTarget(root, rel string, mkdir bool) (*os.Root, string, error) {
 	name := filepath.Join(dir, parts[len(parts)-1])
 	if fi, err := r.Lstat(name); err == nil && !fi.Mode().IsRegular() {
 		r.Close()
-		return nil, "", &NotRegularError{Path: filepath.Join(root, name), Kind: kindName(fi.Mode()), Want: wantFile}
+		return nil, "", &NotRegularError{Path: filepath.Join(root, name), Kind: KindName(fi.Mode()), Want: WantFile}
 	}
 	return r, name, nil
 }
 
-func openAppendBeneath(root, rel string) (*os.File, error) {
+func OpenAppendBeneath(root, rel string) (*os.File, error) {
 	r, name, err := rootTarget(root, rel, false)
 	if err != nil {
 		return nil, err
@@ -110,13 +110,13 @@ func openAppendBeneath(root, rel string) (*os.File, error) {
 	return r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, FilePerm)
 }
 
-func writeBeneath(root, rel string, data []byte, tag string) error {
+func WriteBeneath(root, rel string, data []byte, tag string) error {
 	r, name, err := rootTarget(root, rel, true)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	tmp := filepath.Join(filepath.Dir(name), filepath.Base(tempName(filepath.Join(root, name), tag)))
+	tmp := filepath.Join(filepath.Dir(name), filepath.Base(TempName(filepath.Join(root, name), tag)))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 	if err != nil {
 		return err

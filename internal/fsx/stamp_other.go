@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd && !netbsd && !openbsd && !dragonfly
 
-package spool
+package fsx
 
 import (
 	"os"
@@ -8,4 +8,4 @@ import (
 )
 
 // Without a ctime and inode in os.FileInfo (Windows), size and mtime judge.
-func sysStamp(os.FileInfo) (ctime time.Time, dev, ino uint64) { return time.Time{}, 0, 0 }
+func SysStamp(os.FileInfo) (ctime time.Time, dev, ino uint64) { return time.Time{}, 0, 0 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package spool
+package fsx
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func refusal(op, path string, err error, want string) error {
 		return &NotRegularError{Path: path, Kind: kindAt(path), Want: want}
 	case errors.Is(err, unix.EISDIR):
 		return &NotRegularError{Path: path, Kind: "directory", Want: want}
-	case errors.Is(err, unix.ENOTDIR) && want == wantFolder:
+	case errors.Is(err, unix.ENOTDIR) && want == WantFolder:
 		return &NotRegularError{Path: path, Kind: kindAt(path), Want: want}
 	}
 	return &os.PathError{Op: op, Path: path, Err: err}
@@ -47,7 +47,7 @@ func checkFd(fd int, path, want string) error {
 	}
 	mode := uint32(st.Mode) & unix.S_IFMT
 	ok := mode == unix.S_IFREG
-	if want == wantFolder {
+	if want == WantFolder {
 		ok = mode == unix.S_IFDIR
 	}
 	if !ok {
@@ -80,9 +80,9 @@ func kindOfUnix(mode uint32) string {
 func openFileSafe(path string, flag int, perm os.FileMode) (*os.File, error) {
 	fd, err := unix.Open(path, flag|safeFlags, uint32(perm.Perm()))
 	if err != nil {
-		return nil, refusal("open", path, err, wantFile)
+		return nil, refusal("open", path, err, WantFile)
 	}
-	if err := checkFd(fd, path, wantFile); err != nil {
+	if err := checkFd(fd, path, WantFile); err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
@@ -100,15 +100,15 @@ func OpenWrite(path string) (*os.File, error) {
 	return openFileSafe(path, unix.O_WRONLY, 0)
 }
 
-// createExcl creates path, which must not exist (temp files).
-func createExcl(path string) (*os.File, error) {
+// CreateExcl creates path, which must not exist (temp files).
+func CreateExcl(path string) (*os.File, error) {
 	return openFileSafe(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, FilePerm)
 }
 
-func openDirNoFollow(dir string) (*os.File, error) {
+func OpenDirNoFollow(dir string) (*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|safeFlags, 0)
 	if err != nil {
-		return nil, refusal("open", dir, err, wantFolder)
+		return nil, refusal("open", dir, err, WantFolder)
 	}
 	return os.NewFile(uintptr(fd), dir), nil
 }
@@ -136,18 +136,18 @@ func openDirBeneath(root string, parts []string, mkdir bool) (int, string, error
 		}
 		unix.Close(fd)
 		if err != nil {
-			return -1, path, refusal("open", path, err, wantFolder)
+			return -1, path, refusal("open", path, err, WantFolder)
 		}
 		fd = next
 	}
 	return fd, path, nil
 }
 
-// openAppendBeneath opens root/rel for appending: every folder on the way
+// OpenAppendBeneath opens root/rel for appending: every folder on the way
 // opened without following a link, the file created if missing, and
 // refused unless it is a regular file.
-func openAppendBeneath(root, rel string) (*os.File, error) {
-	parts, err := splitRel(rel)
+func OpenAppendBeneath(root, rel string) (*os.File, error) {
+	parts, err := SplitRel(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -160,21 +160,21 @@ func openAppendBeneath(root, rel string) (*os.File, error) {
 	path := filepath.Join(dir, name)
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|safeFlags, uint32(FilePerm))
 	if err != nil {
-		return nil, refusal("open", path, err, wantFile)
+		return nil, refusal("open", path, err, WantFile)
 	}
-	if err := checkFd(fd, path, wantFile); err != nil {
+	if err := checkFd(fd, path, WantFile); err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// writeBeneath writes data to root/rel durably and atomically (temp file,
+// WriteBeneath writes data to root/rel durably and atomically (temp file,
 // fsync, rename, folder fsync), every step relative to the folder's fd: a
 // folder on the way swapped for a symlink between any two steps is refused,
 // never written through. Missing folders are created. An existing target
 // that is not a regular file is refused.
-func writeBeneath(root, rel string, data []byte, tag string) error {
-	parts, err := splitRel(rel)
+func WriteBeneath(root, rel string, data []byte, tag string) error {
+	parts, err := SplitRel(rel)
 	if err != nil {
 		return err
 	}
@@ -187,9 +187,9 @@ func writeBeneath(root, rel string, data []byte, tag string) error {
 	path := filepath.Join(dir, name)
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return &NotRegularError{Path: path, Kind: kindOfUnix(uint32(st.Mode) & unix.S_IFMT), Want: wantFile}
+		return &NotRegularError{Path: path, Kind: kindOfUnix(uint32(st.Mode) & unix.S_IFMT), Want: WantFile}
 	}
-	tmp := filepath.Base(tempName(path, tag))
+	tmp := filepath.Base(TempName(path, tag))
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|safeFlags, uint32(FilePerm))
 	if err != nil {
 		return &os.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}

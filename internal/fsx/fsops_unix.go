@@ -1,6 +1,6 @@
 //go:build unix
 
-package spool
+package fsx
 
 import (
 	"os"
@@ -18,7 +18,7 @@ import (
 func SyncDir(dir string) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|safeFlags, 0)
 	if err != nil {
-		return refusal("open", dir, err, wantFolder)
+		return refusal("open", dir, err, WantFolder)
 	}
 	defer unix.Close(fd)
 	if err := dirsync.FD(fd); err != nil {
@@ -27,10 +27,10 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-// openNoFollow opens path for reading without following a symlink at its
+// OpenNoFollow opens path for reading without following a symlink at its
 // last component (O_NOFOLLOW: a symlink is refused, not followed out of the
 // spool) and without blocking on a fifo (O_NONBLOCK).
-func openNoFollow(path string) (*os.File, error) {
+func OpenNoFollow(path string) (*os.File, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}

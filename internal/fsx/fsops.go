@@ -1,4 +1,4 @@
-package spool
+package fsx
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// linkedError is a file refused for its extra hard links.
-type linkedError struct{ n uint64 }
+// LinkedError is a file refused for its extra hard links.
+type LinkedError struct{ n uint64 }
 
-func (e *linkedError) Error() string {
+func (e *LinkedError) Error() string {
 	return fmt.Sprintf("file has %d hard links: a task file must have one (hard link from outside the spool?)", e.n)
 }
 
@@ -33,21 +33,21 @@ func IsOwnTemp(name string) bool {
 // or the new content, never a mix; a crash leaves at most a temp file.
 // Its temp is named for os.Hostname and no folder is guarded: inside a
 // spool, use Store.WriteFileAtomic.
-func WriteFileAtomic(path string, data []byte) error { return plainFiles().writeAtomic(path, data) }
+func WriteFileAtomic(path string, data []byte) error { return Plain().WriteAtomic(path, data) }
 
 // WriteFileNew writes data to path durably, failing with ErrExists (never
 // overwriting) if path exists. Inside a spool, use Store.WriteFileNew.
-func WriteFileNew(path string, data []byte) error { return plainFiles().writeNew(path, data) }
+func WriteFileNew(path string, data []byte) error { return Plain().WriteNew(path, data) }
 
 // RenameNoReplace moves src to dst and fsyncs both folders. If dst exists
 // it fails with an error matching ErrExists and moves nothing: of two
 // processes racing for one source, exactly one wins, and the loser gets
 // an error matching os.ErrNotExist. Inside a spool, use
 // Store.RenameNoReplace.
-func RenameNoReplace(src, dst string) error { return plainFiles().renameNoReplace(src, dst) }
+func RenameNoReplace(src, dst string) error { return Plain().RenameNoReplace(src, dst) }
 
-func (f files) writeAtomic(path string, data []byte) error {
-	tmp, err := f.writeTemp(path, data)
+func (f Files) WriteAtomic(path string, data []byte) error {
+	tmp, err := f.WriteTemp(path, data)
 	if err != nil {
 		return err
 	}
@@ -58,37 +58,37 @@ func (f files) writeAtomic(path string, data []byte) error {
 	return SyncDir(filepath.Dir(path))
 }
 
-func (f files) writeNew(path string, data []byte) error {
-	tmp, err := f.writeTemp(path, data)
+func (f Files) WriteNew(path string, data []byte) error {
+	tmp, err := f.WriteTemp(path, data)
 	if err != nil {
 		return err
 	}
-	if err := f.renameNoReplace(tmp, path); err != nil {
+	if err := f.RenameNoReplace(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-func (fs files) writeTemp(path string, data []byte) (string, error) {
-	return fs.writeTempFrom(path, data, false)
+func (fs Files) WriteTemp(path string, data []byte) (string, error) {
+	return fs.WriteTempFrom(path, data, false)
 }
 
-// writeTempFrom is writeTemp that, with spare, writes into one of the
+// WriteTempFrom is writeTemp that, with spare, writes into one of the
 // folder's spares when it has one (see spares.go): only a caller that
 // keeps its temp's name as a spare afterwards (swapIn) takes one.
-func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, error) {
-	if err := fs.guardDir(filepath.Dir(path)); err != nil {
+func (fs Files) WriteTempFrom(path string, data []byte, spare bool) (string, error) {
+	if err := fs.GuardDir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp, f, ok, had := "", (*os.File)(nil), false, int64(0)
 	if spare {
-		tmp, f, had, ok = fs.spares.take(filepath.Dir(path))
+		tmp, f, had, ok = fs.Spares.Take(filepath.Dir(path))
 	}
 	if !ok {
-		tmp = tempName(path, fs.tag)
+		tmp = TempName(path, fs.Tag)
 		var err error
-		if f, err = createExcl(tmp); err != nil {
+		if f, err = CreateExcl(tmp); err != nil {
 			return "", fmt.Errorf("write %s: %w", path, err)
 		}
 	}
@@ -103,24 +103,24 @@ func (fs files) writeTempFrom(path string, data []byte, spare bool) (string, err
 		err = cerr
 	}
 	if err != nil {
-		fs.spares.forget(tmp)
+		fs.Spares.Forget(tmp)
 		os.Remove(tmp)
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return tmp, nil
 }
 
-func (f files) renameNoReplace(src, dst string) error {
-	if err := f.guardedRename(src, dst); err != nil {
-		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
+func (f Files) RenameNoReplace(src, dst string) error {
+	if err := f.GuardedRename(src, dst); err != nil {
+		return &os.LinkError{Op: "move", Old: src, New: dst, Err: UnwrapLink(err)}
 	}
 	if filepath.Dir(src) != filepath.Dir(dst) {
-		return syncDirs(filepath.Dir(dst), filepath.Dir(src))
+		return SyncDirs(filepath.Dir(dst), filepath.Dir(src))
 	}
 	return SyncDir(filepath.Dir(dst))
 }
 
-func unwrapLink(err error) error {
+func UnwrapLink(err error) error {
 	var le *os.LinkError
 	if errors.As(err, &le) {
 		return le.Err
@@ -171,21 +171,21 @@ func OpenOwn(path string, max int64) (*os.File, os.FileInfo, error) {
 }
 
 func openRegular(path string, max int64, checkLinks bool) (*os.File, os.FileInfo, error) {
-	f, err := openNoFollow(path)
+	f, err := OpenNoFollow(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
 		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
-			return nil, fi, fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+			return nil, fi, fmt.Errorf("not a regular file (%s)", KindOf(fi.Mode()))
 		}
 		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("not a regular file (%s)", kindOf(fi.Mode()))
+		err = fmt.Errorf("not a regular file (%s)", KindOf(fi.Mode()))
 	} else if err == nil && checkLinks && linkCount(fi) > 1 {
-		err = &linkedError{linkCount(fi)}
+		err = &LinkedError{linkCount(fi)}
 	}
 	if err == nil && fi.Size() > max {
 		err = fmt.Errorf("file is %d bytes, over the %d byte limit", fi.Size(), max)
@@ -229,7 +229,7 @@ func readSized(f *os.File, size, max int64) ([]byte, error) {
 	return append(data, rest...), err
 }
 
-func kindOf(m os.FileMode) string {
+func KindOf(m os.FileMode) string {
 	switch {
 	case m&os.ModeSymlink != 0:
 		return "symlink"
@@ -248,12 +248,12 @@ func kindOf(m os.FileMode) string {
 // now is the clock; tests may not replace it, but one place reads it.
 func now() time.Time { return time.Now().UTC() }
 
-// syncDirs fsyncs the folders at once. Each fsync waits for the file
+// SyncDirs fsyncs the folders at once. Each fsync waits for the file
 // system's journal commit; issued together, the fsyncs of two folders of
 // one file system share a commit, so a move (two folders) or an intake
 // (pending/ and the drop box) costs one commit's wait, not two. It returns
 // the first error.
-func syncDirs(dirs ...string) error {
+func SyncDirs(dirs ...string) error {
 	switch len(dirs) {
 	case 0:
 		return nil
