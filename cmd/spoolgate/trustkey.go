@@ -88,7 +88,7 @@ func installKey(configPath, user string) (string, bool, error) {
 		return p, false, err
 	}
 	if created && user != "" {
-		if err := chownToUser(p, user); err != nil {
+		if err := fsx.ChownToUser(p, user); err != nil {
 			return p, created, fmt.Errorf("%s: chown to %s: %w", p, user, err)
 		}
 	}

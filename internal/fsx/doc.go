@@ -1,9 +1,10 @@
-// Package fsx holds the file primitives that know no task: durable writes
-// (temp, fsync, rename, fsync the folder), renames that never replace,
-// opens that refuse links and special files, folders guarded against a
-// swapped symlink, temp and spare file names, settle stamps, the share
-// probe's raw syscalls and process liveness. The spool's Store, and
-// whoever reads the spool's raw files, build on it.
+// Package fsx holds the operating system's primitives that know no task:
+// durable writes (temp, fsync, rename, fsync the folder), renames that
+// never replace, opens that refuse links and special files, folders
+// guarded against a swapped symlink, temp and spare file names, settle
+// stamps, the share probe's raw syscalls, process liveness and process
+// groups. Every per-OS file of the product lives here; the spool's Store,
+// and whoever reads the spool's raw files, build on it.
 package fsx
 
 import (

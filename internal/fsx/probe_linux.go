@@ -16,6 +16,7 @@ func RawNoReplace(src, dst string) error {
 	return ErrName(err)
 }
 
+// RawExchange is renameat2(RENAME_EXCHANGE): the two names swap files.
 func RawExchange(a, b string) error {
 	return ErrName(unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE))
 }

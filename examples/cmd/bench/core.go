@@ -129,7 +129,7 @@ func measureDisk(ctx context.Context, root string, stderr io.Writer) ([]coreFigu
 		if err := awaitCleaned(ctx, filepath.Dir(root), stderr); err != nil {
 			return nil, err
 		}
-		if err := markTopdir(root); err != nil {
+		if err := fsx.MarkTopdir(root); err != nil {
 			fmt.Fprintf(stderr, "bench: the spool is on %s, and its folders cannot have block groups of their own (%v): waiting %s for the inodes freed before the bench to age ...\n", fs, err, freedWindow)
 			if err := sleepCtx(ctx, freedWindow); err != nil {
 				return nil, err

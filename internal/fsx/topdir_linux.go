@@ -1,4 +1,6 @@
-package main
+//go:build linux
+
+package fsx
 
 import (
 	"os"
@@ -9,7 +11,7 @@ import (
 // fsTopdirFL is FS_TOPDIR_FL, chattr's +T (missing from x/sys/unix).
 const fsTopdirFL = 0x00020000
 
-// markTopdir makes ext2/3/4 place dir's subfolders as it places the
+// MarkTopdir makes ext2/3/4 place dir's subfolders as it places the
 // root's (Orlov: in the block group with the fewest folders among those
 // with more free inodes and blocks than average), not beside dir.
 //
@@ -25,7 +27,7 @@ const fsTopdirFL = 0x00020000
 // a large removal just emptied is the very kind Orlov picks, so the bench
 // also waits out its own last clean-up and tries several groups
 // (awaitCleaned, freshGroup).
-func markTopdir(dir string) error {
+func MarkTopdir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package fsx
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"strconv"
 )
 
-// chownToUser gives p to the named user (and its primary group).
-func chownToUser(p, name string) error {
+// ChownToUser gives p to the named user (and its primary group).
+func ChownToUser(p, name string) error {
 	u, err := user.Lookup(name)
 	if err != nil {
 		return err
