@@ -40,9 +40,11 @@ type Store struct {
 
 	// Seal is the installation's key: the coordination state a daemon
 	// writes (leases, holds, notify markers) is sealed with it, and a file
-	// that fails the check is foreign (see trust.go). Nil: the command
-	// line's installation key (SetInstallationKey), else one of this
-	// process alone.
+	// that fails the check is foreign (see trust.go). The command line
+	// sets it once, on the process's one Store; nil: a key of this process
+	// alone. A key without bytes (seal.Key{}) means "no key here": records
+	// are read unchecked, for display only (status), and nothing can be
+	// sealed.
 	Seal  *seal.Key
 	trust trustState
 }

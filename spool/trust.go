@@ -98,27 +98,9 @@ type futureSighting struct {
 // processKey seals for a Store without a key: trusted by nobody else.
 var processKey = seal.New()
 
-// installKeys are the installation keys the command line loaded, by the
-// config they belong to: a Store over that config uses it when it has no
-// Seal of its own. Keyed by config, not process-wide, so tests that build
-// configs of their own are never affected by one another.
-var installKeys sync.Map // *config.Config → *seal.Key
-
-// SetInstallationKey makes k the key of every Store over cfg that has no
-// Seal of its own: the command line loads the installation's key once
-// (see seal.PathFor). A key without bytes (seal.Key{}) means "no key
-// here": records are read unchecked, for display only (status), and
-// nothing can be sealed.
-func SetInstallationKey(cfg *config.Config, k *seal.Key) {
-	installKeys.Store(cfg, k)
-}
-
 func (s *Store) key() *seal.Key {
 	if s.Seal != nil {
 		return s.Seal
-	}
-	if k, ok := installKeys.Load(s.Cfg); ok {
-		return k.(*seal.Key)
 	}
 	return processKey
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -341,7 +340,7 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	r := e2eNewSites(t, e2eOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
 	r.start()
-	store := spool.NewStore(r.cfg, nil)
+	store := r.store()
 	hold := func(after time.Time) taskfile.Hold {
 		t.Helper()
 		var h taskfile.Hold

@@ -45,15 +45,14 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return err
 	}
 	lane := taskfile.Kind(*laneFlag)
 	if lane != "" && !lane.Valid() {
 		return usagef("--lane %q: want web or api", lane)
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	var drops []drop
 	if *model != "" || *content != "" {
 		if len(files) > 0 {

@@ -36,7 +36,7 @@ func TestSnapshot_Sessions(t *testing.T) {
 	if _, err := store.AcquireAccount("ops2", "there:9", t0.Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestSnapshot_Sessions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(L.Accounts(), "ops2.disabled"), nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	st, err = Snapshot(cfg, t0)
+	st, err = snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

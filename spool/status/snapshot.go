@@ -27,11 +27,6 @@ const (
 // medianWindow is how many of a lane's latest successes its ETA looks at.
 const medianWindow = 50
 
-// Snapshot reads cfg's spool once and returns its status at now.
-func Snapshot(cfg *config.Config, now time.Time) (*Status, error) {
-	return NewSnapshotter(cfg, nil).Snapshot(now)
-}
-
 // Snapshotter takes snapshots of one spool, caching what it parsed of each
 // task file by (path, size, mtime), so a long-lived caller (the daemon's
 // HTTP page) re-reads only the files that changed. Safe for concurrent use.
@@ -57,11 +52,12 @@ type cached struct {
 	ok    bool
 }
 
-// NewSnapshotter returns a Snapshotter of cfg's spool. live, if not nil,
-// is the running daemon's own view of its lanes; it adds what only the
-// daemon knows (that its web lane is in standby).
-func NewSnapshotter(cfg *config.Config, live func() []taskfile.LaneInfo) *Snapshotter {
-	return &Snapshotter{cfg: cfg, store: spool.NewStore(cfg, nil), live: live, cache: map[string]cached{}}
+// NewSnapshotter returns a Snapshotter of the store's spool, reading it
+// through the process's one Store (its seal key included). live, if not
+// nil, is the running daemon's own view of its lanes; it adds what only
+// the daemon knows (that its web lane is in standby).
+func NewSnapshotter(store *spool.Store, live func() []taskfile.LaneInfo) *Snapshotter {
+	return &Snapshotter{cfg: store.Cfg, store: store, live: live, cache: map[string]cached{}}
 }
 
 // task is one task file seen in a snapshot.
