@@ -68,12 +68,14 @@ func TestSuggest_ChatUIs(t *testing.T) {
 			}
 			switch dom := strings.TrimSpace(rep.Answer); {
 			case dom == want:
-			case ui == "nlux" && strings.HasPrefix(want, dom) && len(want)-len(dom) <= 3:
+			case ui == "nlux" && strings.HasPrefix(want, dom) && len(dom) >= len(want)*9/10:
 				// nlux's stream renderer draws each character in an
 				// animation frame but ends on a timer: on a loaded
 				// machine the last frames land in the element it has
 				// already removed, and the page keeps the answer short
-				// of its end. Its response, above, is whole.
+				// of its end (3 characters at load 4, 6 at load 21).
+				// Its response, above, is whole; the probe still read
+				// the answer's element, which is what this checks.
 				t.Logf("the page lost the end of the answer: %q", want[len(dom):])
 			default:
 				t.Errorf("answer read %q\nwant %q", rep.Answer, want)
