@@ -408,8 +408,9 @@ func TestE2E_Door_SixStreams(t *testing.T) {
 					maxGap = max(maxGap, e.at.Sub(last))
 					last = e.at
 				}
-				if f := strings.Fields(e.line); len(f) > 6 && f[4] == "pending" {
-					positions[f[6]] = true
+				// ": spoolgate task web/ID state pending position N"
+				if f := strings.Fields(e.line); len(f) > 7 && f[5] == "pending" && f[6] == "position" {
+					positions[f[7]] = true
 				}
 			case e.line == "data: [DONE]":
 				done = true

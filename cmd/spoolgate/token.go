@@ -42,7 +42,7 @@ func cmdToken(ctx context.Context, env *Env, args []string) error {
 	if len(list) == 0 {
 		return usagef("token: --models names no model")
 	}
-	if _, err := config.TokenRate(*rate); err != nil {
+	if _, _, err := config.TokenRate(*rate); err != nil {
 		return usagef("token: --rate %v", err)
 	}
 	tok, hash := frontdoor.NewToken()

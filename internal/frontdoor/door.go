@@ -59,8 +59,8 @@ func New(cfg *config.Config, log *slog.Logger) *Door {
 	for _, name := range cfg.TokenNames() {
 		tc := cfg.Tokens[name]
 		tk := &token{name: name, hash: tc.Hash, cfg: tc}
-		if r, _ := config.TokenRate(tc.Rate); r > 0 {
-			tk.lim = rate.NewLimiter(rate.Limit(r), max(1, int(math.Ceil(r))))
+		if r, burst, _ := config.TokenRate(tc.Rate); r > 0 {
+			tk.lim = rate.NewLimiter(rate.Limit(r), burst)
 		}
 		d.tokens[strings.TrimPrefix(tc.Hash, config.TokenHashPrefix)] = tk
 	}

@@ -71,7 +71,10 @@ func (d *Door) describe(k taskfile.Kind, id string, at where) string {
 	case taskfile.DirIncoming:
 		return "state incoming (durable, not yet taken in)"
 	case taskfile.DirPending:
-		return fmt.Sprintf("state pending position %d", d.position(k, id))
+		if p := d.position(k, id); p > 0 {
+			return fmt.Sprintf("state pending position %d", p)
+		}
+		return "state pending"
 	case taskfile.DirRunning:
 		attempt := 0
 		if at.task != nil {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -74,19 +76,19 @@ var errNoTask = errors.New("no such task")
 // through the Store: a record a daemon of this installation did not seal
 // comes back without its result (see spool.Store.Read).
 func (d *Door) look(k taskfile.Kind, id string) (where, error) {
-	if fi, err := os.Lstat(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id)); err == nil && fi.Mode().IsRegular() {
-		return where{dir: taskfile.DirIncoming}, nil
+	if w, ok := d.lookIncoming(k, id); ok {
+		return w, nil
 	}
 	for try := 0; ; try++ {
 		dir := d.st.Layout.Locate(k, id)
 		if dir == "" {
-			if fi, err := os.Lstat(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id)); err == nil && fi.Mode().IsRegular() {
-				return where{dir: taskfile.DirIncoming}, nil
+			if w, ok := d.lookIncoming(k, id); ok {
+				return w, nil
 			}
 			return where{}, errNoTask
 		}
 		if dir == taskfile.DirFailed && d.st.Layout.IsRejectedDrop(k, dir, id+".yaml") {
-			reason, _ := os.ReadFile(d.st.Layout.Lane(k, dir) + string(os.PathSeparator) + taskfile.ReasonFileName(id+".yaml"))
+			reason, _ := os.ReadFile(filepath.Join(d.st.Layout.Lane(k, dir), taskfile.ReasonFileName(id+".yaml")))
 			return where{dir: dir, reject: strings.TrimSpace(string(reason))}, nil
 		}
 		t, err := d.st.Read(k, dir, id)
@@ -98,6 +100,24 @@ func (d *Door) look(k taskfile.Kind, id string) (where, error) {
 		}
 		return where{dir: dir, task: t}, nil
 	}
+}
+
+// lookIncoming reads task id from lane k's incoming/: a drop, the
+// submitter's fields only (false when it is not there, or moved on).
+func (d *Door) lookIncoming(k taskfile.Kind, id string) (where, bool) {
+	data, _, err := spool.ReadRegular(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id), taskfile.MaxTaskSize)
+	if err != nil {
+		return where{}, false
+	}
+	t, err := taskfile.DecodeTask(data)
+	if err != nil {
+		return where{dir: taskfile.DirIncoming}, true
+	}
+	t.ResetForIntake()
+	if t.TaskID == "" {
+		t.TaskID = id
+	}
+	return where{dir: taskfile.DirIncoming, task: t}, true
 }
 
 // waitFinal waits until task id of lane k is final, ctx ends, or until

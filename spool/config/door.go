@@ -57,25 +57,26 @@ const TokenHashPrefix = "sha256:"
 var tokenHashRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // TokenRate parses a token's rate, "N/s", "N/m" or "N/h": the requests a
-// second it allows (0 for "").
-func TokenRate(s string) (float64, error) {
+// second it allows (0 for "") and its burst, N: a token unused for the
+// whole period may make its N requests at once.
+func TokenRate(s string) (perSecond float64, burst int, err error) {
 	if s == "" {
-		return 0, nil
+		return 0, 0, nil
 	}
 	n, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
-	v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	v, err := strconv.Atoi(strings.TrimSpace(n))
 	if !ok || err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q: want N/s, N/m or N/h with N above 0", s)
+		return 0, 0, fmt.Errorf("%q: want N/s, N/m or N/h with N a whole number above 0", s)
 	}
 	switch strings.TrimSpace(unit) {
 	case "s":
-		return v, nil
+		return float64(v), v, nil
 	case "m":
-		return v / 60, nil
+		return float64(v) / 60, v, nil
 	case "h":
-		return v / 3600, nil
+		return float64(v) / 3600, v, nil
 	}
-	return 0, fmt.Errorf("%q: want N/s, N/m or N/h", s)
+	return 0, 0, fmt.Errorf("%q: want N/s, N/m or N/h", s)
 }
 
 // TokenNames lists `tokens:` by name, sorted.
@@ -128,7 +129,7 @@ func (c *Config) checkDoor() *ConfigError {
 				return &ConfigError{Key: fmt.Sprintf("%s.models[%d]", key, i), Msg: fmt.Sprintf("%q is not in `models:`", m)}
 			}
 		}
-		if _, err := TokenRate(tk.Rate); err != nil {
+		if _, _, err := TokenRate(tk.Rate); err != nil {
 			return &ConfigError{Key: key + ".rate", Msg: err.Error()}
 		}
 	}
