@@ -76,6 +76,7 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeLease$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseGen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/frontdoor -run '^$$' -fuzz '^FuzzParseChat$$' -fuzztime $(FUZZTIME)
 
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.
