@@ -133,6 +133,16 @@ func TestE2E_Door_Refusals(t *testing.T) {
 	if !errors.As(err, &oe) || oe.StatusCode != 403 || oe.Code != "model_not_allowed" || oe.Param != "model" {
 		t.Errorf("go sdk, a model not allowed: %v", err)
 	}
+	// A task the model refuses (400: permanent) is 422 with its class;
+	// streamed, the stream ends with an error event, which the SDK raises.
+	status, _, m := r.doorDo(http.MethodPost, "/v1/chat/completions", doorToken, map[string]any{"model": "api-door", "messages": user("[[status=400]] refused upstream")})
+	if _, code, _ := openAIError(t, "permanent", m); status != 422 || code != "task_permanent" {
+		t.Errorf("a permanent failure: %d %v, want 422 task_permanent", status, m)
+	}
+	_, err = sdkAsk(t.Context(), r.sdk(doorToken), doorParams("api-door", "", "[[status=400]] refused upstream, streamed"), true)
+	if err == nil || !strings.Contains(err.Error(), "task_permanent") {
+		t.Errorf("a permanent failure, streamed: %v", err)
+	}
 	// The narrow token's rate is 2/h, and every request counts: the two
 	// above spent it, so the next is 429 with Retry-After.
 	var last int
@@ -147,7 +157,7 @@ func TestE2E_Door_Refusals(t *testing.T) {
 	// wait, the third request is 429 with Retry-After.
 	r.cli("pause", "api")
 	r.submit(e2eTask{ID: "q1", Model: "api-door", Content: "one"}, e2eTask{ID: "q2", Model: "api-door", Content: "two"})
-	status, hdr, m := r.doorDo(http.MethodPost, "/v1/chat/completions", doorToken, ok)
+	status, hdr, m = r.doorDo(http.MethodPost, "/v1/chat/completions", doorToken, ok)
 	if _, code, _ := openAIError(t, "queue full", m); status != 429 || hdr.Get("Retry-After") == "" || code != "queue_full" {
 		t.Errorf("over the queue: status %d Retry-After %q code %q", status, hdr.Get("Retry-After"), code)
 	}

@@ -24,8 +24,10 @@ import (
 // under /shot/N, its saved pages as downloads under /page/N),
 // `/batch/NAME` a batch's page (?download=csv|jsonl), `/api/status` the
 // JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
-// answers GET and HEAD only; nothing on it changes state. It answers only
-// requests whose Host names it (hostGuard: DNS-rebinding protection).
+// answers GET and HEAD only; nothing on it changes state, except under
+// /v1/ and /api/v1/: the front door (internal/frontdoor), served only when
+// `tokens:` lists a token. It answers only requests whose Host names it
+// (hostGuard: DNS-rebinding protection).
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
