@@ -186,16 +186,26 @@ func (r *doorRig) runNode(tok string, calls []nodeCall) []nodeResult {
 	return res
 }
 
-// checkNoToken fails if a token is in a file under the spool or the log.
+// checkNoToken fails if a token is in a file under the spool, in the
+// config, or in a daemon's log (every *.stderr of the rig: a killed
+// daemon's log is kept under its name), or in logs.
 func (r *doorRig) checkNoToken(logs ...string) {
 	r.t.Helper()
+	kept, _ := filepath.Glob(filepath.Join(r.dir, "*.stderr"))
+	for _, p := range append(kept, r.cfgPath) {
+		b, _ := os.ReadFile(p)
+		logs = append(logs, string(b))
+	}
+	if len(logs) < 2 {
+		r.t.Errorf("no daemon log to check")
+	}
 	for _, tok := range []string{doorToken, doorNarrow, "PLANTED"} {
 		if hits, _ := e2eFilesContaining(r.t, r.L.Root, tok); len(hits) > 0 {
 			r.t.Errorf("a token (%q) is in %v", tok, hits)
 		}
 		for _, l := range logs {
 			if strings.Contains(l, tok) {
-				r.t.Errorf("a token (%q) is in the daemon's log", tok)
+				r.t.Errorf("a token (%q) is in a daemon's log or the config", tok)
 			}
 		}
 	}
