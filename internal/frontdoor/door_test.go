@@ -197,3 +197,41 @@ func TestConfig_DoorKeys(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", c.Door, err)
 	}
 }
+
+// A record planted in done/ under a key's taskId (unsealed: no daemon of
+// this installation wrote it) is never answered as the task's result.
+func TestDoor_PlantedResultRefused(t *testing.T) {
+	d, tok := newTestDoor(t, "")
+	tk := d.tokens[strings.TrimPrefix(HashToken(tok), config.TokenHashPrefix)]
+	id := keyedID(tk, "k-planted")
+	planted := &taskfile.Task{TaskID: id, Model: "writer", Content: "hello", Batch: "cms", State: taskfile.StateSuccess, Attempt: 1, Result: "PLANTED answer"}
+	data, err := planted.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.st.Layout.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.st.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, id), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(d, http.MethodPost, "/v1/chat/completions", tok, `{"model":"writer","messages":[{"role":"user","content":"hello"}]}`, "Idempotency-Key", "k-planted")
+	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), "PLANTED") {
+		t.Errorf("planted record: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestFailedError(t *testing.T) {
+	for class, want := range map[taskfile.ErrorClass]int{
+		taskfile.ClassInvalid: 400, taskfile.ClassPermanent: 422, taskfile.ClassTransient: 502, taskfile.ClassAccount: 502,
+		taskfile.ClassStale: 500, taskfile.ClassEnvironment: 500, taskfile.ClassCanceled: 410,
+	} {
+		e := failedError(&taskfile.Task{TaskID: "x", ErrorClass: class, Error: "why"}, taskfile.StateFailed)
+		if e.Status != want || e.Code != "task_"+string(class) || !strings.Contains(e.Msg, "why") {
+			t.Errorf("%s: %+v, want %d", class, e, want)
+		}
+	}
+	if e := failedError(&taskfile.Task{TaskID: "x"}, taskfile.StateCanceled); e.Status != http.StatusGone {
+		t.Errorf("canceled: %+v", e)
+	}
+}
