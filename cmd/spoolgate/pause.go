@@ -34,11 +34,10 @@ func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string,
 	if *host != "" && (strings.ContainsAny(*host, `/\: `) || strings.HasPrefix(*host, ".")) {
 		return nil, "", "", usagef("%s: --host %q is not a host name", name, *host)
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return nil, "", "", err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	if err := st.Layout.Create(); err != nil {
 		return nil, "", "", err
 	}

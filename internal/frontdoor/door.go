@@ -48,13 +48,16 @@ type token struct {
 	lim  *rate.Limiter // nil: no limit
 }
 
-// New returns the door of cfg's spool; log is its component's logger.
-// A door without tokens answers every request with 401.
-func New(cfg *config.Config, log *slog.Logger) *Door {
+// New returns the door of store's spool (the process's one Store, with
+// the installation's key: the door reads the records the daemon seals);
+// log is its component's logger. A door without tokens answers every
+// request with 401.
+func New(store *spool.Store, log *slog.Logger) *Door {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Door{cfg: cfg, st: spool.NewStore(cfg, log), log: log, tokens: map[string]*token{}, now: time.Now}
+	cfg := store.Cfg
+	d := &Door{cfg: cfg, st: store, log: log, tokens: map[string]*token{}, now: time.Now}
 	d.waits.init()
 	for _, name := range cfg.TokenNames() {
 		tc := cfg.Tokens[name]

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -124,7 +125,7 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(cfg, nil), tok
+	return New(spool.NewStore(cfg, nil), nil), tok
 }
 
 func serve(d *Door, method, path, tok, body string, hdr ...string) *httptest.ResponseRecorder {

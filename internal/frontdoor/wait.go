@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -105,7 +105,7 @@ func (d *Door) look(k taskfile.Kind, id string) (where, error) {
 // lookIncoming reads task id from lane k's incoming/: a drop, the
 // submitter's fields only (false when it is not there, or moved on).
 func (d *Door) lookIncoming(k taskfile.Kind, id string) (where, bool) {
-	data, _, err := spool.ReadRegular(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id), taskfile.MaxTaskSize)
+	data, _, err := fsx.ReadRegular(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id), taskfile.MaxTaskSize)
 	if err != nil {
 		return where{}, false
 	}

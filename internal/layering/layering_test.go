@@ -30,6 +30,9 @@ var rules = []rule{
 	{pkg: "lanes/attempt", deny: []string{"spool"}, why: "the executor contract does not need the Store"},
 	{pkg: "lanes/apimodel", deny: []string{"spool"}, why: "the API executor needs the task and the config, not the Store"},
 	{pkg: "spool", deny: []string{"spool/status", "lanes", "lanes/", "browser", "browser/", "cmd/"}, why: "the Store knows nothing above it"},
+	{pkg: "internal/fsx", allow: []string{"internal/dirsync"}, why: "the file primitives know no task, no config, no Store"},
+	{pkg: "browser", deny: []string{"spool", "spool/status"}, why: "the browser saves through its job and reads liveness from fsx, not through the Store"},
+	{pkg: "lanes", deny: []string{"spool/status"}, why: "the lanes fill the live views of the leaf of shared types; status shows them"},
 }
 
 func matches(p, pattern string) bool {
@@ -123,7 +126,10 @@ func TestViolations(t *testing.T) {
 		"spool/config":   {"spool/taskfile"},
 		"lanes/attempt":  {"spool/taskfile", "spool/config"},
 		"lanes/apimodel": {"spool/taskfile", "spool/config", "lanes/attempt"},
-		"spool":          {"spool/taskfile", "spool/config", "internal/startstop"},
+		"spool":          {"spool/taskfile", "spool/config", "internal/startstop", "internal/fsx"},
+		"internal/fsx":   {"internal/dirsync"},
+		"browser":        {"spool/taskfile", "spool/config", "lanes/attempt", "internal/fsx"},
+		"lanes":          {"spool", "spool/taskfile", "lanes/attempt"},
 	}
 	if v := violations(rules, good); len(v) != 0 {
 		t.Fatalf("the good graph: %v", v)
@@ -141,6 +147,11 @@ func TestViolations(t *testing.T) {
 		{"spool", "browser"},
 		{"spool", "cmd/spoolgate"},
 		{"spool", "spool/status"},
+		{"internal/fsx", "spool/taskfile"},
+		{"internal/fsx", "spool"},
+		{"browser", "spool"},
+		{"browser", "spool/status"},
+		{"lanes", "spool/status"},
 	}
 	for _, tt := range tests {
 		bad := map[string][]string{}

@@ -67,7 +67,7 @@ func TestSnapshotter_Timeline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := NewSnapshotter(cfg, nil)
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
 	_, c, err := s.SnapshotTimeline(now, TimelineQuery{Since: 2 * time.Hour, Links: true, Loc: time.UTC})
 	if err != nil {
 		t.Fatal(err)

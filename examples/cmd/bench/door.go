@@ -51,11 +51,11 @@ func doorFigures(ctx context.Context, o options, stderr io.Writer) ([]coreFigure
 	}
 	tok, hash := frontdoor.NewToken()
 	cfg.Tokens = map[string]config.TokenConfig{"bench": {Hash: hash, Models: []string{"*"}}}
-	door := frontdoor.New(cfg, nil)
+	store := spool.NewStore(cfg, nil)
+	door := frontdoor.New(store, nil)
 	var mu sync.Mutex
 	ended := map[string]time.Time{}
 	finals := make(chan string, 1)
-	store := spool.NewStore(cfg, nil)
 	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindAPI: &instant{}},
 		Hooks: lanes.Hooks{OnFinal: func(_ taskfile.Kind, t *taskfile.Task) {
 			mu.Lock()
