@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet race windows darwin cross demo bench fuzz reliability clean mockllm
+.PHONY: all build test vet race windows darwin cross demo bench fuzz reliability clean mockllm doorclient
 
 all: build
 
@@ -21,7 +21,7 @@ vet:
 # -parallel 3: the command's end-to-end tests that share nothing run in
 # parallel; they spend most of their time waiting on daemons and stand-ins,
 # so three at once fit two cores beside the browser package's own Chromium.
-race: mockllm
+race: mockllm doorclient
 	$(GO) test -race -count=1 -parallel 3 -timeout 30m ./...
 
 # The npm mock LLM server that lanes/apimodel's tests run against, at the
@@ -33,6 +33,15 @@ mockllm:
 	@if [ -n "$$SPOOLGATE_NO_NPM" ]; then echo "mockllm: SPOOLGATE_NO_NPM is set: the npm mock server is not installed"; \
 	elif [ $(MOCKLLM_STAMP) -nt examples/mockllm/package-lock.json ]; then :; \
 	else npm ci --prefix examples/mockllm --no-audit --no-fund; fi
+
+# The official openai npm SDK that cmd/spoolgate's front-door tests drive
+# (examples/doorclient), at the version its package-lock.json pins; as
+# mockllm, installed again only when the lock file is newer.
+DOORCLIENT_STAMP := examples/doorclient/node_modules/.package-lock.json
+doorclient:
+	@if [ -n "$$SPOOLGATE_NO_NPM" ]; then echo "doorclient: SPOOLGATE_NO_NPM is set: the npm openai SDK is not installed"; \
+	elif [ $(DOORCLIENT_STAMP) -nt examples/doorclient/package-lock.json ]; then :; \
+	else npm ci --prefix examples/doorclient --no-audit --no-fund; fi
 
 windows:
 	GOOS=windows $(GO) build ./...
@@ -67,6 +76,7 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeLease$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseGen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/frontdoor -run '^$$' -fuzz '^FuzzParseChat$$' -fuzztime $(FUZZTIME)
 
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/spoolgate/spoolgate/internal/frontdoor"
 	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
@@ -25,8 +26,10 @@ import (
 // under /shot/N, its saved pages as downloads under /page/N),
 // `/batch/NAME` a batch's page (?download=csv|jsonl), `/api/status` the
 // JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
-// answers GET and HEAD only; nothing on it changes state. It answers only
-// requests whose Host names it (hostGuard: DNS-rebinding protection).
+// answers GET and HEAD only; nothing on it changes state, except under
+// /v1/ and /api/v1/: the front door (internal/frontdoor), served only when
+// `tokens:` lists a token. It answers only requests whose Host names it
+// (hostGuard: DNS-rebinding protection).
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
@@ -36,7 +39,8 @@ type httpServer struct {
 	cfg     *config.Config
 
 	listenHost string
-	addr       net.Addr // nil when not listening
+	addr       net.Addr        // nil when not listening
+	door       *frontdoor.Door // the front door (issue 41): nil without tokens:
 
 	startstop.Base
 }
@@ -67,6 +71,9 @@ func newHTTPServer(store *spool.Store, info func() []taskfile.LaneInfo, log *slo
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
 	h.snap = status.NewSnapshotter(store, info)
 	h.metrics = newMetrics(h)
+	if len(cfg.Tokens) > 0 {
+		h.door = frontdoor.New(store, log.With("component", "door"))
+	}
 	if cfg.HTTP != "off" {
 		host, _, err := net.SplitHostPort(cfg.HTTP)
 		if err != nil {
@@ -108,8 +115,12 @@ func (h *httpServer) Start(ctx context.Context) error {
 	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
 	mux.HandleFunc("/batch/{name...}", h.batchPage)
 	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
+	var handler http.Handler = readOnly(mux)
+	if h.door != nil { // the door's paths take POST; the rest stays read-only
+		handler = frontdoor.Mount(handler, h.door)
+	}
 	srv := &http.Server{
-		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, readOnly(mux)),
+		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, handler),
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -134,6 +145,9 @@ func (h *httpServer) Start(ctx context.Context) error {
 		<-served
 	}()
 	h.log.Info("status page", "url", "http://"+h.addr.String()+"/")
+	if h.door != nil {
+		h.log.Info("front door", "url", "http://"+h.addr.String()+"/v1", "tokens", len(h.cfg.Tokens), "remote", h.cfg.Door.Remote)
+	}
 	warnIfOpen(h.log, h.addr)
 	started()
 	return nil
@@ -143,7 +157,12 @@ func (h *httpServer) Start(ctx context.Context) error {
 func (h *httpServer) Addr() net.Addr { return h.addr }
 
 // Hooks feed the counters and histograms of /metrics; give them to the lanes.
-func (h *httpServer) Hooks() lanes.Hooks { return h.metrics.hooks() }
+func (h *httpServer) Hooks() lanes.Hooks {
+	if h.door != nil {
+		return h.metrics.hooks().And(h.door.Hooks())
+	}
+	return h.metrics.hooks()
+}
 
 // readOnly refuses every method but GET and HEAD.
 func readOnly(next http.Handler) http.Handler {

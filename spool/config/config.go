@@ -34,6 +34,8 @@ type Config struct {
 	Notify        NotifyConfig           `yaml:"notify"`
 	Retention     RetentionConfig        `yaml:"retention"`
 	AgingAfter    Duration               `yaml:"agingAfter"`
+	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
+	Door          DoorConfig             `yaml:"door"`
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
