@@ -14,6 +14,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
@@ -32,6 +33,8 @@ type httpServer struct {
 	metrics *metrics
 	now     func() time.Time
 	cfg     *config.Config
+	store   *spool.Store // the actions' and the audit trail's
+	auth    *auth        // nil: nobody logs in, the pages are read-only
 
 	listenHost string
 	addr       net.Addr // nil when not listening
@@ -61,6 +64,8 @@ func newHTTPServer(cfg *config.Config, info func() []status.LaneInfo, log *slog.
 		info = func() []status.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
+	h.store = spool.NewStore(cfg, log)
+	h.auth = newAuth(cfg.Console, func() time.Time { return h.now() })
 	h.snap = status.NewSnapshotter(cfg, info)
 	h.metrics = newMetrics(h)
 	if cfg.HTTP != "off" {
@@ -96,25 +101,24 @@ func (h *httpServer) Start(ctx context.Context) error {
 		return nil
 	}
 	h.addr = ln.Addr()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", h.page)
-	mux.HandleFunc("/api/status", h.apiStatus)
-	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
-	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
-	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
-	mux.HandleFunc("/batch/{name...}", h.batchPage)
-	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
 	srv := &http.Server{
-		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, readOnly(mux)),
+		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, h.handler()),
 		ReadHeaderTimeout: 5 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		ReadTimeout:       2 * time.Minute, // an upload of maxUpload over a slow link
+		WriteTimeout:      2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if h.cfg.Console.TLSOn() {
+			err = srv.ServeTLS(ln, h.cfg.Console.TLS.Cert, h.cfg.Console.TLS.Key)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.log.Error("http server stopped", "err", err)
 		}
 	}()
@@ -129,10 +133,33 @@ func (h *httpServer) Start(ctx context.Context) error {
 		}
 		<-served
 	}()
-	h.log.Info("status page", "url", "http://"+h.addr.String()+"/")
-	warnIfOpen(h.log, h.addr)
+	scheme := "http"
+	if h.cfg.Console.TLSOn() {
+		scheme = "https"
+	}
+	h.log.Info("status page", "url", scheme+"://"+h.addr.String()+"/", "login", h.auth != nil)
+	warnIfOpen(h.log, h.addr, h.auth != nil && !h.cfg.Console.TLSOn())
 	started()
 	return nil
+}
+
+// handler is the console's routes: the read-only pages, and with logins
+// configured the login, the actions and the forms, behind authorize.
+func (h *httpServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", h.page)
+	mux.HandleFunc("/api/status", h.apiStatus)
+	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
+	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
+	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
+	mux.HandleFunc("/batch/{name...}", h.batchPage)
+	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
+	mux.HandleFunc("/login", h.loginPage)
+	mux.HandleFunc("/logout", h.logout)
+	mux.HandleFunc("/action", h.action)
+	mux.HandleFunc("/submit", h.submitPage)
+	mux.HandleFunc("/import", h.importPage)
+	return readOnly(mux)
 }
 
 // Addr is the address served, or nil when not listening.
@@ -141,9 +168,18 @@ func (h *httpServer) Addr() net.Addr { return h.addr }
 // Hooks feed the counters and histograms of /metrics; give them to the lanes.
 func (h *httpServer) Hooks() lanes.Hooks { return h.metrics.hooks() }
 
-// readOnly refuses every method but GET and HEAD.
+// postPaths are the only paths that take a POST (each behind authorize,
+// or the login's own checks).
+var postPaths = map[string]bool{"/login": true, "/logout": true, "/action": true, "/submit": true, "/import": true}
+
+// readOnly refuses every method but GET and HEAD, and POST on postPaths.
 func readOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && postPaths[r.URL.Path] {
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			next.ServeHTTP(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "read-only: GET only", http.StatusMethodNotAllowed)

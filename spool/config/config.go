@@ -34,6 +34,7 @@ type Config struct {
 	Notify        NotifyConfig           `yaml:"notify"`
 	Retention     RetentionConfig        `yaml:"retention"`
 	AgingAfter    Duration               `yaml:"agingAfter"`
+	Console       ConsoleConfig          `yaml:"console"`
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`

@@ -219,6 +219,9 @@ func (c *Config) Check() error {
 	if err := c.checkOps(); err != nil {
 		return err
 	}
+	if err := c.checkConsole(); err != nil {
+		return err
+	}
 	if err := c.checkSessions(); err != nil {
 		return err
 	}
