@@ -28,6 +28,13 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	output := fs.String("output", "", "output path under <spool>/output (with --model/--content)")
 	id := fs.String("id", "", "taskId (with --model/--content; default generated)")
 	priority := fs.String("priority", "", "high, normal or low (with --model/--content)")
+	tf := tableFlags{file: fs.String("table", "", "a CSV or XLSX table: one task per row (see --template and the --*-col flags)"),
+		template:    fs.String("template", "", "with --table: the content, {{COLUMN}} replaced by the row's cell"),
+		contentCol:  fs.String("content-col", "", "with --table: the column of the content (instead of --template)"),
+		promptCol:   fs.String("prompt-col", "", "with --table: the column of the prompt"),
+		modelCol:    fs.String("model-col", "", "with --table: the column of the model (default --model)"),
+		priorityCol: fs.String("priority-col", "", "with --table: the column of the priority"),
+		outputCol:   fs.String("output-col", "", "with --table: the column of the output path")}
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -41,6 +48,12 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		return usagef("--lane %q: want web or api", lane)
 	}
 	st := spool.NewStore(cfg, nil)
+	if *tf.file != "" {
+		if len(files) > 0 || *content != "" || *id != "" || *prompt != "" || *output != "" || *priority != "" || lane != "" {
+			return usagef("submit --table: give the table's columns (--*-col) or --template; --model and --batch only")
+		}
+		return submitTable(env, st, tf, *batch, *model)
+	}
 	var drops []actions.Drop
 	if *model != "" || *content != "" {
 		if len(files) > 0 {
