@@ -1,10 +1,12 @@
 package actions
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/internal/tableimport"
 	"github.com/spoolgate/spoolgate/spool"
@@ -21,8 +23,19 @@ type RowDrop struct {
 // RowTaskID is the taskId of a table's row N in batch: the same rows of
 // the same batch submitted twice name the same tasks, and the second
 // submit is refused as a duplicate instead of run again.
+// A batch name that is not all letters, digits, - and _ (春季选题)
+// gives its ASCII part and a hash of the whole name: b-1a2b3c4d-r2.
 func RowTaskID(batch string, n int) string {
-	return fmt.Sprintf("%s-r%d", IDPrefix(batch, "table"), n)
+	p := IDPrefix(batch, "")
+	if p != batch || p == "" {
+		sum := sha256.Sum256([]byte(batch))
+		p = strings.Trim(p, "-")
+		if p == "" {
+			p = "b"
+		}
+		p = fmt.Sprintf("%s-%x", p, sum[:4])
+	}
+	return fmt.Sprintf("%s-r%d", p, n)
 }
 
 // TableDrops checks every row as `spoolgate submit` checks a task; a
