@@ -67,7 +67,7 @@ func (h *httpServer) render(w http.ResponseWriter, t *template.Template, v any, 
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Vary", "Accept-Language, Cookie")
 	w.Header().Set("Content-Security-Policy", formCSP)
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // no-referrer would make a form post's Origin "null"; other sites get no referrer
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())

@@ -198,7 +198,7 @@ func writePage(w http.ResponseWriter, body []byte, csp string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Vary", "Accept-Language")
 	w.Header().Set("Content-Security-Policy", csp)
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // no-referrer would make a form post's Origin "null"; other sites get no referrer
 	_, _ = w.Write(body)
 }
 
