@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"html/template"
 	"net/http"
 	"time"
@@ -129,5 +130,5 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		Since    string
 		Spans    []string
 		A        actView
-	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(since), sinceChoices, h.actView(r, L)}, http.StatusOK)
+	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L)}, http.StatusOK)
 }
