@@ -164,12 +164,29 @@ func readXLSX(data []byte) (*Table, error) {
 	}
 	// Cell values as Excel shows them, formulas not evaluated: a cell's
 	// formula is never run, its cached value is what was saved.
-	recs, err := x.GetRows(sheets[0], excelize.Options{RawCellValue: false})
+	// Row by row, never GetRows: a few bytes can declare a cell at row
+	// 1048576 or column XFD, and the whole grid would be built.
+	rows, err := x.Rows(sheets[0])
 	if err != nil {
 		return nil, fmt.Errorf("xlsx: %w", err)
 	}
-	if len(recs) > MaxRows+1 {
-		return nil, fmt.Errorf("more than %d rows: %w", MaxRows, ErrTooLarge)
+	defer rows.Close()
+	var recs [][]string
+	for rows.Next() {
+		if len(recs) > MaxRows {
+			return nil, fmt.Errorf("more than %d rows: %w", MaxRows, ErrTooLarge)
+		}
+		rec, err := rows.Columns()
+		if err != nil {
+			return nil, fmt.Errorf("xlsx: row %d: %w", len(recs)+1, err)
+		}
+		if len(rec) > MaxCols {
+			return nil, fmt.Errorf("row %d: more than %d columns: %w", len(recs)+1, MaxCols, ErrTooLarge)
+		}
+		recs = append(recs, rec)
+	}
+	if err := rows.Error(); err != nil {
+		return nil, fmt.Errorf("xlsx: %w", err)
 	}
 	return build(recs, "xlsx")
 }
