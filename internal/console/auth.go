@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -131,7 +132,7 @@ func (a *auth) check(user, pw string) (string, bool) {
 	defer func() { <-a.verify }()
 	if user == "" || user == config.TokenUser {
 		if a.token == "" {
-			_, _ = checkPassword(dummyHash, pw)
+			_, _ = checkPassword(dummyHash(), pw)
 			return "", false
 		}
 		ok, _ := checkPassword(a.token, pw)
@@ -139,7 +140,7 @@ func (a *auth) check(user, pw string) (string, bool) {
 	}
 	h, known := a.users[user]
 	if !known {
-		_, _ = checkPassword(dummyHash, pw)
+		_, _ = checkPassword(dummyHash(), pw)
 		return "", false
 	}
 	ok, _ := checkPassword(h, pw)
@@ -148,7 +149,11 @@ func (a *auth) check(user, pw string) (string, bool) {
 
 // dummyHash is checked for an unknown user, so that a login for one takes
 // as long as for a known one.
-var dummyHash, _ = HashPassword("spoolgate: no such user")
+// Made at the first login, not at start: every command links this package.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := HashPassword("spoolgate: no such user")
+	return h
+})
 
 func (a *auth) newSession(user string) *session {
 	a.mu.Lock()
@@ -213,7 +218,7 @@ func (a *auth) takeFlash(s *session) string {
 
 func (a *auth) setFlash(s *session, msg string) {
 	a.mu.Lock()
-	s.flash = msg
+	s.flash = safetext.Line(msg)
 	a.mu.Unlock()
 }
 
