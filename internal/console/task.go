@@ -71,6 +71,10 @@ func locateTask(L spool.Layout, lane, id string) (located, bool) {
 	if d := L.Locate(k, id); d != "" {
 		return located{lane: k, dir: d, path: L.TaskPath(k, d, id), logs: L.Lane(k, taskfile.DirLogs)}, true
 	}
+	// Just submitted or retried, not yet taken in by intake.
+	if d := spool.LocateIn(L.Lane(k, ""), []string{taskfile.DirIncoming}, id); d != "" {
+		return located{lane: k, dir: d, path: L.TaskPath(k, d, id), logs: L.Lane(k, taskfile.DirLogs)}, true
+	}
 	months := L.ArchiveMonths(k)
 	slices.Reverse(months)
 	for _, m := range months {
