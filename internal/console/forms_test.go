@@ -139,6 +139,13 @@ func TestHTTPServer_Import(t *testing.T) {
 	if first == nil || first.Content != "为公众号写一篇关于春茶上新的稿子，语气轻松" || first.Batch != "春季" || first.Model != "writer" {
 		t.Fatalf("row 2: %+v", first)
 	}
+	// Every hostile row's task page shows its cell as text.
+	for id, tk := range got {
+		_, page := o.get("/task/api/" + id)
+		if !strings.Contains(page, `class="content"`) || strings.Contains(page, "<img src=x") || strings.Contains(page, `href="javascript`) {
+			t.Errorf("task page of %s (%q) is not inert:\n%s", id, tk.Content, page)
+		}
+	}
 	// The same file again: every row a duplicate, nothing dropped twice.
 	_, page = o.upload("topics.csv", gb, fields, nil)
 	if !strings.Contains(page, "no valid rows") || strings.Count(page, `class="row-error"`) != 8 || !strings.Contains(page, "already waiting") {
