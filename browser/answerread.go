@@ -260,6 +260,9 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 		if !check || d.rs.noCheck {
 			return c, nil
 		}
+		if d.afterRead != nil {
+			d.afterRead(ctx)
+		}
 		began := time.Now()
 		var behind bool
 		c.Check, behind = d.pageCheck(ctx, c.Text, format)
@@ -276,6 +279,20 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 			d.log.Warn("driver: the page shows only a beginning of the answer read by "+m+"; keeping it", "diff", c.Check.Diff)
 			return c, nil
 		}
+		if m != MethodNetwork {
+			// A page read can be a moment early: the response ended (the
+			// proof) while the page still showed its streaming form (raw
+			// Markdown, before the final render). The check waited for the
+			// page to hold still, so the same method, read again now, reads
+			// what the page settled on.
+			if again, ok := d.reread(ctx, m, nw, track, c); ok {
+				again.CheckTook = c.CheckTook + again.CheckTook
+				a.CheckTook = again.CheckTook
+				if again.Check.State != CheckDiffers {
+					return again, nil
+				}
+			}
+		}
 		d.log.Warn("driver: the answer read by "+m+" differs from the page; trying the next method", "diff", c.Check.Diff)
 		a.Fallbacks = append(a.Fallbacks, m+": differs from the page: "+c.Check.Diff)
 		if first == nil {
@@ -288,6 +305,22 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 		return *first, nil
 	}
 	return a, nil // empty: the caller fails the attempt with the page's text
+}
+
+// reread reads by page method m once more after a check found c differs,
+// and checks that read; ok is false when it reads nothing new.
+func (d *driver) reread(ctx context.Context, m string, nw *netWatch, track *answerTrack, c Answer) (Answer, bool) {
+	text, format, err := d.readOne(ctx, m, nw, track)
+	text = strings.TrimSpace(text)
+	if err != nil || text == "" || text == c.Text {
+		return c, false
+	}
+	d.log.Info("driver: read by "+m+" again after the page settled", "diff", c.Check.Diff)
+	again := Answer{Text: text, Format: format, Method: m, Fallbacks: c.Fallbacks}
+	began := time.Now()
+	again.Check, _ = d.pageCheck(ctx, text, format)
+	again.CheckTook = time.Since(began)
+	return again, true
 }
 
 // checkSettle bounds how long a result that differs from the page waits

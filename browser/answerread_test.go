@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -216,6 +217,35 @@ func TestDriver_ReadAnswer_BodyFallback(t *testing.T) {
 // is kept but marked differs, with where; the next method (dom) gives
 // what the page shows, verified; with verify: strict the attempt fails
 // as transient.
+// A page method's read at the response's end can come before the page's
+// final render (the page shows the source while it streams; CI saw a
+// loaded renderer a moment late): the check then finds the difference,
+// and the same method, read again once the page held still, gives what
+// the page settled on, verified. The page renders right after the read.
+func TestDriver_ReadAnswer_LateRender(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["cjk"]
+	for _, m := range []string{MethodText, MethodDOM} {
+		msg := "[[late]] by " + m
+		p.set(msg, md)
+		log := &syncBuf{}
+		d := readDriver(t, p.url, []string{m}, log)
+		d.afterRead = func(ctx context.Context) {
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(window.renderNow && (window.renderNow(), true))`)); err != nil {
+				t.Errorf("render: %v", err)
+			}
+		}
+		a, err := ask(ctx, t, d, msg)
+		if err != nil {
+			t.Fatalf("%s: %v\nlog:\n%s", m, err, log)
+		}
+		if a.Method != m || a.Check.State != CheckVerified || strings.Contains(a.Text, "## ") == (m == MethodText) {
+			t.Errorf("%s: read by %s, %s (%s): %q; want %s, verified, the rendered answer\nlog:\n%s", m, a.Method, a.Check.State, a.Check.Diff, a.Text, m, log)
+		}
+	}
+}
+
 func TestDriver_ReadAnswer_Differs(t *testing.T) {
 	p := startReadPage(t)
 	ctx := tab(t)

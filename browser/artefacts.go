@@ -2,17 +2,15 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/spoolgate/spoolgate/spool"
-	"github.com/spoolgate/spoolgate/spool/taskfile"
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 )
 
 // keepArtefacts is how many attempts of a task keep their screenshot and
@@ -45,18 +43,15 @@ func (a artefacts) String() string {
 // attempts older than the last three. The files are written like task
 // logs: no folder on the way followed through a symlink. Whatever cannot
 // be saved is logged and left out.
-func saveArtefacts(tab context.Context, st *spool.Store, id string, attempt int, log *slog.Logger) artefacts {
+func saveArtefacts(tab context.Context, job *attempt.Job, id string, n int, log *slog.Logger) artefacts {
 	ctx, cancel := context.WithTimeout(tab, artefactTimeout)
 	defer cancel()
-	dir := st.Layout.Lane(taskfile.KindWeb, taskfile.DirLogs)
-	base := id + "." + strconv.Itoa(attempt)
+	base := id + "." + strconv.Itoa(n)
 	var a artefacts
 	if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
 		log.Warn("driver: no screenshot of the failed attempt", "err", err)
-	} else if err := st.WriteLogFile(taskfile.KindWeb, base+".png", png); err != nil {
+	} else if a.png, err = job.SaveLogFile(base+".png", png); err != nil {
 		log.Warn("driver: cannot save the screenshot", "err", err)
-	} else {
-		a.png = filepath.ToSlash(filepath.Join(string(taskfile.KindWeb), taskfile.DirLogs, base+".png"))
 	}
 	html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {`+helpers+`
 const doc = document.documentElement;
@@ -65,20 +60,16 @@ return '<!doctype html>\n' + html;
 })()`))
 	if err != nil {
 		log.Warn("driver: no HTML of the failed attempt", "err", err)
-	} else if err := st.WriteLogFile(taskfile.KindWeb, base+".html", []byte(html)); err != nil {
+	} else if a.html, err = job.SaveLogFile(base+".html", []byte(html)); err != nil {
 		log.Warn("driver: cannot save the page's HTML", "err", err)
-	} else {
-		a.html = filepath.ToSlash(filepath.Join(string(taskfile.KindWeb), taskfile.DirLogs, base+".html"))
 	}
-	for n := attempt - keepArtefacts; n >= 1; n-- {
-		old := filepath.Join(dir, id+"."+strconv.Itoa(n))
-		_, e1 := os.Lstat(old + ".png")
-		_, e2 := os.Lstat(old + ".html")
-		if e1 != nil && e2 != nil {
+	for old := n - keepArtefacts; old >= 1; old-- {
+		b := id + "." + strconv.Itoa(old)
+		e1 := job.RemoveLogFile(b + ".png")
+		e2 := job.RemoveLogFile(b + ".html")
+		if errors.Is(e1, fs.ErrNotExist) && errors.Is(e2, fs.ErrNotExist) {
 			break // older ones went with it
 		}
-		_ = os.Remove(old + ".png")
-		_ = os.Remove(old + ".html")
 	}
 	if s := a.String(); s != "" {
 		log.Info(fmt.Sprintf("driver: saved the failed attempt's %s", s))

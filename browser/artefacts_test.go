@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -29,7 +30,9 @@ func TestSaveArtefacts_KeepsLastThree(t *testing.T) {
 	// A tab that is gone: nothing new can be saved, the old ones still go.
 	dead, cancel := context.WithCancel(context.Background())
 	cancel()
-	if a := saveArtefacts(dead, st, "T", 5, slog.New(slog.DiscardHandler)); a.String() != "" {
+	job := attempt.NewJob(&taskfile.Task{TaskID: "T"}, nil, nil)
+	job.SetLogFiles(st.LogFiles(taskfile.KindWeb))
+	if a := saveArtefacts(dead, job, "T", 5, slog.New(slog.DiscardHandler)); a.String() != "" {
 		t.Fatalf("saved %q from a dead tab", a)
 	}
 	for _, n := range names {

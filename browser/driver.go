@@ -75,6 +75,9 @@ type driver struct {
 	began    time.Time // the attempt's start, for the step log
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64
+	// afterRead, when set, runs between a method's read and the check of
+	// that read against the page (tests: a page that renders just then).
+	afterRead func(ctx context.Context)
 	// netBodyOnly reads the answer's response only by getResponseBody
 	// (tests force the path a slow machine takes).
 	netBodyOnly bool

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -170,7 +169,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	}
 	// Something to look at: what the page showed when the attempt failed.
 	job.SetStage("saving the page of the failed attempt")
-	saved := saveArtefacts(b.Context(), spool.NewStore(e.cfg, nil), job.Task.TaskID, max(job.Task.Attempt, 1), log)
+	saved := saveArtefacts(b.Context(), job, job.Task.TaskID, max(job.Task.Attempt, 1), log)
 	if errors.Is(context.Cause(dctx), attempt.ErrTimeout) {
 		err = &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}

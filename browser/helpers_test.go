@@ -131,7 +131,9 @@ func (e *env) job(t *testing.T, model, prompt, content string) (*attempt.Job, *s
 	}
 	buf := &syncBuf{}
 	task := &taskfile.Task{TaskID: "t-" + strings.ReplaceAll(t.Name(), "/", "-"), Model: model, Prompt: prompt, Content: content}
-	return attempt.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil))), buf
+	job := attempt.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil)))
+	job.SetLogFiles(spool.NewStore(e.cfg, nil).LogFiles(taskfile.KindWeb)) // as a lane does
+	return job, buf
 }
 
 // pgrep lists the pids whose command line contains s (pgrep -f), which is

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/shirou/gopsutil/v4/process"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -124,7 +125,7 @@ func Launch(ctx context.Context, cfg *config.Config, profile string, headless bo
 		// Chromium refuses to start as root with its sandbox on.
 		opts = append(opts, chromedp.NoSandbox)
 	}
-	opts = append(opts, chromedp.ModifyCmdFunc(setProcAttr))
+	opts = append(opts, chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { fsx.OwnGroup(cmd, true) }))
 
 	// The browser's life is bound to a context of its own, not to the
 	// task's: a cancel must close it through the close procedure, not by
@@ -225,7 +226,7 @@ func (b *Browser) close() {
 	if b.pid > 0 && pidAlive(int32(b.pid)) {
 		how = "killed after the close grace"
 		b.log.Warn("browser: did not exit in time; killing its tree", "pid", b.pid, "grace", b.grace)
-		killGroup(b.pid)
+		fsx.KillGroup(b.pid)
 		if root != nil {
 			killTree(root)
 		}

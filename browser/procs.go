@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
-
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 )
 
 // userDataDirArg is the flag that names a Chromium profile. Chromium passes
@@ -62,12 +61,12 @@ func profileProcs(profile string) ([]*process.Process, error) {
 	return out, nil
 }
 
-// alive reports whether p still runs (see spool.ProcessLiveness: a zombie
+// alive reports whether p still runs (see fsx.ProcessLiveness: a zombie
 // holds nothing and counts as gone).
-func alive(p *process.Process) bool { return spool.ProcessAlive(p) }
+func alive(p *process.Process) bool { return fsx.ProcessAlive(p) }
 
 // pidAlive is alive for a bare pid: alive unless surely gone.
-func pidAlive(pid int32) bool { return spool.ProcessLiveness(int(pid)) != spool.Gone }
+func pidAlive(pid int32) bool { return fsx.ProcessLiveness(int(pid)) != fsx.Gone }
 
 // describe names a process for logs and hints: "pid N (name, command line)".
 func describe(p *process.Process) string {

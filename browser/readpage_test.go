@@ -32,6 +32,8 @@ import (
 //	[[exec]]     the copy button copies with execCommand('copy')
 //	[[replace]]  the page replaces the answer element at its end
 //	[[lie]]      the page shows "说明" as "说名": not what it streamed
+//	[[late]]     the page shows the answer's source while it streams and
+//	             renders it only when the test calls window.renderNow()
 type readPage struct {
 	srv     *http.Server
 	url     string
@@ -188,7 +190,8 @@ document.querySelector('.send').addEventListener('click', async () => {
   stop.style.display = '';
   const r = await fetch('/api/chat', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({content: text})});
   const rd = r.body.getReader(); const dec = new TextDecoder();
-  let buf = '', md = '', err = false;
+  let buf = '', md = '', err = false, html = '';
+  const late = text.includes('[[late]]');
   for (;;) {
     const {value, done} = await rd.read();
     if (done) break;
@@ -203,7 +206,7 @@ document.querySelector('.send').addEventListener('click', async () => {
         const j = JSON.parse(d);
         if (j.errorTurn) { err = true; a.innerHTML = '<p>Something went wrong. Please try again.</p><button class="retry">Retry</button>'; }
         if (j.choices) md += j.choices[0].delta.content;
-        if (j.html !== undefined) a.innerHTML = j.html;
+        if (j.html !== undefined) { html = j.html; if (late) a.textContent = md; else a.innerHTML = html; }
       }
     }
   }
@@ -211,6 +214,7 @@ document.querySelector('.send').addEventListener('click', async () => {
     const n = document.createElement('div'); n.className = 'msg assistant'; n.innerHTML = a.innerHTML; a.replaceWith(n); a = n;
   }
   stop.style.display = 'none';
+  if (late) window.renderNow = () => { a.innerHTML = html; };
   if (err) return;
   const bar = document.createElement('div'); bar.className = 'actions';
   const c = document.createElement('button'); c.className = 'copy'; c.textContent = 'Copy';

@@ -15,7 +15,6 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -172,8 +171,8 @@ func laneLogger(log *slog.Logger, k taskfile.Kind) *slog.Logger {
 func (d *Daemon) Lane(k taskfile.Kind) *Lane { return d.lanes[k] }
 
 // Info returns the lanes' live views.
-func (d *Daemon) Info() []status.LaneInfo {
-	var out []status.LaneInfo
+func (d *Daemon) Info() []taskfile.LaneInfo {
+	var out []taskfile.LaneInfo
 	for _, k := range taskfile.Kinds {
 		if l := d.lanes[k]; l != nil {
 			out = append(out, l.Info())

@@ -18,7 +18,6 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -208,15 +207,15 @@ func (l *Lane) Stop() {
 }
 
 // Info is the lane's live view.
-func (l *Lane) Info() status.LaneInfo {
-	var sessions []status.SessionInfo
+func (l *Lane) Info() taskfile.LaneInfo {
+	var sessions []taskfile.SessionInfo
 	if l.sessions != nil {
 		sessions = l.sessionInfos(time.Now())
 	}
 	standby, holder := l.standby()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	li := status.LaneInfo{Kind: l.c.Kind, Concurrency: l.concurrency(), Pending: l.c.Index.Len(),
+	li := taskfile.LaneInfo{Kind: l.c.Kind, Concurrency: l.concurrency(), Pending: l.c.Index.Len(),
 		Paused: l.c.Store.Paused(l.c.Kind)}
 	li.Standby, li.Holder = standby, holder
 	for id := range l.running {

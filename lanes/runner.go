@@ -104,6 +104,7 @@ func (r *runner) run(parent context.Context) {
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
 	}
+	job.SetLogFiles(l.c.Store.LogFiles(l.c.Kind))
 	job.SetRecorder(func(rec *taskfile.SendRecord, d *taskfile.Delivery) error { return r.recordSend(cancel, rec, d) })
 	r.mu.Lock()
 	r.job = job

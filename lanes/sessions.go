@@ -10,7 +10,6 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -259,29 +258,29 @@ func (l *Lane) sessionEnded(s *session, t *taskfile.Task, err error) {
 }
 
 // sessionInfos is the live view of each session, for status.
-func (l *Lane) sessionInfos(now time.Time) []status.SessionInfo {
-	out := make([]status.SessionInfo, 0, len(l.sessions))
+func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
+	out := make([]taskfile.SessionInfo, 0, len(l.sessions))
 	for _, s := range l.sessions {
 		s.mu.Lock()
-		si := status.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
+		si := taskfile.SessionInfo{Account: s.spec.Account, Site: s.spec.Site, Profile: s.spec.Profile, Lock: s.spec.Lock,
 			Task: s.running, Finished: s.finished, Failed: s.failed}
 		switch {
 		case s.running != "":
-			si.State = status.SessionRunning
+			si.State = taskfile.SessionRunning
 		case s.standby:
-			si.State, si.Holder = status.SessionStandby, s.holder
+			si.State, si.Holder = taskfile.SessionStandby, s.holder
 		case s.leaseForeign != "":
-			si.State, si.Holder = status.SessionBlocked, s.leaseForeign
+			si.State, si.Holder = taskfile.SessionBlocked, s.leaseForeign
 		case s.leasedBy != "":
-			si.State, si.Holder = status.SessionLeased, s.leasedBy
+			si.State, si.Holder = taskfile.SessionLeased, s.leasedBy
 		case s.lastReason == "disabled":
-			si.State = status.SessionDisabled
+			si.State = taskfile.SessionDisabled
 		case s.lastReason == "held":
-			si.State = status.SessionHeld
+			si.State = taskfile.SessionHeld
 		case s.loggedOut:
-			si.State = status.SessionLoggedOut
+			si.State = taskfile.SessionLoggedOut
 		default:
-			si.State = status.SessionIdle
+			si.State = taskfile.SessionIdle
 		}
 		if s.lease != nil {
 			si.Holder = l.c.Owner

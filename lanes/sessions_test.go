@@ -16,7 +16,6 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -36,7 +35,7 @@ models:
 	return parseConfig(t, "", "testhost", p, body)
 }
 
-func sessionOf(t *testing.T, r *rig, acct string) status.SessionInfo {
+func sessionOf(t *testing.T, r *rig, acct string) taskfile.SessionInfo {
 	t.Helper()
 	for _, s := range r.d.Lane(taskfile.KindWeb).Info().Sessions {
 		if s.Account == acct {
@@ -44,7 +43,7 @@ func sessionOf(t *testing.T, r *rig, acct string) status.SessionInfo {
 		}
 	}
 	t.Fatalf("no session %s", acct)
-	return status.SessionInfo{}
+	return taskfile.SessionInfo{}
 }
 
 func TestLane_TwoSessions(t *testing.T) {
@@ -145,8 +144,8 @@ func TestLane_SessionsPinnedAndDisabled(t *testing.T) {
 	r.sig.wait(t, 5*time.Second, "a1's session held", func() bool {
 		return r.sig.held["web: account a1 disabled: its tasks wait"]
 	})
-	if st := sessionOf(t, r, "a1").State; st != status.SessionDisabled {
-		t.Fatalf("a1's session is %q, want %q", st, status.SessionDisabled)
+	if st := sessionOf(t, r, "a1").State; st != taskfile.SessionDisabled {
+		t.Fatalf("a1's session is %q, want %q", st, taskfile.SessionDisabled)
 	}
 	for _, id := range []string{"late1", "late2"} {
 		if _, err := r.store.Read(taskfile.KindWeb, taskfile.DirPending, id); err != nil {
@@ -239,8 +238,8 @@ func TestLane_SessionHeldByLimit(t *testing.T) {
 		}
 	}
 	if time.Now().Before(h.Until) {
-		if st := sessionOf(t, r, heldAcct).State; st != status.SessionHeld {
-			t.Errorf("held session's state %q, want %q", st, status.SessionHeld)
+		if st := sessionOf(t, r, heldAcct).State; st != taskfile.SessionHeld {
+			t.Errorf("held session's state %q, want %q", st, taskfile.SessionHeld)
 		}
 	}
 	dir, task := waitFinal(t, r, taskfile.KindWeb, "limited", 10*time.Second)

@@ -22,7 +22,7 @@ import (
 //
 // A lease is a generation: <spool>/accounts/NAME.lease.<gen>, the highest
 // generation being the lease. A host takes an account by creating the next
-// generation with the no-overwrite move (WriteFileNew), so of two hosts
+// generation with the no-overwrite move (fsx.WriteFileNew), so of two hosts
 // racing for it exactly one wins, on a local disk or a share without
 // RENAME_NOREPLACE alike. Only the holder rewrites its own generation
 // (renewed with the heartbeat; released by marking it so). A generation

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -56,7 +57,7 @@ func (s *Store) AcquireAccount(account, owner string, now time.Time) (*AccountLe
 		_, _ = rand.Read(tok)
 		info := LeaseInfo{Account: account, Gen: gen, Owner: owner, Token: hex.EncodeToString(tok), Since: now, Renewed: now}
 		err = s.WriteSealedNew(SealLease, s.leasePath(account, gen), info.encode())
-		if errors.Is(err, ErrExists) || errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fsx.ErrExists) || errors.Is(err, fs.ErrExist) {
 			continue // another host took this generation: look again
 		}
 		if err != nil {
@@ -111,7 +112,7 @@ func (l *AccountLease) sweep() {
 	if v.top == nil {
 		return
 	}
-	ents, _ := ReadDirNames(l.s.Layout.Accounts())
+	ents, _ := fsx.ReadDirNames(l.s.Layout.Accounts())
 	for _, n := range ents {
 		a, rest, ok := leaseAccount(n)
 		g, gok := parseGen(rest)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -190,7 +191,7 @@ func write(t *testing.T, p, data string) {
 
 func names(t *testing.T, dir string) map[string]bool {
 	out := map[string]bool{}
-	ns, _ := ReadDirNames(dir)
+	ns, _ := fsx.ReadDirNames(dir)
 	for _, n := range ns {
 		out[n] = true
 	}

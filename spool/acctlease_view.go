@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -56,14 +57,14 @@ func (s *Store) readLeaseFile(account, name string) (LeaseInfo, error) {
 
 // leaseView lists and reads account's lease files.
 func (s *Store) leaseView(account string) (leaseView, error) {
-	ents, err := ReadDir(s.Layout.Accounts())
+	ents, err := fsx.ReadDir(s.Layout.Accounts())
 	if err != nil {
 		return leaseView{}, err
 	}
 	v := leaseView{names: map[string]bool{}}
 	for _, e := range ents {
 		a, rest, ok := leaseAccount(e.Name())
-		if !ok || a != account || IsOwnTemp(e.Name()) {
+		if !ok || a != account || fsx.IsOwnTemp(e.Name()) {
 			continue
 		}
 		v.names[e.Name()] = true
@@ -158,17 +159,17 @@ func (s *Store) AccountLeaseAt(account string, now time.Time) (LeaseInfo, bool) 
 // does not count (recovery reclaims it).
 func (s *Store) AccountInUse(account, owner string, now time.Time) (LeaseInfo, bool) {
 	dir := s.Layout.Lane(taskfile.KindWeb, taskfile.DirRunning)
-	names, err := ReadDirNames(dir)
+	names, err := fsx.ReadDirNames(dir)
 	if err != nil {
 		return LeaseInfo{}, false
 	}
 	stale := s.Cfg.Timing().StaleAfter
 	for _, n := range names {
-		if !taskfile.IsTaskFileName(n) || IsOwnTemp(n) {
+		if !taskfile.IsTaskFileName(n) || fsx.IsOwnTemp(n) {
 			continue
 		}
 		id := taskfile.TrimTaskExt(n)
-		data, _, err := ReadOwn(filepath.Join(dir, n), taskfile.MaxRecordSize)
+		data, _, err := fsx.ReadOwn(filepath.Join(dir, n), taskfile.MaxRecordSize)
 		if err != nil {
 			continue
 		}
@@ -183,7 +184,7 @@ func (s *Store) AccountInUse(account, owner string, now time.Time) (LeaseInfo, b
 		if sum.Account != account || sum.Owner == "" || sum.Owner == owner {
 			continue
 		}
-		if h, pid := ParseOwner(sum.Owner); h == s.Cfg.Host && pid > 0 && ProcessGone(pid) {
+		if h, pid := ParseOwner(sum.Owner); h == s.Cfg.Host && pid > 0 && fsx.ProcessGone(pid) {
 			continue
 		}
 		hb := sum.HeartbeatAt

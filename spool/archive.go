@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -19,7 +20,7 @@ func (l Layout) Archive(k taskfile.Kind) string { return l.Lane(k, taskfile.DirA
 
 // ArchiveMonths lists the month folders of lane k's archive, oldest first.
 func (l Layout) ArchiveMonths(k taskfile.Kind) []string {
-	ents, err := ReadDir(l.Archive(k))
+	ents, err := fsx.ReadDir(l.Archive(k))
 	if err != nil {
 		return nil
 	}
@@ -81,7 +82,7 @@ type archiver struct {
 
 func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error {
 	path := a.s.Layout.Lane(a.k, dir)
-	ents, err := ReadDir(path)
+	ents, err := fsx.ReadDir(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -100,7 +101,7 @@ func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error 
 			return err
 		}
 		name := e.Name()
-		if !e.Type().IsRegular() || IsOwnTemp(name) {
+		if !e.Type().IsRegular() || fsx.IsOwnTemp(name) {
 			continue
 		}
 		switch {
@@ -150,7 +151,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 	logDir := filepath.Join(month, taskfile.DirLogs)
 	dst := filepath.Join(month, dir)
 	for _, d := range []string{dst, logDir} {
-		if err := a.s.files.mkdirBeneath(d); err != nil {
+		if err := a.s.files.MkdirBeneath(d); err != nil {
 			a.fail(src, err)
 			return
 		}
@@ -164,7 +165,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 	})
 	for _, l := range logs {
 		from := filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirLogs), l)
-		if err := a.s.files.renameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {
+		if err := a.s.files.RenameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // another daemon archives it (or the task) right now
 			}
@@ -173,7 +174,7 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 		}
 		a.stats.Files++
 	}
-	if err := a.s.files.renameNoReplace(src, filepath.Join(dst, id+suffix+strings.TrimPrefix(name, id))); err != nil {
+	if err := a.s.files.RenameNoReplace(src, filepath.Join(dst, id+suffix+strings.TrimPrefix(name, id))); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			a.fail(src, err)
 		}
@@ -191,7 +192,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		return
 	}
 	dst := filepath.Join(a.s.Layout.Archive(a.k), fi.ModTime().UTC().Format("2006-01"), dir)
-	if err := a.s.files.mkdirBeneath(dst); err != nil {
+	if err := a.s.files.MkdirBeneath(dst); err != nil {
 		a.fail(filepath.Join(from, base+".error"), err)
 		return
 	}
@@ -200,7 +201,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		return []string{filepath.Join(dst, base+sfx+ext), filepath.Join(dst, base+sfx+".error")}
 	})
 	if name != "" {
-		if err := a.s.files.renameNoReplace(filepath.Join(from, name), filepath.Join(dst, base+suffix+ext)); err != nil {
+		if err := a.s.files.RenameNoReplace(filepath.Join(from, name), filepath.Join(dst, base+suffix+ext)); err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				a.fail(filepath.Join(from, name), err)
 			}
@@ -208,7 +209,7 @@ func (a *archiver) rejectedDrop(dir, base, name string, cutoff time.Time) {
 		}
 		a.stats.Tasks++
 	}
-	if err := a.s.files.renameNoReplace(filepath.Join(from, base+".error"), filepath.Join(dst, base+suffix+".error")); err != nil {
+	if err := a.s.files.RenameNoReplace(filepath.Join(from, base+".error"), filepath.Join(dst, base+suffix+".error")); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			a.fail(filepath.Join(from, base+".error"), err)
 		}
@@ -227,9 +228,9 @@ func (a *archiver) fail(path string, err error) {
 func (a *archiver) logFiles(id string) []string {
 	if a.logs == nil {
 		a.logs = map[string][]string{}
-		ents, _ := ReadDir(a.s.Layout.Lane(a.k, taskfile.DirLogs))
+		ents, _ := fsx.ReadDir(a.s.Layout.Lane(a.k, taskfile.DirLogs))
 		for _, e := range ents {
-			if !e.Type().IsRegular() || IsOwnTemp(e.Name()) {
+			if !e.Type().IsRegular() || fsx.IsOwnTemp(e.Name()) {
 				continue
 			}
 			if owner := logOwner(e.Name()); owner != "" {

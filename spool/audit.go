@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 )
 
@@ -80,7 +81,7 @@ func (s *Store) AppendAudit(e AuditEntry) error {
 	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	f, err := OpenAppend(filepath.Join(dir, name))
+	f, err := fsx.OpenAppend(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

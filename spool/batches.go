@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -175,7 +176,7 @@ func (b *BatchScanner) dropBoxes() []string {
 // out), with its summary and mtime.
 func (b *BatchScanner) scanDir(k taskfile.Kind, dir string, seen map[string]bool, fn func(taskfile.Summary, time.Time)) error {
 	path := b.l.Lane(k, dir)
-	ents, err := ReadDir(path)
+	ents, err := fsx.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -188,7 +189,7 @@ func (b *BatchScanner) scanDir(k taskfile.Kind, dir string, seen map[string]bool
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || IsOwnTemp(name) || rejected[taskfile.TrimTaskExt(name)] {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) || rejected[taskfile.TrimTaskExt(name)] {
 			continue
 		}
 		fi, err := e.Info()
@@ -214,7 +215,7 @@ func (b *BatchScanner) scanDir(k taskfile.Kind, dir string, seen map[string]bool
 // readSummary reads a task file of spoolgate's own folders: the line scan
 // when the file is in spoolgate's form, else a full decode.
 func readSummary(p string) (taskfile.Summary, bool) {
-	data, _, err := ReadOwn(p, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return taskfile.Summary{}, false
 	}
@@ -231,17 +232,17 @@ func readSummary(p string) (taskfile.Summary, bool) {
 // readDropBatches returns the batch of each drop in dir that names one.
 // Drops are few and change all the time: they are read each time.
 func readDropBatches(dir string) []string {
-	ents, err := ReadDir(dir)
+	ents, err := fsx.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || IsOwnTemp(name) {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) {
 			continue
 		}
-		data, _, err := ReadRegular(filepath.Join(dir, name), taskfile.MaxTaskSize)
+		data, _, err := fsx.ReadRegular(filepath.Join(dir, name), taskfile.MaxTaskSize)
 		if err != nil {
 			continue
 		}

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // ErrFenced is returned by a fenced write when the file on disk is no longer
 // the writer's: it is gone, or another owner or attempt has it.
 var ErrFenced = errors.New("task file is no longer ours")
-
-var errNoExchange = errors.New("rename exchange not supported")
 
 // rewrite rewrites task t in lane k, folder dir, only if its file is still
 // there. Every rewrite that follows a move uses it: a process frozen
@@ -22,7 +21,7 @@ var errNoExchange = errors.New("rename exchange not supported")
 // leave one task in two folders). On Linux the swap is atomic
 // (RENAME_EXCHANGE); elsewhere, and on file systems without it (FUSE, NFS),
 // the check and the rename are two steps. The folder is synced, and with
-// it the folders also (at once: see syncDirs): the source folder of the
+// it the folders also (at once: see fsx.SyncDirs): the source folder of the
 // move that brought the file here.
 // It returns the bytes it wrote.
 func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task, also ...string) ([]byte, error) {
@@ -30,7 +29,7 @@ func (s *Store) rewrite(k taskfile.Kind, dir string, t *taskfile.Task, also ...s
 	if err != nil {
 		return nil, err
 	}
-	return data, syncDirs(append([]string{s.Layout.Lane(k, dir)}, also...)...)
+	return data, fsx.SyncDirs(append([]string{s.Layout.Lane(k, dir)}, also...)...)
 }
 
 // writeFenced is rewrite that also requires the file on disk to belong to
@@ -65,7 +64,7 @@ func (s *Store) swapIn(k taskfile.Kind, dir string, t *taskfile.Task, known []by
 
 // swapData is swapIn of data, t's encoding, at path.
 func (s *Store) swapData(path, dir, id string, data, known []byte, check func(old *taskfile.Task) error) error {
-	tmp, err := s.files.writeTempFrom(path, data, true)
+	tmp, err := s.files.WriteTempFrom(path, data, true)
 	if err != nil {
 		return err
 	}
@@ -75,14 +74,14 @@ func (s *Store) swapData(path, dir, id string, data, known []byte, check func(ol
 	spare := true
 	defer func() {
 		if spare {
-			s.files.spares.keep(tmp)
+			s.files.Spares.Keep(tmp)
 		}
 	}()
-	swapped, err := replaceExisting(tmp, path)
+	swapped, err := fsx.ReplaceExisting(tmp, path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%w: %s has left %s/", ErrFenced, id, dir)
-	case errors.Is(err, errNoExchange):
+	case errors.Is(err, fsx.ErrNoExchange):
 		if rerr := checkRecord(path, known, check); rerr != nil {
 			if errors.Is(rerr, os.ErrNotExist) {
 				return fmt.Errorf("%w: %s has left %s/", ErrFenced, id, dir)
@@ -95,7 +94,7 @@ func (s *Store) swapData(path, dir, id string, data, known []byte, check func(ol
 			return err
 		}
 		spare = false
-		s.files.spares.forget(tmp)
+		s.files.Spares.Forget(tmp)
 		return nil
 	case err != nil:
 		return err
@@ -106,11 +105,11 @@ func (s *Store) swapData(path, dir, id string, data, known []byte, check func(ol
 	// tmp now holds what was there before our swap.
 	if rerr := checkRecord(tmp, known, check); rerr != nil {
 		// Not ours any more (or unreadable): put the other record back.
-		if _, err := replaceExisting(tmp, path); err != nil {
+		if _, err := fsx.ReplaceExisting(tmp, path); err != nil {
 			// tmp still holds the other record: never a spare (the
 			// next rewrite would truncate it); left for the operator.
 			spare = false
-			s.files.spares.forget(tmp)
+			s.files.Spares.Forget(tmp)
 			return fmt.Errorf("fence %s: restore after %v: %w (the other record is in %s)", id, rerr, err, tmp)
 		}
 		if errors.Is(rerr, ErrFenced) {
@@ -124,7 +123,7 @@ func (s *Store) swapData(path, dir, id string, data, known []byte, check func(ol
 // checkRecord reads the task record at p and runs check on it (nil: the
 // read alone). A record whose bytes are known passes without a decode.
 func checkRecord(p string, known []byte, check func(old *taskfile.Task) error) error {
-	data, _, err := ReadOwn(p, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return &TaskPathError{Path: p, Err: err}
 	}

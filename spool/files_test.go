@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -16,7 +17,7 @@ import (
 // package-level writes, whatever Stores the process has built.
 func TestNewStore_NoProcessState(t *testing.T) {
 	h, _ := os.Hostname()
-	before := plainFiles()
+	before := fsx.Plain()
 	newStore := func(host string) *Store {
 		cfg, err := config.ParseConfig([]byte("spool: " + t.TempDir() + "\nhost: " + host + "\n"))
 		if err != nil {
@@ -29,11 +30,11 @@ func TestNewStore_NoProcessState(t *testing.T) {
 		return s
 	}
 	a, b := newStore("host-a"), newStore("host-b")
-	if a.files.tag != hostTag("host-a") || b.files.tag != hostTag("host-b") {
-		t.Errorf("store tags %q %q, want their own hosts'", a.files.tag, b.files.tag)
+	if a.files.Tag != fsx.HostTag("host-a") || b.files.Tag != fsx.HostTag("host-b") {
+		t.Errorf("store tags %q %q, want their own hosts'", a.files.Tag, b.files.Tag)
 	}
-	if plainFiles() != before || before.tag != hostTag(h) || before.root != "" {
-		t.Errorf("package-level files %+v, want os.Hostname's tag and no root", plainFiles())
+	if fsx.Plain() != before || before.Tag != fsx.HostTag(h) || before.Root != "" {
+		t.Errorf("package-level Files %+v, want os.Hostname's tag and no root", fsx.Plain())
 	}
 
 	// Swap a's running/ for a symlink to a folder outside the spool.
@@ -45,11 +46,11 @@ func TestNewStore_NoProcessState(t *testing.T) {
 	if err := os.Symlink(outside, running); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	if err := a.files.guardDir(running); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("a's guard of its swapped folder: %v, want ErrNotRegular", err)
+	if err := a.files.GuardDir(running); !errors.Is(err, fsx.ErrNotRegular) {
+		t.Errorf("a's guard of its swapped folder: %v, want fsx.ErrNotRegular", err)
 	}
-	if err := a.WriteFileAtomic(filepath.Join(running, "x.yaml"), []byte("x")); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("a's write through its swapped folder: %v, want ErrNotRegular", err)
+	if err := a.WriteFileAtomic(filepath.Join(running, "x.yaml"), []byte("x")); !errors.Is(err, fsx.ErrNotRegular) {
+		t.Errorf("a's write through its swapped folder: %v, want fsx.ErrNotRegular", err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("a wrote outside its spool: %v", ents)
@@ -57,10 +58,10 @@ func TestNewStore_NoProcessState(t *testing.T) {
 	// The folder is outside b's spool and outside every spool for the
 	// package-level functions: no guard applies (before, every Store the
 	// process had built guarded every write).
-	if err := b.files.guardDir(running); err != nil {
+	if err := b.files.GuardDir(running); err != nil {
 		t.Errorf("b's guard of a folder outside its spool: %v", err)
 	}
-	if err := plainFiles().guardDir(running); err != nil {
+	if err := fsx.Plain().GuardDir(running); err != nil {
 		t.Errorf("the package-level guard: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -38,19 +39,19 @@ func TestFiles_GuardDir(t *testing.T) {
 			s := newTestStore(t)
 			lane := s.Layout.Lane(taskfile.KindAPI, "")
 			pending := s.Layout.Lane(taskfile.KindAPI, taskfile.DirPending)
-			if err := s.files.guardDir(pending); err != nil {
+			if err := s.files.GuardDir(pending); err != nil {
 				t.Fatal(err)
 			}
-			if !s.files.folders.holds(pending) {
+			if !s.files.Folders.Holds(pending) {
 				t.Fatal("a walked folder was not learned")
 			}
 			tt.change(t, filepath.Clean(lane), pending, t.TempDir())
-			err := s.files.guardDir(pending)
+			err := s.files.GuardDir(pending)
 			if tt.refuse {
-				if !errors.Is(err, ErrNotRegular) {
+				if !errors.Is(err, fsx.ErrNotRegular) {
 					t.Fatalf("guardDir = %v, want a refusal", err)
 				}
-				if s.files.folders.holds(pending) {
+				if s.files.Folders.Holds(pending) {
 					t.Fatal("a refused path holds a learned folder")
 				}
 				return
@@ -58,7 +59,7 @@ func TestFiles_GuardDir(t *testing.T) {
 			if err != nil {
 				t.Fatalf("guardDir = %v", err)
 			}
-			if !s.files.folders.holds(pending) {
+			if !s.files.Folders.Holds(pending) {
 				t.Fatal("the folder was not learned (again)")
 			}
 		})

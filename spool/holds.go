@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -170,7 +171,7 @@ func (s *Store) ReleaseAccount(account string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, SyncDir(s.Layout.Accounts())
+	return true, fsx.SyncDir(s.Layout.Accounts())
 }
 
 // Holds lists the holds of the config's accounts, running or ended, by

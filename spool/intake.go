@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -48,11 +49,11 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 		return IntakeResult{Outcome: Vanished}, nil // held, logged once: the next rescan looks again
 	}
 	src := filepath.Join(dir, name)
-	data, _, err := ReadRegular(src, taskfile.MaxTaskSize)
+	data, _, err := fsx.ReadRegular(src, taskfile.MaxTaskSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return IntakeResult{Outcome: Vanished}, nil
 	}
-	if le := (*linkedError)(nil); errors.As(err, &le) && !s.linkedLong(src) {
+	if le := (*fsx.LinkedError)(nil); errors.As(err, &le) && !s.linkedLong(src) {
 		// Where moves are link-then-unlink (FUSE, NFS, SMB), another
 		// daemon's move of this very drop shows as a second link for a
 		// moment: look again at the next rescan, and reject only a link
@@ -132,7 +133,7 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 // would be a false "duplicate" in failed/. Leave it; if the other intake
 // fails, the next rescan sees the drop again.
 func (s *Store) inFlight(lane taskfile.Kind, id string, drop []byte) bool {
-	data, _, err := ReadOwn(s.Layout.TaskPath(lane, taskfile.DirPending, id), taskfile.MaxTaskSize)
+	data, _, err := fsx.ReadOwn(s.Layout.TaskPath(lane, taskfile.DirPending, id), taskfile.MaxTaskSize)
 	return err == nil && bytes.Equal(data, drop)
 }
 
@@ -159,7 +160,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 		if exists(dst) || exists(errPath) {
 			continue
 		}
-		err := s.files.renameNoReplace(src, dst)
+		err := s.files.RenameNoReplace(src, dst)
 		if err == nil {
 			break
 		}
@@ -172,7 +173,7 @@ func (s *Store) reject(src, name string, lane taskfile.Kind, rej *taskfile.Rejec
 		// Another rejection took the name meanwhile: try the next.
 	}
 	line := rej.Msg + "\n"
-	if err := s.files.writeAtomic(errPath, []byte(line)); err != nil {
+	if err := s.files.WriteAtomic(errPath, []byte(line)); err != nil {
 		return IntakeResult{}, fmt.Errorf("reject %s: write reason: %w", src, err)
 	}
 	s.watchRejected(dst, errPath, filepath.Dir(src), name)

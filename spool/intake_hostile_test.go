@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -51,7 +52,7 @@ func TestStore_IntakeLeavesAnInFlightMove(t *testing.T) {
 	}
 	// The other daemon's link, as linkRename makes it: the drop now has
 	// two links, so give our intake a drop of its own with the same bytes
-	// (ReadRegular refuses a linked drop, as it must).
+	// (fsx.ReadRegular refuses a linked drop, as it must).
 	pend := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirPending, "fly")
 	data, _ := os.ReadFile(drop)
 	if err := os.WriteFile(pend, data, 0o640); err != nil {
@@ -90,7 +91,7 @@ func TestReadTaskFile_LinkCountIgnored(t *testing.T) {
 	if _, err := ReadTaskFile(p); err != nil {
 		t.Fatalf("ReadTaskFile with two links: %v", err)
 	}
-	if _, _, err := ReadRegular(p, taskfile.MaxTaskSize); err == nil {
-		t.Fatal("ReadRegular (drops) accepted a file with two links")
+	if _, _, err := fsx.ReadRegular(p, taskfile.MaxTaskSize); err == nil {
+		t.Fatal("fsx.ReadRegular (drops) accepted a file with two links")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -216,16 +217,16 @@ func TestRenameNoReplace(t *testing.T) {
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	os.WriteFile(a, []byte("a"), 0o640)
 	os.WriteFile(b, []byte("b"), 0o640)
-	if err := RenameNoReplace(a, b); !os.IsExist(err) && !strings.Contains(err.Error(), "exists") {
+	if err := fsx.RenameNoReplace(a, b); !os.IsExist(err) && !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("rename over an existing file: %v", err)
 	}
 	if got, _ := os.ReadFile(b); string(got) != "b" {
 		t.Fatal("destination overwritten")
 	}
-	if err := RenameNoReplace(filepath.Join(dir, "missing"), filepath.Join(dir, "c")); !os.IsNotExist(unwrapLink(err)) {
+	if err := fsx.RenameNoReplace(filepath.Join(dir, "missing"), filepath.Join(dir, "c")); !os.IsNotExist(fsx.UnwrapLink(err)) {
 		t.Fatalf("missing source: %v", err)
 	}
-	if err := RenameNoReplace(a, filepath.Join(dir, "c")); err != nil {
+	if err := fsx.RenameNoReplace(a, filepath.Join(dir, "c")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -288,7 +289,7 @@ func TestStore_WriteFencedKnown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(t)
 			p := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirRunning, "f")
-			if err := WriteFileAtomic(p, odd); err != nil {
+			if err := fsx.WriteFileAtomic(p, odd); err != nil {
 				t.Fatal(err)
 			}
 			hb := &taskfile.Task{TaskID: "f", ModelKind: taskfile.KindAPI, Model: "fast", Content: "x", State: taskfile.StateRunning, Attempt: 1, Owner: "a:1"}
@@ -314,5 +315,5 @@ func putTask(s *Store, k taskfile.Kind, dir string, t *taskfile.Task) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.Layout.TaskPath(k, dir, t.TaskID), data)
+	return fsx.WriteFileAtomic(s.Layout.TaskPath(k, dir, t.TaskID), data)
 }

@@ -4,13 +4,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Permissions of everything spoolgate creates.
 const (
-	DirPerm  os.FileMode = 0o750
-	FilePerm os.FileMode = 0o640
+	DirPerm  = fsx.DirPerm
+	FilePerm = fsx.FilePerm
 )
 
 // Layout names every path of a spool. It does no I/O but Create.
@@ -61,7 +62,7 @@ func (l Layout) CancelPath(k taskfile.Kind, id string) string {
 }
 
 // Create makes every folder of the spool (0750), keeping existing ones,
-// and refuses a folder that is a symlink or not a folder (NotRegularError).
+// and refuses a folder that is a symlink or not a folder (fsx.NotRegularError).
 func (l Layout) Create() error {
 	return l.createChecked()
 }

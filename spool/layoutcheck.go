@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -41,7 +42,7 @@ func (l Layout) createChecked() error {
 		if err := os.Mkdir(d, DirPerm); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("create spool folder: %w", err)
 		}
-		if err := checkFolder(d); err != nil {
+		if err := fsx.CheckFolder(d); err != nil {
 			return err
 		}
 	}
@@ -56,70 +57,14 @@ func (l Layout) CheckFolders() error {
 	if fi, err := os.Stat(l.Root); err != nil {
 		return fmt.Errorf("spool root: %w", err)
 	} else if !fi.IsDir() {
-		return &NotRegularError{Path: l.Root, Kind: kindName(fi.Mode()), Want: wantFolder}
+		return &fsx.NotRegularError{Path: l.Root, Kind: fsx.KindName(fi.Mode()), Want: fsx.WantFolder}
 	}
 	for _, d := range l.Folders() {
-		if err := checkFolder(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fsx.CheckFolder(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
-}
-
-func checkFolder(d string) error {
-	fi, err := os.Lstat(d)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return &NotRegularError{Path: d, Kind: kindName(fi.Mode()), Want: wantFolder}
-	}
-	return nil
-}
-
-// guardDir checks, with Lstat, that every folder from f's spool root down
-// to dir is a real folder, so that a temp file is never created through a
-// folder swapped for a symlink. Paths outside the spool pass.
-func (f files) guardDir(dir string) error {
-	if f.root == "" {
-		return nil
-	}
-	dir = filepath.Clean(dir)
-	if f.folders.holds(dir) {
-		return nil // one stat: dir is the very folder a walk reached (folderid.go)
-	}
-	var below []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if d == f.root {
-			break
-		}
-		if filepath.Dir(d) == d || len(below) > 8 {
-			return nil // not in a spool we know
-		}
-		below = append(below, d)
-	}
-	for i := len(below) - 1; i >= 0; i-- {
-		if err := checkFolder(below[i]); err != nil {
-			return err
-		}
-	}
-	f.folders.learn(f.root, dir)
-	return nil
-}
-
-// guardedRename is renameNoReplace after guardDir of both folders: a task
-// file is never moved through a folder swapped for a symlink, out of the
-// spool or into it from outside.
-func (f files) guardedRename(src, dst string) error {
-	if err := f.guardDir(filepath.Dir(src)); err != nil {
-		return err
-	}
-	if filepath.Dir(dst) != filepath.Dir(src) {
-		if err := f.guardDir(filepath.Dir(dst)); err != nil {
-			return err
-		}
-	}
-	return renameNoReplace(src, dst)
 }
 
 // guard is the Store's state of the spool's safety: the last layout fault
@@ -189,18 +134,18 @@ func (s *Store) Maintain() {
 	g.mu.Unlock()
 	// Spares past their time go first (see spares.go): the sweep below
 	// never meets one of ours.
-	s.files.spares.expire(time.Now(), spareTTL)
+	s.files.Spares.Expire(time.Now(), fsx.SpareTTL)
 	if due {
 		s.CleanTemps()
 	}
 }
 
-// switchOn is SwitchOn that logs, once per path and kind, a switch file
+// switchOn is fsx.SwitchOn that logs, once per path and kind, a switch file
 // that is not a regular file and so is not honoured.
 func (s *Store) switchOn(path string) bool {
-	on, err := SwitchOn(path)
+	on, err := fsx.SwitchOn(path)
 	if err != nil {
-		var nr *NotRegularError
+		var nr *fsx.NotRegularError
 		kind := ""
 		if errors.As(err, &nr) {
 			kind = nr.Kind
@@ -236,7 +181,7 @@ func (s *Store) foldersSafe(dir string) bool {
 		dirs = append(dirs, filepath.Join(s.Layout.Root, string(k)), s.Layout.Lane(k, taskfile.DirPending), s.Layout.Lane(k, taskfile.DirFailed))
 	}
 	for _, d := range dirs {
-		if err := checkFolder(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fsx.CheckFolder(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.CheckLayout()
 			return false
 		}

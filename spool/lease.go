@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -157,7 +158,7 @@ func (l *Lease) Beat(now time.Time, browserPID int) error {
 	if err != nil {
 		return err
 	}
-	if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
+	if err := fsx.SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
 		return err
 	}
 	l.task, l.wrote = hb, data
@@ -205,7 +206,7 @@ func (l *Lease) Finish(o Outcome, now time.Time) (*taskfile.Task, error) {
 		wait *= 2
 	}
 	if !l.marked {
-		if err := SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
+		if err := fsx.SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirPending)); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +275,7 @@ func (s *Store) CancelPending(k taskfile.Kind, id string, now time.Time) (*taskf
 // RequestCancel drops <lane>/cancel/ID: whichever daemon holds the task
 // acts on it (pending at once, running at its next checkpoint).
 func (s *Store) RequestCancel(k taskfile.Kind, id string) error {
-	return s.files.writeAtomic(s.Layout.CancelPath(k, id), nil)
+	return s.files.WriteAtomic(s.Layout.CancelPath(k, id), nil)
 }
 
 // RetryError says why a task cannot be retried.
@@ -321,7 +322,7 @@ func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 	if err != nil {
 		return where, err
 	}
-	if err := s.files.renameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
+	if err := s.files.RenameNoReplace(s.Layout.TaskPath(k, where, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
@@ -340,3 +341,52 @@ func ParseOwner(o string) (host string, pid int) {
 	pid, _ = strconv.Atoi(o[i+1:])
 	return o[:i], pid
 }
+
+// outcomeOf names how an attempt that ends in o ended.
+func outcomeOf(o Outcome) string {
+	switch {
+	case o.State == taskfile.StateSuccess:
+		return taskfile.AttemptSuccess
+	case o.State == taskfile.StateFailed:
+		return taskfile.AttemptFailed
+	case o.State == taskfile.StateCanceled:
+		return taskfile.AttemptCanceled
+	case !o.HeldUntil.IsZero():
+		return taskfile.AttemptHeld
+	case o.Unspent:
+		return taskfile.AttemptReturned
+	}
+	return taskfile.AttemptRetried
+}
+
+// RecordSend rewrites the running task with its send record rec and this
+// attempt's delivery line d (replacing an earlier line of the same
+// attempt; d may be nil), fenced like Beat and durable before it returns:
+// the caller sends only once the record is on disk. A lease that lost the
+// task gets an error matching ErrFenced and must not send.
+func (l *Lease) RecordSend(rec *taskfile.SendRecord, d *taskfile.Delivery) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.marked {
+		return errNotMarked
+	}
+	t := l.task.Clone()
+	if rec != nil {
+		r := *rec
+		t.Send = &r
+	}
+	if d != nil {
+		t.SetDelivery(*d)
+	}
+	data, err := l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt, l.wrote)
+	if err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
+		return err
+	}
+	l.task, l.wrote = t, data
+	return nil
+}
+
+var errNotMarked = errors.New("write to a lease that is not marked")

@@ -2,9 +2,11 @@ package spool
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -13,8 +15,45 @@ import (
 // like WriteOutput: no folder on the way is followed through a symlink.
 // name must be a plain file name.
 func (s *Store) WriteLogFile(k taskfile.Kind, name string, data []byte) error {
+	if err := plainName(name); err != nil {
+		return err
+	}
+	return fsx.WriteBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data, s.files.Tag)
+}
+
+// RemoveLogFile deletes <lane>/logs/<name>; name must be a plain file
+// name. The lane's folders are the daemon's own (checked at start), and a
+// final symlink is removed, never followed.
+func (s *Store) RemoveLogFile(k taskfile.Kind, name string) error {
+	if err := plainName(name); err != nil {
+		return err
+	}
+	return os.Remove(filepath.Join(s.Layout.Lane(k, taskfile.DirLogs), name))
+}
+
+// LogFiles are the lane's log folder as an attempt.LogFiles.
+func (s *Store) LogFiles(k taskfile.Kind) LogFiles { return LogFiles{s, k} }
+
+// LogFiles is a lane's log folder (see Store.LogFiles).
+type LogFiles struct {
+	s *Store
+	k taskfile.Kind
+}
+
+// Save writes name and returns its path relative to the spool.
+func (l LogFiles) Save(name string, data []byte) (string, error) {
+	if err := l.s.WriteLogFile(l.k, name, data); err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(filepath.Join(string(l.k), taskfile.DirLogs, name)), nil
+}
+
+// Remove deletes name.
+func (l LogFiles) Remove(name string) error { return l.s.RemoveLogFile(l.k, name) }
+
+func plainName(name string) error {
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
 		return fmt.Errorf("log file %q is not a plain file name", name)
 	}
-	return writeBeneath(s.Layout.Root, filepath.Join(string(k), taskfile.DirLogs, name), data, s.files.tag)
+	return nil
 }

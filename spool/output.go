@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -46,22 +47,22 @@ func (s *Store) CheckOutput(t *taskfile.Task, lane taskfile.Kind) *taskfile.Reje
 	if strings.HasSuffix(filepath.ToSlash(t.Output), "/") {
 		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q names a folder: give a file name", o)
 	}
-	parts, err := splitRel(t.Output)
+	parts, err := fsx.SplitRel(t.Output)
 	if err != nil {
 		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %v", err)
 	}
 	for _, p := range parts {
-		if IsOwnTemp(p) {
+		if fsx.IsOwnTemp(p) {
 			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q uses spoolgate's own temp-file names (.sg-*.tmp)", o)
 		}
 		if len(p) > 255 {
 			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q has a name over 255 bytes", o)
 		}
 	}
-	if err := checkFolder(s.Layout.Output()); err != nil {
+	if err := fsx.CheckFolder(s.Layout.Output()); err != nil {
 		return taskfile.Rejectf(taskfile.ClassInvalid, "output: the spool's output folder is unusable: %v", err)
 	}
-	kind, at, err := lstatBeneath(s.Layout.Output(), parts)
+	kind, at, err := fsx.LstatBeneath(s.Layout.Output(), parts)
 	switch {
 	case err != nil:
 		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q: %v", o, err)
@@ -92,7 +93,7 @@ func (s *Store) WriteOutput(rel string, data []byte) error {
 	if err := config.CheckOutputPath(rel); err != nil {
 		return err
 	}
-	if err := writeBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.tag); err != nil {
+	if err := fsx.WriteBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.Tag); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.ToSlash(rel), err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -85,13 +86,13 @@ func TestStore_WriteOutput(t *testing.T) {
 	os.Rename(filepath.Join(out, "a"), filepath.Join(out, "a.real"))
 	os.Symlink(outside, filepath.Join(out, "a"))
 	err := s.WriteOutput("a/b/c.txt", []byte("stolen"))
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symlink") {
+	if !errors.Is(err, fsx.ErrNotRegular) || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf("write through a swapped folder: %v", err)
 	}
 	// The output folder itself swapped.
 	os.Rename(out, out+".real")
 	os.Symlink(outside, out)
-	if err := s.WriteOutput("x.txt", []byte("stolen")); !errors.Is(err, ErrNotRegular) {
+	if err := s.WriteOutput("x.txt", []byte("stolen")); !errors.Is(err, fsx.ErrNotRegular) {
 		t.Errorf("write through a swapped output/: %v", err)
 	}
 	os.Remove(out)
@@ -101,7 +102,7 @@ func TestStore_WriteOutput(t *testing.T) {
 	os.Mkdir(filepath.Join(out, "d.txt"), 0o750)
 	syscall.Mkfifo(filepath.Join(out, "p.txt"), 0o640)
 	for _, name := range []string{"t.txt", "d.txt", "p.txt"} {
-		if err := s.WriteOutput(name, []byte("x")); !errors.Is(err, ErrNotRegular) {
+		if err := s.WriteOutput(name, []byte("x")); !errors.Is(err, fsx.ErrNotRegular) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -113,7 +114,7 @@ func TestStore_WriteOutput(t *testing.T) {
 	}
 	// No temp file left behind by the refusals.
 	filepath.WalkDir(s.Layout.Root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && IsOwnTemp(d.Name()) {
+		if err == nil && fsx.IsOwnTemp(d.Name()) {
 			t.Errorf("temp left: %s", p)
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -34,7 +35,7 @@ type PauseSpan struct {
 // names ("paused by HOST at TIME", as `spoolgate pause` writes), else its
 // mtime. ok is false when there is no pause file (or not a regular one).
 func PauseStart(path string) (start time.Time, note string, ok bool) {
-	data, fi, err := ReadOwn(path, 4<<10)
+	data, fi, err := fsx.ReadOwn(path, 4<<10)
 	if err != nil || fi == nil {
 		return time.Time{}, "", false
 	}
@@ -56,7 +57,7 @@ func RecordResume(path string, now time.Time) error {
 		return nil
 	}
 	line := fmt.Sprintf("%s %s %s %s\n", start.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), filepath.Base(path), note)
-	f, err := OpenAppend(filepath.Join(filepath.Dir(path), PausesLog))
+	f, err := fsx.OpenAppend(filepath.Join(filepath.Dir(path), PausesLog))
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func (s *Store) Pauses(k taskfile.Kind, from time.Time) []PauseSpan {
 			out = append(out, p)
 		}
 	}
-	names, err := ReadDirNames(lane)
+	names, err := fsx.ReadDirNames(lane)
 	if err != nil {
 		return out
 	}
@@ -110,7 +111,7 @@ func (s *Store) Pauses(k taskfile.Kind, from time.Time) []PauseSpan {
 // (never following a link, never blocking on a fifo), from the start of a
 // line.
 func ReadTail(path string, limit int64) ([]byte, os.FileInfo, error) {
-	f, err := openNoFollow(path)
+	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,7 +121,7 @@ func ReadTail(path string, limit int64) ([]byte, os.FileInfo, error) {
 		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fi, &NotRegularError{Path: path, Kind: kindOf(fi.Mode()), Want: wantFile}
+		return nil, fi, &fsx.NotRegularError{Path: path, Kind: fsx.KindOf(fi.Mode()), Want: fsx.WantFile}
 	}
 	off := max(fi.Size()-limit, 0)
 	buf := make([]byte, fi.Size()-off)

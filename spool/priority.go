@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -47,7 +48,7 @@ func (s *Store) SetPriority(k taskfile.Kind, id string, p taskfile.Priority) (*t
 		})
 		switch {
 		case err == nil:
-			return want, SyncDir(s.Layout.Lane(k, taskfile.DirPending))
+			return want, fsx.SyncDir(s.Layout.Lane(k, taskfile.DirPending))
 		case errors.Is(err, errChanged):
 			continue // rewritten meanwhile: apply the change to the new record
 		case errors.Is(err, ErrFenced):
@@ -79,5 +80,5 @@ func (s *Store) RequestReindex(k taskfile.Kind, id string) error {
 	if err := os.MkdirAll(filepath.Dir(s.Layout.PriorityPath(k, id)), DirPerm); err != nil {
 		return err
 	}
-	return s.files.writeAtomic(s.Layout.PriorityPath(k, id), nil)
+	return s.files.WriteAtomic(s.Layout.PriorityPath(k, id), nil)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/fsx"
 )
 
 // What a spool folder's file system offers the protocol. Each check is
@@ -65,7 +67,7 @@ func ProbeDir(dir, host string) *Probe {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	tag := hostTag(host)
+	tag := fsx.HostTag(host)
 	p := &Probe{At: now(), Host: host, Dir: dir, Checks: map[string]string{}}
 	run := func(check string, f func() error) {
 		if err := f(); err != nil {
@@ -81,8 +83,8 @@ func ProbeDir(dir, host string) *Probe {
 		}
 	}()
 	file := func(content string) (string, error) {
-		path := tempName(filepath.Join(dir, "x"), tag)
-		f, err := createExcl(path)
+		path := fsx.TempName(filepath.Join(dir, "x"), tag)
+		f, err := fsx.CreateExcl(path)
 		if err != nil {
 			return "", err
 		}
@@ -100,7 +102,7 @@ func ProbeDir(dir, host string) *Probe {
 		}
 		return a, b, err
 	}
-	name := func() string { p := tempName(filepath.Join(dir, "x"), tag); made = append(made, p); return p }
+	name := func() string { p := fsx.TempName(filepath.Join(dir, "x"), tag); made = append(made, p); return p }
 	read := func(path string) string { b, _ := os.ReadFile(path); return string(b) }
 
 	run(CheckExcl, func() error {
@@ -108,7 +110,7 @@ func ProbeDir(dir, host string) *Probe {
 		if err != nil {
 			return fmt.Errorf("create: %w", err)
 		}
-		f, err := createExcl(a)
+		f, err := fsx.CreateExcl(a)
 		if err == nil {
 			f.Close()
 			return errors.New("a second O_EXCL create of one name succeeded")
@@ -123,7 +125,7 @@ func ProbeDir(dir, host string) *Probe {
 		if err != nil {
 			return err
 		}
-		err = rawNoReplace(a, b)
+		err = fsx.RawNoReplace(a, b)
 		switch {
 		case err == nil:
 			if read(b) == "a" {
@@ -134,7 +136,7 @@ func ProbeDir(dir, host string) *Probe {
 			return err
 		}
 		c := name()
-		if err := rawNoReplace(a, c); err != nil {
+		if err := fsx.RawNoReplace(a, c); err != nil {
 			return fmt.Errorf("to a free name: %w", err)
 		}
 		if read(c) != "a" || exists(a) {
@@ -152,11 +154,11 @@ func ProbeDir(dir, host string) *Probe {
 		case err == nil:
 			return errors.New("DANGER: link over an existing name succeeded")
 		case !errors.Is(err, os.ErrExist):
-			return unwrapLink(err)
+			return fsx.UnwrapLink(err)
 		}
 		c := name()
 		if err := os.Link(a, c); err != nil {
-			return unwrapLink(err)
+			return fsx.UnwrapLink(err)
 		}
 		if read(c) != "a" {
 			return errors.New("the new link does not read as the file")
@@ -168,7 +170,7 @@ func ProbeDir(dir, host string) *Probe {
 		if err != nil {
 			return err
 		}
-		if err := rawExchange(a, b); err != nil {
+		if err := fsx.RawExchange(a, b); err != nil {
 			return err
 		}
 		if read(a) != "b" || read(b) != "a" {
@@ -176,7 +178,7 @@ func ProbeDir(dir, host string) *Probe {
 		}
 		return nil
 	})
-	run(CheckDirSync, func() error { return SyncDir(dir) })
+	run(CheckDirSync, func() error { return fsx.SyncDir(dir) })
 	run(CheckOverOpen, func() error {
 		a, b, err := pair()
 		if err != nil {
@@ -188,7 +190,7 @@ func ProbeDir(dir, host string) *Probe {
 		}
 		defer f.Close()
 		if err := os.Rename(a, b); err != nil {
-			return unwrapLink(err)
+			return fsx.UnwrapLink(err)
 		}
 		if read(b) != "a" {
 			return errors.New("the rename did not replace the file")
@@ -259,7 +261,7 @@ func (s *Store) ProbeSpool() ([]*Probe, error) {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		_, dev, _ := sysStamp(fi)
+		_, dev, _ := fsx.SysStamp(fi)
 		if dev != 0 {
 			if seen[dev] {
 				continue
@@ -297,16 +299,16 @@ func (s *Store) SaveProbe(p *Probe) error {
 
 // ReadProbes reads every host's saved probe, sorted by host.
 func ReadProbes(l Layout) []Probe {
-	ents, err := ReadDir(l.Root)
+	ents, err := fsx.ReadDir(l.Root)
 	if err != nil {
 		return nil
 	}
 	var out []Probe
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "probe.") || IsOwnTemp(e.Name()) {
+		if !strings.HasPrefix(e.Name(), "probe.") || fsx.IsOwnTemp(e.Name()) {
 			continue
 		}
-		data, _, err := ReadOwn(filepath.Join(l.Root, e.Name()), 64<<10)
+		data, _, err := fsx.ReadOwn(filepath.Join(l.Root, e.Name()), 64<<10)
 		if err != nil {
 			continue
 		}
@@ -319,13 +321,10 @@ func ReadProbes(l Layout) []Probe {
 }
 
 func oneLine(err error) string {
-	inner := unwrapLink(err)
+	inner := fsx.UnwrapLink(err)
 	var pe *os.PathError
 	if errors.As(inner, &pe) {
 		inner = pe.Err
 	}
-	return strings.ReplaceAll(errName(inner).Error(), "\n", " ")
+	return strings.ReplaceAll(fsx.ErrName(inner).Error(), "\n", " ")
 }
-
-// errExistRaw is the expected refusal of a no-replace move.
-var errExistRaw = fmt.Errorf("exists: %w", os.ErrExist)

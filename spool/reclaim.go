@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -49,7 +50,7 @@ type Reclaimed struct {
 // for one lane from one goroutine.
 func (s *Store) Reclaim(k taskfile.Kind, now time.Time, held func(id string) bool) ([]Reclaimed, error) {
 	dir := s.Layout.Lane(k, taskfile.DirRunning)
-	ents, err := ReadDir(dir)
+	ents, err := fsx.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: list running: %w", err)
 	}
@@ -108,7 +109,7 @@ func (s *Store) orphanReason(k taskfile.Kind, t *taskfile.Task, now time.Time) s
 		if pid == os.Getpid() {
 			return fmt.Sprintf("owner %s is this daemon, which does not run it (restarted with the same pid)", t.Owner)
 		}
-		if ProcessGone(pid) {
+		if fsx.ProcessGone(pid) {
 			return fmt.Sprintf("owner %s is no longer running", t.Owner)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -46,17 +47,17 @@ func TestStore_ReclaimUnreadable(t *testing.T) {
 	if lines := strings.Count(buf.String(), "\n"); lines != n {
 		t.Fatalf("%d log lines for %d unreadable files over 50 rescans, want %d", lines, n, n)
 	}
-	if left, _ := ReadDirNames(dir); len(left) != n {
+	if left, _ := fsx.ReadDirNames(dir); len(left) != n {
 		t.Fatalf("moved before staleAfter: %d left", len(left))
 	}
 	later := now.Add(s.Cfg.Timing().StaleAfter + time.Second)
 	if _, err := s.Reclaim(taskfile.KindWeb, later, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
-	if left, _ := ReadDirNames(dir); len(left) != 0 {
+	if left, _ := fsx.ReadDirNames(dir); len(left) != 0 {
 		t.Fatalf("%d files still in running/ past staleAfter", len(left))
 	}
-	failed, _ := ReadDirNames(s.Layout.Lane(taskfile.KindWeb, taskfile.DirFailed))
+	failed, _ := fsx.ReadDirNames(s.Layout.Lane(taskfile.KindWeb, taskfile.DirFailed))
 	if len(failed) != 2*n {
 		t.Fatalf("failed/ holds %d files, want %d files and their reasons", len(failed), 2*n)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -54,7 +55,7 @@ func LoadPending[E any](s *Store, k taskfile.Kind, of func(*taskfile.Task) E) ([
 	dir := s.Layout.Lane(k, taskfile.DirPending)
 	// Names only: a DirEntry per file would cost 100,000 stats' worth of
 	// memory at the start-up peak, and the order comes from the index.
-	names, err := ReadDirNames(dir)
+	names, err := fsx.ReadDirNames(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load pending: %w", err)
 	}
@@ -108,7 +109,7 @@ func LoadPending[E any](s *Store, k taskfile.Kind, of func(*taskfile.Task) E) ([
 // left out of the index; the daemon's periodic merge normalizes it once it
 // has stayed so for staleAfter (a crash's leftover).
 func (s *Store) loadPendingFast(k taskfile.Kind, id string) (*taskfile.Task, error) {
-	data, _, err := ReadOwn(s.Layout.TaskPath(k, taskfile.DirPending, id), taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(s.Layout.TaskPath(k, taskfile.DirPending, id), taskfile.MaxRecordSize)
 	if err == nil {
 		if t, ok := scanPending(data); ok && t.TaskID == id && t.ModelKind == k {
 			return &t, nil
@@ -166,7 +167,7 @@ func (s *Store) loadPendingOne(k taskfile.Kind, id string) (*taskfile.Task, erro
 
 func (s *Store) fixFinalStates(k taskfile.Kind, dir string) error {
 	want := taskfile.FolderState[dir]
-	ents, err := ReadDir(s.Layout.Lane(k, dir))
+	ents, err := fsx.ReadDir(s.Layout.Lane(k, dir))
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", dir, err)
 	}
@@ -215,7 +216,7 @@ func (s *Store) fixFinalStates(k taskfile.Kind, dir string) error {
 func (s *Store) MergePending(k taskfile.Kind, now time.Time, indexed func(id string) bool) []*taskfile.Task {
 	// Names only, sorted as a listing: with 100,000 pending, a DirEntry
 	// each held 12 MB at once, right after start-up.
-	names, err := ReadDirNames(s.Layout.Lane(k, taskfile.DirPending))
+	names, err := fsx.ReadDirNames(s.Layout.Lane(k, taskfile.DirPending))
 	if err != nil {
 		return nil
 	}

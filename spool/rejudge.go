@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/fsx"
 )
 
 // A rejected drop that changes afterwards was still being written: its
@@ -26,9 +28,9 @@ const RejudgeWindow = time.Hour
 const maxWatchedRejects = 10000
 
 type rejected struct {
-	incoming, name string // where it came from
-	errPath        string // its reason file
-	st             stamp  // as it was once rejected
+	incoming, name string    // where it came from
+	errPath        string    // its reason file
+	st             fsx.Stamp // as it was once rejected
 	at             time.Time
 }
 
@@ -59,7 +61,7 @@ func (s *Store) watchRejected(dst, errPath, incoming, name string) {
 		}
 		delete(w.m, oldest)
 	}
-	w.m[dst] = rejected{incoming: incoming, name: name, errPath: errPath, st: stampOf(fi), at: time.Now()}
+	w.m[dst] = rejected{incoming: incoming, name: name, errPath: errPath, st: fsx.StampOf(fi), at: time.Now()}
 }
 
 // Rejudge moves every watched rejected drop that changed since its
@@ -81,11 +83,11 @@ func (s *Store) Rejudge() []string {
 			forget() // retried, removed, or watched long enough
 			continue
 		}
-		if stampOf(fi) == r.st {
+		if fsx.StampOf(fi) == r.st {
 			continue
 		}
 		dst := filepath.Join(r.incoming, r.name)
-		err = s.files.renameNoReplace(p, dst)
+		err = s.files.RenameNoReplace(p, dst)
 		switch {
 		case errors.Is(err, os.ErrExist):
 			continue // a new drop of that name came meanwhile: look again at the next rescan

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -65,7 +66,7 @@ func OpenRunnerLock(p string) *RunnerLock {
 	mu, _ := sessionMus.LoadOrStore(filepath.Clean(p), new(sync.Mutex))
 	// Opened without following a symlink and without blocking on a fifo
 	// put in the lock's place; TryLock then refuses what is not a file.
-	fl := flock.New(p, flock.SetFlag(os.O_CREATE|os.O_RDONLY|NoFollowFlags), flock.SetPermissions(0o600))
+	fl := flock.New(p, flock.SetFlag(os.O_CREATE|os.O_RDONLY|fsx.NoFollowFlags), flock.SetPermissions(0o600))
 	return &RunnerLock{path: p, fl: fl, mu: mu.(*sync.Mutex)}
 }
 
@@ -92,7 +93,7 @@ func (l *RunnerLock) TryLock(host string) error {
 	if fi, err := l.fl.Stat(); err != nil || !fi.Mode().IsRegular() {
 		_ = l.fl.Unlock()
 		if err == nil {
-			err = &NotRegularError{Path: l.path, Kind: kindName(fi.Mode()), Want: wantFile}
+			err = &fsx.NotRegularError{Path: l.path, Kind: fsx.KindName(fi.Mode()), Want: fsx.WantFile}
 		}
 		return fmt.Errorf("web lock: %w", err)
 	}
@@ -128,7 +129,7 @@ func (l *RunnerLock) Holder() string {
 // ReadRunnerLock returns the pid and host written in a lock file; it never
 // takes the lock.
 func ReadRunnerLock(path string) (pid int, host string) {
-	b, _, err := ReadOwn(path, 4096)
+	b, _, err := fsx.ReadOwn(path, 4096)
 	if err != nil {
 		return 0, ""
 	}
@@ -154,7 +155,7 @@ func (l *RunnerLock) Unlock() error {
 }
 
 func (l *RunnerLock) writeContent(s string) {
-	f, err := OpenWrite(l.path)
+	f, err := fsx.OpenWrite(l.path)
 	if err != nil {
 		return
 	}

@@ -46,7 +46,7 @@ func BenchmarkSafe_FolderGuard(b *testing.B) {
 	dir := s.Layout.Lane(taskfile.KindAPI, taskfile.DirRunning)
 	b.Run("guard", func(b *testing.B) {
 		for b.Loop() {
-			if err := s.files.guardDir(dir); err != nil {
+			if err := s.files.GuardDir(dir); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -80,7 +81,7 @@ func TestOpenAppend(t *testing.T) {
 			tt.make(p)
 			var f *os.File
 			var err error
-			within(t, 5*time.Second, "OpenAppend", func() { f, err = OpenAppend(p) })
+			within(t, 5*time.Second, "fsx.OpenAppend", func() { f, err = fsx.OpenAppend(p) })
 			if tt.kind == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -88,8 +89,8 @@ func TestOpenAppend(t *testing.T) {
 				f.Close()
 				return
 			}
-			var nr *NotRegularError
-			if !errors.As(err, &nr) || nr.Kind != tt.kind || !errors.Is(err, ErrNotRegular) {
+			var nr *fsx.NotRegularError
+			if !errors.As(err, &nr) || nr.Kind != tt.kind || !errors.Is(err, fsx.ErrNotRegular) {
 				t.Fatalf("err = %v, want a refusal naming a %s", err, tt.kind)
 			}
 			if f != nil {
@@ -109,18 +110,18 @@ func TestReadDir_Refuses(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "b"), nil, 0o640)
 	os.WriteFile(filepath.Join(dir, "a"), nil, 0o640)
-	ents, err := ReadDir(dir)
+	ents, err := fsx.ReadDir(dir)
 	if err != nil || len(ents) != 2 || ents[0].Name() != "a" {
-		t.Fatalf("ReadDir = %v, %v; want a, b", ents, err)
+		t.Fatalf("fsx.ReadDir = %v, %v; want a, b", ents, err)
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(dir, link)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	syscall.Mkfifo(fifo, 0o640)
 	for _, p := range []string{link, fifo} {
-		within(t, 5*time.Second, "ReadDir", func() { _, err = ReadDir(p) })
-		if !errors.Is(err, ErrNotRegular) {
-			t.Errorf("ReadDir(%s) = %v, want a refusal", filepath.Base(p), err)
+		within(t, 5*time.Second, "fsx.ReadDir", func() { _, err = fsx.ReadDir(p) })
+		if !errors.Is(err, fsx.ErrNotRegular) {
+			t.Errorf("fsx.ReadDir(%s) = %v, want a refusal", filepath.Base(p), err)
 		}
 	}
 }
@@ -133,12 +134,12 @@ func TestSwitchOn(t *testing.T) {
 	syscall.Mkfifo(fifo, 0o640)
 	os.Mkdir(sub, 0o750)
 	for p, want := range map[string]bool{file: true, link: false, fifo: false, sub: false, filepath.Join(dir, "none"): false} {
-		on, err := SwitchOn(p)
+		on, err := fsx.SwitchOn(p)
 		if on != want {
-			t.Errorf("SwitchOn(%s) = %v, want %v", filepath.Base(p), on, want)
+			t.Errorf("fsx.SwitchOn(%s) = %v, want %v", filepath.Base(p), on, want)
 		}
 		if (err != nil) != (!want && p != filepath.Join(dir, "none")) {
-			t.Errorf("SwitchOn(%s) err = %v", filepath.Base(p), err)
+			t.Errorf("fsx.SwitchOn(%s) err = %v", filepath.Base(p), err)
 		}
 	}
 }
@@ -204,7 +205,7 @@ func TestStore_TaskLog(t *testing.T) {
 			t.Errorf("%s: logged %d times, want once:\n%s", id, n, logs)
 		}
 	}
-	if err := s.AppendLog(taskfile.KindAPI, "sym", "x"); !errors.Is(err, ErrNotRegular) {
+	if err := s.AppendLog(taskfile.KindAPI, "sym", "x"); !errors.Is(err, fsx.ErrNotRegular) {
 		t.Errorf("AppendLog through a symlink: %v", err)
 	}
 }
@@ -234,13 +235,13 @@ func TestLayout_CreateRefusesLinks(t *testing.T) {
 	os.Symlink(outside, filepath.Join(root, "api"))
 	l := NewLayout(root)
 	err := l.Create()
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symlink") {
+	if !errors.Is(err, fsx.ErrNotRegular) || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("Create = %v, want a refusal of the symlinked api/", err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("folders made through the link: %v", ents)
 	}
-	if err := l.CheckFolders(); !errors.Is(err, ErrNotRegular) {
+	if err := l.CheckFolders(); !errors.Is(err, fsx.ErrNotRegular) {
 		t.Errorf("CheckFolders = %v", err)
 	}
 	os.Remove(filepath.Join(root, "api"))
@@ -280,7 +281,7 @@ func TestStore_IntakeHoldsOnSwappedFolder(t *testing.T) {
 	if n := strings.Count(logs.String(), "spool folder unsafe"); n != 1 {
 		t.Errorf("fault logged %d times, want once:\n%s", n, logs)
 	}
-	if err := s.WriteFileAtomic(filepath.Join(pending, "x.yaml"), []byte("x")); !errors.Is(err, ErrNotRegular) {
+	if err := s.WriteFileAtomic(filepath.Join(pending, "x.yaml"), []byte("x")); !errors.Is(err, fsx.ErrNotRegular) {
 		t.Errorf("write through the swapped folder: %v", err)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -117,7 +118,7 @@ func TestStore_ForeignSendRecord(t *testing.T) {
 			Attempt: 1, SubmittedAt: now, Result: "old", Attempts: []taskfile.AttemptRecord{{N: 1, ClaimedAt: now, Outcome: taskfile.AttemptRetried}}}
 	}
 	write := func(id string, data []byte) {
-		if err := WriteFileAtomic(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, id), data); err != nil {
+		if err := fsx.WriteFileAtomic(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, id), data); err != nil {
 			t.Fatal(err)
 		}
 	}

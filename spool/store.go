@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -34,14 +35,16 @@ type Store struct {
 	unnormalized firstSeen     // pending/ files seen not yet normalized, by "lane/id"
 	rejects      rejectWatch   // rejected drops, judged again if they change (rejudge.go)
 
-	guard guard // folder faults, problems logged once (safeopen, layoutcheck)
-	files files // durable writes: temps named for cfg.Host, folders guarded from the root down
+	guard guard     // folder faults, problems logged once (safeopen, layoutcheck)
+	files fsx.Files // durable writes: temps named for cfg.Host, folders guarded from the root down
 
 	// Seal is the installation's key: the coordination state a daemon
 	// writes (leases, holds, notify markers) is sealed with it, and a file
-	// that fails the check is foreign (see trust.go). Nil: the command
-	// line's installation key (SetInstallationKey), else one of this
-	// process alone.
+	// that fails the check is foreign (see trust.go). The command line
+	// sets it once, on the process's one Store; nil: a key of this process
+	// alone. A key without bytes (seal.Key{}) means "no key here": records
+	// are read unchecked, for display only (status), and nothing can be
+	// sealed.
 	Seal  *seal.Key
 	trust trustState
 }
@@ -52,7 +55,7 @@ func NewStore(cfg *config.Config, log *slog.Logger) *Store {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{Layout: NewLayout(cfg.Spool), Cfg: cfg, Log: log}
-	s.files = files{root: filepath.Clean(s.Layout.Root), tag: hostTag(cfg.Host), spares: newSpares(), folders: newFolderIDs()}
+	s.files = fsx.NewFiles(s.Layout.Root, cfg.Host)
 	return s
 }
 
@@ -66,9 +69,9 @@ func (e *TaskPathError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *TaskPathError) Unwrap() error { return e.Err }
 
 // ReadTaskFile reads and decodes one task file of spoolgate's own folders,
-// refusing symlinks and special files (not extra hard links: see ReadOwn).
+// refusing symlinks and special files (not extra hard links: see fsx.ReadOwn).
 func ReadTaskFile(path string) (*taskfile.Task, error) {
-	data, _, err := ReadOwn(path, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(path, taskfile.MaxRecordSize)
 	if err != nil {
 		return nil, &TaskPathError{Path: path, Err: err}
 	}
@@ -83,13 +86,13 @@ func ReadTaskFile(path string) (*taskfile.Task, error) {
 // replacing a file. Of several processes moving the same task, one wins;
 // the others get an error matching os.ErrNotExist.
 func (s *Store) move(k taskfile.Kind, from, to, id string) error {
-	return s.files.renameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
+	return s.files.RenameNoReplace(s.Layout.TaskPath(k, from, id), s.Layout.TaskPath(k, to, id))
 }
 
-// renameNoSync is RenameNoReplace without the folder fsyncs.
+// renameNoSync is fsx.RenameNoReplace without the folder fsyncs.
 func (s *Store) renameNoSync(src, dst string) error {
-	if err := s.files.guardedRename(src, dst); err != nil {
-		return &os.LinkError{Op: "move", Old: src, New: dst, Err: unwrapLink(err)}
+	if err := s.files.GuardedRename(src, dst); err != nil {
+		return &os.LinkError{Op: "move", Old: src, New: dst, Err: fsx.UnwrapLink(err)}
 	}
 	return nil
 }
@@ -101,7 +104,7 @@ func (s *Store) Submit(dir, id string, data []byte) (string, error) {
 		return "", err
 	}
 	dst := filepath.Join(dir, id+".yaml")
-	if err := s.files.writeNew(dst, data); err != nil {
+	if err := s.files.WriteNew(dst, data); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("%s is already waiting in %s: %w", id, dir, os.ErrExist)
 		}
@@ -134,17 +137,28 @@ func (s *Store) AccountDisabled(account string) bool {
 	return s.switchOn(filepath.Join(s.Layout.Accounts(), account+".disabled"))
 }
 
-// WriteFileAtomic is WriteFileAtomic inside this Store's spool: the temp
+// WriteFileAtomic is fsx.WriteFileAtomic inside this Store's spool: the temp
 // is named for the config's host, and every folder from the spool's root
 // down to path's is checked to be a real folder (see guardDir).
 func (s *Store) WriteFileAtomic(path string, data []byte) error {
-	return s.files.writeAtomic(path, data)
+	return s.files.WriteAtomic(path, data)
 }
 
-// WriteFileNew is WriteFileNew inside this Store's spool (see
+// WriteFileNew is fsx.WriteFileNew inside this Store's spool (see
 // Store.WriteFileAtomic).
-func (s *Store) WriteFileNew(path string, data []byte) error { return s.files.writeNew(path, data) }
+func (s *Store) WriteFileNew(path string, data []byte) error { return s.files.WriteNew(path, data) }
 
-// RenameNoReplace is RenameNoReplace inside this Store's spool: both
+// RenameNoReplace is fsx.RenameNoReplace inside this Store's spool: both
 // folders are guarded.
-func (s *Store) RenameNoReplace(src, dst string) error { return s.files.renameNoReplace(src, dst) }
+func (s *Store) RenameNoReplace(src, dst string) error { return s.files.RenameNoReplace(src, dst) }
+
+// KeepSpares makes the Store keep the temps its rewrites leave as spares
+// (see spares.go) until DropSpares: the daemon does, for its life.
+func (s *Store) KeepSpares() { s.files.Spares.SetOn(true) }
+
+// DropSpares removes every spare and keeps no more (the daemon's
+// shutdown, once no rewrite runs).
+func (s *Store) DropSpares() { s.files.Spares.SetOn(false) }
+
+// now is the time the Store writes into records: UTC.
+func now() time.Time { return time.Now().UTC() }

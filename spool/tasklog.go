@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -16,7 +17,7 @@ func taskLogRel(k taskfile.Kind, id string) string {
 // walk from the spool root: no symlink is followed on the way or at the
 // file, a fifo or any other special file is refused without blocking.
 func (s *Store) appendTaskLog(k taskfile.Kind, id string, data []byte) error {
-	return appendBeneath(s.Layout.Root, taskLogRel(k, id), data)
+	return fsx.AppendBeneath(s.Layout.Root, taskLogRel(k, id), data)
 }
 
 // TaskLog returns the writer of lane k's log of task id. Its first Write
@@ -52,7 +53,7 @@ func (w *TaskLog) Write(p []byte) (int, error) {
 		err = w.s.appendTaskLog(w.k, w.id, p)
 	} else {
 		if w.f == nil {
-			w.f, err = openAppendBeneath(w.s.Layout.Root, taskLogRel(w.k, w.id))
+			w.f, err = fsx.OpenAppendBeneath(w.s.Layout.Root, taskLogRel(w.k, w.id))
 		}
 		if err == nil {
 			if _, err = w.f.Write(p); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/logonce"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -97,27 +98,9 @@ type futureSighting struct {
 // processKey seals for a Store without a key: trusted by nobody else.
 var processKey = seal.New()
 
-// installKeys are the installation keys the command line loaded, by the
-// config they belong to: a Store over that config uses it when it has no
-// Seal of its own. Keyed by config, not process-wide, so tests that build
-// configs of their own are never affected by one another.
-var installKeys sync.Map // *config.Config → *seal.Key
-
-// SetInstallationKey makes k the key of every Store over cfg that has no
-// Seal of its own: the command line loads the installation's key once
-// (see seal.PathFor). A key without bytes (seal.Key{}) means "no key
-// here": records are read unchecked, for display only (status), and
-// nothing can be sealed.
-func SetInstallationKey(cfg *config.Config, k *seal.Key) {
-	installKeys.Store(cfg, k)
-}
-
 func (s *Store) key() *seal.Key {
 	if s.Seal != nil {
 		return s.Seal
-	}
-	if k, ok := installKeys.Load(s.Cfg); ok {
-		return k.(*seal.Key)
 	}
 	return processKey
 }
@@ -166,7 +149,7 @@ func (s *Store) OpenSealed(kind, path string, data []byte) ([]byte, error) {
 // never followed, at most max bytes). A file that does not exist is
 // fs.ErrNotExist; anything else that fails is a *ForeignError.
 func (s *Store) ReadSealed(kind, path string, max int64) ([]byte, os.FileInfo, error) {
-	data, fi, err := ReadOwn(path, max)
+	data, fi, err := fsx.ReadOwn(path, max)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.Limiter().Forget("foreign:" + path)
 		return nil, nil, err
@@ -191,7 +174,7 @@ func (s *Store) WriteSealedAtomic(kind, path string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.files.writeAtomic(path, data)
+	return s.files.WriteAtomic(path, data)
 }
 
 // WriteSealedNew creates path with body sealed as kind, durably, failing
@@ -201,7 +184,7 @@ func (s *Store) WriteSealedNew(kind, path string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.files.writeNew(path, data)
+	return s.files.WriteNew(path, data)
 }
 
 // EncodeTask is t's encoding as lane k's task file, sealed for its name
@@ -232,7 +215,7 @@ func (s *Store) Read(k taskfile.Kind, dir, id string) (*taskfile.Task, error) {
 
 func (s *Store) readChecked(k taskfile.Kind, dir, id string) (t *taskfile.Task, foreign error, err error) {
 	path := s.Layout.TaskPath(k, dir, id)
-	data, _, err := ReadOwn(path, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(path, taskfile.MaxRecordSize)
 	if err != nil {
 		return nil, nil, &TaskPathError{Path: path, Err: err}
 	}
@@ -303,11 +286,11 @@ func (s *Store) CheckForeign() []Foreign {
 	}
 	known := KnownAccounts(s.Cfg)
 	acc := s.Layout.Accounts()
-	names, _ := ReadDirNames(acc)
+	names, _ := fsx.ReadDirNames(acc)
 	for _, n := range names {
 		p := filepath.Join(acc, n)
 		switch {
-		case strings.Contains(n, LeaseExt) && !IsOwnTemp(n):
+		case strings.Contains(n, LeaseExt) && !fsx.IsOwnTemp(n):
 			account, _, _ := strings.Cut(n, LeaseExt)
 			if _, err := s.readLeaseFile(account, n); err != nil {
 				add(SealLease, p, err)
@@ -328,7 +311,7 @@ func (s *Store) CheckForeign() []Foreign {
 		add(SealSince, filepath.Join(nd, "since"), err)
 	}
 	bd := filepath.Join(nd, "batches")
-	bnames, _ := ReadDirNames(bd)
+	bnames, _ := fsx.ReadDirNames(bd)
 	sent := map[string]bool{}
 	for _, n := range bnames {
 		if k, ok := strings.CutSuffix(n, ".sent"); ok {
@@ -339,7 +322,7 @@ func (s *Store) CheckForeign() []Foreign {
 		key, isJSON := strings.CutSuffix(n, ".json")
 		k2, _, isTake := strings.Cut(n, ".take.")
 		switch {
-		case IsOwnTemp(n):
+		case fsx.IsOwnTemp(n):
 		case isJSON && !sent[key], isTake && !sent[k2]:
 			if _, _, err := s.ReadSealed(SealMarker, filepath.Join(bd, n), 1<<20); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				add(SealMarker, filepath.Join(bd, n), err)

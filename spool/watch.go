@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/logonce"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -70,7 +71,7 @@ type obs struct {
 	seq     uint64 // order of first sight: files are handed over in it
 	dir     int
 	name    string
-	st      stamp     // as last looked at
+	st      fsx.Stamp // as last looked at
 	since   time.Time // when st was first seen (or a change event came)
 	seen    bool      // looked at at least once
 	renamed bool      // a certain rename into place, nothing after it
@@ -143,7 +144,7 @@ func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher, started func()
 	var seq uint64
 	doRescan := func() {
 		for i, d := range w.Dirs {
-			ents, err := ReadDir(d.Path)
+			ents, err := fsx.ReadDir(d.Path)
 			if err != nil {
 				w.fails.Fail("rescan:"+d.Path, "rescan failed", err, "dir", d.Path)
 				continue
@@ -284,7 +285,7 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			delete(cands, p)
 			continue
 		}
-		st := stampOf(fi)
+		st := fsx.StampOf(fi)
 		ready := false
 		switch {
 		case d.CancelRequests || d.PriorityRequests || !fi.Mode().IsRegular():
@@ -294,7 +295,7 @@ func (w *Watcher) process(cands map[string]*obs, now time.Time) time.Time {
 			// rename. An empty or NUL-filled file is not yet a drop
 			// whatever its name's history: it settles.
 			o.renamed = false
-			ready = !unfinished(p)
+			ready = !fsx.Unfinished(p)
 			o.seen, o.st, o.since = true, st, now
 		case !o.seen || st != o.st:
 			if o.since.IsZero() || st != o.st {

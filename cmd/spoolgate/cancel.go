@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -27,11 +26,10 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 	if len(ids) == 0 {
 		return usagef("cancel: give one or more tasks (ID or LANE/ID)")
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	refs, err := resolveTasks("cancel", st.Layout, ids)
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/spoolgate/spoolgate/lanes/retention"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -67,7 +66,7 @@ func (o *dailyOps) taskEnded(k taskfile.Kind, t *taskfile.Task) {
 
 // start runs the components; info is the running daemon's view of its
 // lanes.
-func (o *dailyOps) start(ctx context.Context, info func() []status.LaneInfo) {
+func (o *dailyOps) start(ctx context.Context, info func() []taskfile.LaneInfo) {
 	o.arch.Start(ctx)
 	if o.n == nil {
 		return
@@ -76,13 +75,13 @@ func (o *dailyOps) start(ctx context.Context, info func() []status.LaneInfo) {
 	if o.batch != nil {
 		o.batch.Start(ctx)
 	}
-	web := func() (status.LaneInfo, bool) {
+	web := func() (taskfile.LaneInfo, bool) {
 		for _, li := range info() {
 			if li.Kind == taskfile.KindWeb {
 				return li, true
 			}
 		}
-		return status.LaneInfo{}, false
+		return taskfile.LaneInfo{}, false
 	}
 	if _, ok := web(); !ok {
 		return // no web lane: no standby, no account holds to tell

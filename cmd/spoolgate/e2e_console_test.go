@@ -250,7 +250,7 @@ console:
 	}
 
 	// The audit trail: every action, each line sealed by the daemon.
-	st := spool.NewStore(r.cfg, nil)
+	st := r.store()
 	es, err := st.Audit(time.Now(), func(spool.AuditEntry) bool { return true })
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,8 @@ type e2eRig struct {
 	cfg      *config.Config
 	L        spool.Layout
 	profiles string
-	env      []string // extra environment for every spoolgate process
+	env      []string  // extra environment for every spoolgate process
+	key      *seal.Key // the installation's key beside the config
 }
 
 // e2eNewRig writes the config and parses it back as the daemon will.
@@ -89,14 +90,21 @@ func e2eNewRig(t *testing.T, o e2eOpts, env ...string) *e2eRig {
 	r.cfg = c
 	r.L = spool.NewLayout(c.Spool)
 	// The installation's key beside the config, as the daemon would create
-	// it, and the test's own Stores over r.cfg read with it: what the
-	// daemon seals (holds, leases, markers) the test reads as genuine.
-	key := seal.New()
-	if err := key.Write(seal.PathFor(r.cfgPath)); err != nil {
+	// it; the test's own Store reads with it (r.store): what the daemon
+	// seals (holds, leases, markers) the test reads as genuine.
+	r.key = seal.New()
+	if err := r.key.Write(seal.PathFor(r.cfgPath)); err != nil {
 		t.Fatal(err)
 	}
-	spool.SetInstallationKey(c, key)
 	return r
+}
+
+// store is a Store over the rig's spool with the installation's key, as
+// a command of this installation opens it.
+func (r *e2eRig) store() *spool.Store {
+	st := spool.NewStore(r.cfg, nil)
+	st.Seal = r.key
+	return st
 }
 
 // e2eEnviron is this process's environment without SPOOLGATE_FAKE*, so the

@@ -235,13 +235,19 @@ func TestE2E_Web_ReattachAfterKill(t *testing.T) {
 	})
 	statusText := r.cli("status")
 	statusJSON := r.cli("status", "--json")
+	// A loaded machine's status commands can take seconds: what they say
+	// is checked only if the task was still running when they returned.
+	stillRunning := r.L.Locate(taskfile.KindWeb, "long") == taskfile.DirRunning
 	got := r.final(taskfile.KindWeb, "long", 2*time.Minute)
 	d2.stop()
 	log := r.taskLog(taskfile.KindWeb, "long")
-	if want := "attempt 2  elapsed"; !strings.Contains(statusText, want) || !strings.Contains(statusText, "reattached "+sent.Send.Conversation) {
+	if !stillRunning {
+		t.Log("the reattach ended before the status commands returned; what they showed is not checked")
+	}
+	if want := "attempt 2  elapsed"; stillRunning && !strings.Contains(statusText, want) || !strings.Contains(statusText, "reattached "+sent.Send.Conversation) {
 		t.Errorf("status during the reattach does not show attempt 2 reattached to %s:\n%s", sent.Send.Conversation, statusText)
 	}
-	if !strings.Contains(statusJSON, `"delivery": "reattached"`) && !strings.Contains(statusJSON, `"delivery":"reattached"`) {
+	if stillRunning && !strings.Contains(statusJSON, `"delivery": "reattached"`) && !strings.Contains(statusJSON, `"delivery":"reattached"`) {
 		t.Errorf("status --json during the reattach lacks delivery reattached:\n%s", statusJSON)
 	}
 	if res := r.cli("results", "web/long"); !strings.Contains(res, `"conversation":"`+sent.Send.Conversation+`"`) {

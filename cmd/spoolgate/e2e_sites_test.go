@@ -22,7 +22,6 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -323,14 +322,16 @@ func TestE2E_Check(t *testing.T) {
 }
 
 // A usage limit holds the account, not the lane (time-scaled: the daemon
-// runs with SPOOLGATE_HOLD_SCALE=0.03, so "in 2 minutes" holds 3.6 s):
+// runs with SPOOLGATE_HOLD_SCALE=0.08, so "in 2 minutes" holds 9.6 s, long
+// enough that a loaded machine's status command still sees it; at 3.6 s
+// one did not):
 // the task goes back to pending with no attempt spent, status --json shows
 // the hold with the parsed until-time, the other account's task runs
 // meanwhile, a page still limited when the hold ends holds it again, and
 // once the limit is gone the task succeeds. The same with a Chinese
 // message.
 func TestE2E_Web_UsageLimit(t *testing.T) {
-	const scale = 0.03
+	const scale = 0.08
 	limited := &e2eSite{name: "limited", keys: e2eStdKeys + "    limited: \".limit\"\n",
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctA, needEmptyPrompt: true}\n"}
 	free := &e2eSite{name: "free", keys: e2eStdKeys,
@@ -339,7 +340,7 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	r := e2eNewSites(t, e2eOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
 	r.start()
-	store := spool.NewStore(r.cfg, nil)
+	store := r.store()
 	hold := func(after time.Time) taskfile.Hold {
 		t.Helper()
 		var h taskfile.Hold

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -12,6 +13,12 @@ import (
 type common struct {
 	config string
 	spool  string
+
+	// store is the process's one Store over the loaded config, sealed
+	// with the installation key (load builds it); keyNote says why seals
+	// are not checked ("" when they are).
+	store   *spool.Store
+	keyNote string
 }
 
 // newFlags returns a FlagSet with --config and --spool bound to c.
@@ -44,7 +51,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// load reads the config and applies --spool.
+// load reads the config, applies --spool, and builds the process's one
+// Store (c.store) with the installation key beside the config.
 func (c *common) load() (*config.Config, error) {
 	cfg, err := config.LoadConfig(c.config)
 	if err != nil {
@@ -53,6 +61,7 @@ func (c *common) load() (*config.Config, error) {
 	if c.spool != "" {
 		cfg.Spool = c.spool
 	}
-	_ = useKey(cfg, false, nil) // read-only commands show records unchecked without it
+	c.store = spool.NewStore(cfg, nil)
+	c.keyNote, _ = useKey(c.store, false, nil) // read-only commands show records unchecked without it
 	return cfg, nil
 }

@@ -33,11 +33,10 @@ func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string,
 	if !actions.ValidHost(*host) {
 		return nil, "", "", usagef("%s: --host %q is not a host name", name, *host)
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return nil, "", "", err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	k := taskfile.Kind(pos[0])
 	file, err := actions.PauseFile(st, k, *host)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -31,11 +30,10 @@ func cmdPriority(ctx context.Context, env *Env, args []string) error {
 	if level == "" || !level.Valid() {
 		return usagef("priority: %q is not high, normal or low", pos[1])
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	r, err := resolveTask("priority", st.Layout, pos[0])
 	if err != nil {
 		return err

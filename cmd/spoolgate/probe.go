@@ -39,11 +39,11 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	var probes []*spool.Probe
 	var refusal error
 	if len(pos) == 0 {
-		cfg, err := c.load()
+		_, err := c.load()
 		if err != nil {
 			return err
 		}
-		st := spool.NewStore(cfg, nil)
+		st := c.store
 		if err := st.Layout.Create(); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
@@ -219,7 +220,7 @@ func auditSpool(t *testing.T, root string) *audit {
 		}
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
-			if spool.IsOwnTemp(e.Name()) {
+			if fsx.IsOwnTemp(e.Name()) {
 				a.temps = append(a.temps, p)
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -132,7 +133,7 @@ func twoHostsAccounts(t *testing.T, spoolA, spoolB, backing string, poll bool) {
 	// removes them once they are a minute old (tested on its own).
 	leftovers := 0
 	filepath.WalkDir(backing, func(p string, e os.DirEntry, err error) error {
-		if err == nil && spool.IsOwnTemp(e.Name()) {
+		if err == nil && fsx.IsOwnTemp(e.Name()) {
 			leftovers++
 			os.Remove(p)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -149,7 +150,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	ownTemps := func() []string {
 		var out []string
 		filepath.WalkDir(r.spool, func(p string, e os.DirEntry, err error) error {
-			if err == nil && spool.IsOwnTemp(e.Name()) {
+			if err == nil && fsx.IsOwnTemp(e.Name()) {
 				out = append(out, p)
 			}
 			return nil
@@ -171,8 +172,8 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	// Planted: a temp of this host whose process is gone (the last one
 	// killed), another host's temp just written, and users' own temp
 	// files in the drop boxes, which no rule may touch.
-	planted := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirRunning), spool.TempFileName(spool.HostTempTag("h1"), lastPid, 99))
-	otherHost := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirDone), spool.TempFileName(spool.HostTempTag("h2"), 1, 7))
+	planted := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirRunning), fsx.TempFileName(fsx.HostTempTag("h1"), lastPid, 99))
+	otherHost := filepath.Join(l.Lane(taskfile.KindAPI, taskfile.DirDone), fsx.TempFileName(fsx.HostTempTag("h2"), 1, 7))
 	users := []string{filepath.Join(in, "mine.yaml.tmp"), filepath.Join(l.Incoming(), "upload.tmp"), filepath.Join(in, ".sg-mine.tmp")}
 	for _, p := range append([]string{planted, otherHost}, users...) {
 		if err := os.WriteFile(p, []byte("x"), 0o640); err != nil {

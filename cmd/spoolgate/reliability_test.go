@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -123,7 +124,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 	temps := 0
 	old := time.Now().Add(-2 * time.Minute)
 	filepath.WalkDir(r.spool, func(p string, e os.DirEntry, err error) error {
-		if err == nil && spool.IsOwnTemp(e.Name()) {
+		if err == nil && fsx.IsOwnTemp(e.Name()) {
 			temps++
 			os.Chtimes(p, old, old)
 		}

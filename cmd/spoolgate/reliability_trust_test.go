@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -109,7 +110,7 @@ func leaseTamperTwoHosts(t *testing.T, spoolA, spoolB, backing string, poll bool
 	a.stop()
 	b.stop()
 	filepath.WalkDir(backing, func(p string, e os.DirEntry, err error) error {
-		if err == nil && spool.IsOwnTemp(e.Name()) {
+		if err == nil && fsx.IsOwnTemp(e.Name()) {
 			os.Remove(p)
 		}
 		return nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/safetext"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -45,14 +44,13 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 	if !taskfile.ValidAccount(*account) {
 		return usagef("resume: --account %q is not an account name", *account)
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	if *lease {
-		if keyNote(cfg) != "" {
-			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(keyNote(cfg), "seals not checked: "))
+		if c.keyNote != "" {
+			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(c.keyNote, "seals not checked: "))
 		}
 		was, held, err := st.ClearAccountLease(*account, time.Now())
 		if err != nil {

@@ -48,7 +48,7 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	var refs []taskRef
 	if bulk {
 		if refs, err = failedOfBatch(cfg, *batch, taskfile.ErrorClass(*class)); err != nil {

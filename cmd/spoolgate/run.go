@@ -49,29 +49,31 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	slog.SetDefault(slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
 	// The daemon seals what it writes for other daemons (issue 20): its
 	// key beside the config, created on first start.
-	if err := useKey(cfg, true, slog.Default()); err != nil {
+	if _, err := useKey(c.store, true, slog.Default()); err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
 	// Under a service manager runMaybeAsService points slog.Default at the
 	// system's log (the Windows event log), so take the logger inside.
 	return runMaybeAsService(ctx, "spoolgate", env.Stderr, cfg.ShutdownGrace.D()+5*time.Second, func(ctx context.Context) error {
-		return runDaemon(ctx, cfg, env, slog.Default())
+		return runDaemon(ctx, c.store, env, slog.Default())
 	})
 }
 
 // runDaemon runs until ctx ends, then shuts down in two stages: drain for
 // shutdownGrace, then cancel what still runs back to pending. A second
-// SIGINT/SIGTERM during the drain cancels at once.
-func runDaemon(ctx context.Context, cfg *config.Config, env *Env, log *slog.Logger) error {
+// SIGINT/SIGTERM during the drain cancels at once. store is the process's
+// one Store, sealed with the installation key; it logs to log.
+func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logger) error {
+	cfg := store.Cfg
+	store.Log = log
 	execs, err := newExecutors(cfg, env, log)
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	store := spool.NewStore(cfg, log)
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
 	defer closeExecutors(execs)
 	// console.Start handles "off" and a port in use itself (a warning).
-	hs, err := console.Start(ctx, cfg, d.Info, log.With("component", "http"))
+	hs, err := console.Start(ctx, store, d.Info, log.With("component", "http"))
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}

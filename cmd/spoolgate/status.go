@@ -61,7 +61,7 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	snap := status.NewSnapshotter(cfg, nil)
+	snap := status.NewSnapshotter(c.store, nil)
 	snap.Archive = *archive
 	if *tl != "" || *tlBatch != "" || *tlSince != "" {
 		return writeTimelineFile(env, snap, now(), *tl, *tlBatch, *tlSince)
@@ -71,8 +71,8 @@ func cmdStatus(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if keyNote(cfg) != "" && hasCoordination(spool.NewLayout(cfg.Spool)) {
-			st.Seals = keyNote(cfg)
+		if c.keyNote != "" && hasCoordination(spool.NewLayout(cfg.Spool)) {
+			st.Seals = c.keyNote
 		}
 		if *asJSON {
 			return report.WriteStatusJSON(w, st)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
@@ -39,7 +39,7 @@ func writeTimelineFile(env *Env, snap *status.Snapshotter, now time.Time, file, 
 	if err != nil {
 		return err
 	}
-	if err := spool.WriteFileAtomic(abs, b.Bytes()); err != nil {
+	if err := fsx.WriteFileAtomic(abs, b.Bytes()); err != nil {
 		return fmt.Errorf("status --timeline: %w", err)
 	}
 	rows := "rows"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -39,15 +40,14 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := c.load()
-	if err != nil {
+	if _, err := c.load(); err != nil {
 		return err
 	}
 	lane := taskfile.Kind(*laneFlag)
 	if lane != "" && !lane.Valid() {
 		return usagef("--lane %q: want web or api", lane)
 	}
-	st := spool.NewStore(cfg, nil)
+	st := c.store
 	if *tf.file != "" {
 		if len(files) > 0 || *content != "" || *id != "" || *prompt != "" || *output != "" || *priority != "" || lane != "" {
 			return usagef("submit --table: give the table's columns (--*-col) or --template; --model and --batch only")
@@ -86,7 +86,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 				data, err = io.ReadAll(io.LimitReader(env.Stdin, taskfile.MaxTaskSize+1))
 				name = newTaskID("stdin") + ".yaml"
 			} else {
-				data, _, err = spool.ReadRegular(f, taskfile.MaxTaskSize)
+				data, _, err = fsx.ReadRegular(f, taskfile.MaxTaskSize)
 			}
 			if err != nil {
 				return usagef("%s: %v", f, err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/internal/tableimport"
 	"github.com/spoolgate/spoolgate/spool"
@@ -24,7 +25,7 @@ type tableFlags struct {
 // batch (default: the file's name), each as BATCH-rN, so the same rows
 // submitted twice are refused as duplicates. Exit 1 when a row was refused.
 func submitTable(env *Env, st *spool.Store, tf tableFlags, batch, model string) error {
-	data, _, err := spool.ReadRegular(*tf.file, tableimport.MaxFile)
+	data, _, err := fsx.ReadRegular(*tf.file, tableimport.MaxFile)
 	if err != nil {
 		return usagef("submit --table %s: %v", *tf.file, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -370,11 +371,11 @@ func writeConfigDoc(path string, old []byte, doc *yaml.Node) error {
 		return err
 	}
 	if old != nil {
-		if err := spool.WriteFileAtomic(path+".bak", old); err != nil {
+		if err := fsx.WriteFileAtomic(path+".bak", old); err != nil {
 			return fmt.Errorf("keep the old config: %w", err)
 		}
 	}
-	return spool.WriteFileAtomic(path, []byte(out))
+	return fsx.WriteFileAtomic(path, []byte(out))
 }
 
 // checkWritable fails clearly when the config or its folder cannot be

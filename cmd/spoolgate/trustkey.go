@@ -8,40 +8,31 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/seal"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// keyNotes say, for status, why seals are not checked, by config ("" or
-// absent when they are).
-var keyNotes sync.Map // *config.Config → string
-
-func keyNote(cfg *config.Config) string {
-	n, _ := keyNotes.Load(cfg)
-	s, _ := n.(string)
-	return s
-}
-
 // useKey loads the installation key beside the config (seal.PathFor) and
-// makes it every Store's. The daemon creates it on first start (create);
-// the other commands only read it: without it, records are shown
-// unchecked and nothing is sealed (keyNote says so).
-func useKey(cfg *config.Config, create bool, log *slog.Logger) error {
-	p := seal.PathFor(cfg.Path)
+// gives it to the process's one Store. The daemon creates it on first
+// start (create); the other commands only read it: without it, records
+// are shown unchecked and nothing is sealed, and the returned note says
+// why ("" when seals are checked).
+func useKey(st *spool.Store, create bool, log *slog.Logger) (string, error) {
+	p := seal.PathFor(st.Cfg.Path)
 	if create {
 		k, created, err := seal.LoadOrCreate(p)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if created && log != nil {
 			log.Warn("installation key created: copy it (mode 0600) beside the config of every other host of this spool", "key", p)
 		}
-		spool.SetInstallationKey(cfg, k)
-		return nil
+		st.Seal = k
+		return "", nil
 	}
 	k, err := seal.Load(p)
 	if err != nil {
@@ -49,13 +40,11 @@ func useKey(cfg *config.Config, create bool, log *slog.Logger) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			note = "seals not checked: no installation key at " + p
 		}
-		keyNotes.Store(cfg, note)
-		spool.SetInstallationKey(cfg, &seal.Key{})
-		return err
+		st.Seal = &seal.Key{}
+		return note, err
 	}
-	keyNotes.Delete(cfg)
-	spool.SetInstallationKey(cfg, k)
-	return nil
+	st.Seal = k
+	return "", nil
 }
 
 // hasCoordination reports whether the spool holds coordination state a
@@ -65,7 +54,7 @@ func hasCoordination(l spool.Layout) bool {
 	if _, err := os.Lstat(filepath.Join(l.Root, "notify")); err == nil {
 		return true
 	}
-	names, _ := spool.ReadDirNames(l.Accounts())
+	names, _ := fsx.ReadDirNames(l.Accounts())
 	for _, n := range names {
 		if strings.Contains(n, spool.LeaseExt) || strings.HasSuffix(n, taskfile.HeldExt) {
 			return true
@@ -87,7 +76,7 @@ func installKey(configPath, user string) (string, bool, error) {
 		return p, false, err
 	}
 	if created && user != "" {
-		if err := chownToUser(p, user); err != nil {
+		if err := fsx.ChownToUser(p, user); err != nil {
 			return p, created, fmt.Errorf("%s: chown to %s: %w", p, user, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -72,7 +73,7 @@ func TestHTTPServer_HostHeader(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := fixture.Spool(t)
 	var logs syncBuf
-	h, err := Start(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	h, err := Start(context.Background(), spool.NewStore(cfg, nil), nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

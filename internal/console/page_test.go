@@ -12,6 +12,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 )
 
@@ -54,7 +55,7 @@ func TestHTTPServer_PageInChromium(t *testing.T) {
 	cfg := fixture.Spool(t)
 	h := startTestHTTP(t, cfg, webInfo(false))
 	defer h.Stop()
-	want, err := status.Snapshot(cfg, time.Now())
+	want, err := status.NewSnapshotter(spool.NewStore(cfg, nil), nil).Snapshot(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // httpServer is the daemon's read-only window: `/` the status page (with
@@ -29,7 +30,7 @@ import (
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
-	info    func() []status.LaneInfo
+	info    func() []taskfile.LaneInfo
 	metrics *metrics
 	now     func() time.Time
 	cfg     *config.Config
@@ -43,8 +44,9 @@ type httpServer struct {
 }
 
 // Start is newHTTPServer and its Start: the server runs when it returns.
-func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
-	h, err := newHTTPServer(cfg, info, log)
+// store is the process's one Store (its Cfg the config served).
+func Start(ctx context.Context, store *spool.Store, info func() []taskfile.LaneInfo, log *slog.Logger) (*httpServer, error) {
+	h, err := newHTTPServer(store, info, log)
 	if err != nil {
 		return nil, err
 	}
@@ -54,19 +56,20 @@ func Start(ctx context.Context, cfg *config.Config, info func() []status.LaneInf
 	return h, nil
 }
 
-// newHTTPServer checks cfg.HTTP ("host:port" or "off") and returns the
+// newHTTPServer checks the config's http ("host:port" or "off") and returns the
 // server, not yet listening. Its Hooks work whether it ever serves or not.
-func newHTTPServer(cfg *config.Config, info func() []status.LaneInfo, log *slog.Logger) (*httpServer, error) {
+func newHTTPServer(store *spool.Store, info func() []taskfile.LaneInfo, log *slog.Logger) (*httpServer, error) {
+	cfg := store.Cfg
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if info == nil {
-		info = func() []status.LaneInfo { return nil }
+		info = func() []taskfile.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
-	h.store = spool.NewStore(cfg, log)
+	h.store = store
 	h.auth = newAuth(cfg.Console, func() time.Time { return h.now() })
-	h.snap = status.NewSnapshotter(cfg, info)
+	h.snap = status.NewSnapshotter(store, info)
 	h.metrics = newMetrics(h)
 	if cfg.HTTP != "off" {
 		host, _, err := net.SplitHostPort(cfg.HTTP)

@@ -30,15 +30,15 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-func webInfo(standby bool) func() []status.LaneInfo {
-	return func() []status.LaneInfo {
-		return []status.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: taskfile.KindAPI, Concurrency: 3}}
+func webInfo(standby bool) func() []taskfile.LaneInfo {
+	return func() []taskfile.LaneInfo {
+		return []taskfile.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: standby, Holder: "pid 77 on other"}, {Kind: taskfile.KindAPI, Concurrency: 3}}
 	}
 }
 
-func startTestHTTP(t *testing.T, cfg *config.Config, info func() []status.LaneInfo) *httpServer {
+func startTestHTTP(t *testing.T, cfg *config.Config, info func() []taskfile.LaneInfo) *httpServer {
 	t.Helper()
-	h, err := Start(context.Background(), cfg, info, nil)
+	h, err := Start(context.Background(), spool.NewStore(cfg, nil), info, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
 	cfg := fixture.Spool(t)
 	cfg.HTTP = ln.Addr().String()
 	var logs syncBuf
-	h, err := Start(context.Background(), cfg, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	h, err := Start(context.Background(), spool.NewStore(cfg, nil), nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatalf("port in use is an error: %v", err)
 	}
@@ -281,21 +281,21 @@ func TestStartHTTP_PortInUseOffAndBad(t *testing.T) {
 	h.Stop()
 
 	cfg.HTTP = "off"
-	h, err = Start(context.Background(), cfg, nil, nil)
+	h, err = Start(context.Background(), spool.NewStore(cfg, nil), nil, nil)
 	if err != nil || h.Addr() != nil {
 		t.Fatalf("off: %v %v", h.Addr(), err)
 	}
 	h.Stop()
 
 	cfg.HTTP = "localhost"
-	if _, err := Start(context.Background(), cfg, nil, nil); err == nil {
+	if _, err := Start(context.Background(), spool.NewStore(cfg, nil), nil, nil); err == nil {
 		t.Error("malformed address accepted")
 	}
 }
 
 func TestHTTPServer_StopTwiceAndClosed(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	h, err := Start(context.Background(), fixture.Spool(t), nil, nil)
+	h, err := Start(context.Background(), spool.NewStore(fixture.Spool(t), nil), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
-	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -51,8 +50,8 @@ accounts:
 	if _, err := spool.NewStore(cfg, nil).AcquireAccount("a3", "otherhost:5", now); err != nil {
 		t.Fatal(err)
 	}
-	live := func() []status.LaneInfo {
-		return []status.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 4, Sessions: []status.SessionInfo{{Account: "a4", State: status.SessionStandby}}}, {Kind: taskfile.KindAPI, Concurrency: 3}}
+	live := func() []taskfile.LaneInfo {
+		return []taskfile.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 4, Sessions: []taskfile.SessionInfo{{Account: "a4", State: taskfile.SessionStandby}}}, {Kind: taskfile.KindAPI, Concurrency: 3}}
 	}
 	h := startTestHTTP(t, cfg, live)
 	defer h.Stop()

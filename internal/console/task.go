@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/markdown"
 	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
@@ -25,7 +26,7 @@ import (
 // prompt and content, its result rendered from Markdown beside its source,
 // its log, and a failed web attempt's screenshots; the page the browser
 // saved is offered only as a download. Every file is read like every other
-// spool file (spool.ReadOwn, spool.ReadTail: no link followed, no fifo
+// spool file (fsx.ReadOwn, spool.ReadTail: no link followed, no fifo
 // waited on, only regular files), and only names built from a valid
 // taskId: anything else is a 404.
 
@@ -209,9 +210,9 @@ func writePage(w http.ResponseWriter, body []byte, csp string) {
 func (h *httpServer) fillTask(v *taskView, loc located) {
 	D := v.D
 	if spool.NewLayout(h.cfg.Spool).IsRejectedDrop(loc.lane, loc.dir, v.ID) && loc.month == "" {
-		reason, _, _ := spool.ReadOwn(filepath.Join(filepath.Dir(loc.path), taskfile.ReasonFileName(v.ID)), 64<<10)
+		reason, _, _ := fsx.ReadOwn(filepath.Join(filepath.Dir(loc.path), taskfile.ReasonFileName(v.ID)), 64<<10)
 		v.ReadErr = D.Rejected + safetext.Line(strings.TrimSpace(string(reason)))
-	} else if data, _, err := spool.ReadOwn(loc.path, taskfile.MaxRecordSize); err != nil {
+	} else if data, _, err := fsx.ReadOwn(loc.path, taskfile.MaxRecordSize); err != nil {
 		// A task's own record (a large answer included) is read up to the
 		// limit `results` reads it to.
 		v.ReadErr = D.Unreadable + safetext.Line(err.Error())
@@ -299,7 +300,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 // shots lists the screenshots (ID.N.png) and saved pages (ID.N.html) in
 // the task's logs folder, by attempt.
 func (h *httpServer) shots(loc located, id string) []shotView {
-	ents, err := spool.ReadDir(loc.logs)
+	ents, err := fsx.ReadDir(loc.logs)
 	if err != nil {
 		return nil
 	}
@@ -369,7 +370,7 @@ func (h *httpServer) taskFile(w http.ResponseWriter, r *http.Request) {
 		ext, limit = "html", maxSavedPage
 	}
 	name := id + "." + n + "." + ext
-	f, fi, err := spool.OpenOwn(filepath.Join(loc.logs, name), limit)
+	f, fi, err := fsx.OpenOwn(filepath.Join(loc.logs, name), limit)
 	if err != nil {
 		http.NotFound(w, r) // absent, a link, a fifo, too large: nothing is served
 		return

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -87,7 +88,7 @@ func ReadResults(cfg *config.Config, batch string, archive bool) ([]Row, error) 
 	for _, k := range taskfile.Kinds {
 		for _, f := range resultFolders(L, k, archive) {
 			dir, path := f.dir, f.path
-			ents, err := spool.ReadDir(path)
+			ents, err := fsx.ReadDir(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			} else if err != nil {
@@ -96,7 +97,7 @@ func ReadResults(cfg *config.Config, batch string, archive bool) ([]Row, error) 
 			rejected := taskfile.RejectedDrops(ents)
 			for _, e := range ents {
 				name := e.Name()
-				if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+				if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) {
 					continue
 				}
 				base := taskfile.TrimTaskExt(name)

@@ -3,6 +3,7 @@ package report
 import (
 	"path/filepath"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -36,7 +37,7 @@ func resultFolders(L spool.Layout, k taskfile.Kind, archive bool) []resultFolder
 // false only when the line scan reads it surely and finds another batch,
 // so that looking for one batch in a large archive decodes only its files.
 func mayBeOfBatch(p, batch string) bool {
-	data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return true // the full read reports it
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // writeSessions lists the web lane's sessions, one line each.
@@ -32,9 +33,9 @@ func writeSessions(w io.Writer, now time.Time, ln status.Lane) {
 // 3s ago)", "held until 15:04", "idle"...
 func SessionStateText(now time.Time, s status.Session) string {
 	switch s.State {
-	case status.SessionRunning:
+	case taskfile.SessionRunning:
 		return fmt.Sprintf("running %s (heartbeat %s ago)", s.Task, Dur(s.HeartbeatAgeSeconds))
-	case status.SessionHeld:
+	case taskfile.SessionHeld:
 		if s.HeldUntil != nil {
 			return "held until " + clockText(now, *s.HeldUntil)
 		}

@@ -61,6 +61,7 @@ type Job struct {
 	probe      func(context.Context) error
 	stage      string
 	record     func(*taskfile.SendRecord, *taskfile.Delivery) error
+	logFiles   LogFiles
 	deliveries []taskfile.Delivery // recorded without a lane (tests)
 }
 
@@ -118,6 +119,54 @@ func (j *Job) SetBrowserPID(pid int) { j.browserPID.Store(int64(pid)) }
 
 // BrowserPID returns the recorded browser pid, or 0.
 func (j *Job) BrowserPID() int { return int(j.browserPID.Load()) }
+
+// LogFiles keeps an attempt's own files beside the task logs,
+// <lane>/logs/NAME (a failed web attempt's screenshot and page), written
+// as the Store writes them. An executor reaches them through its Job, so
+// it needs no Store of its own.
+type LogFiles interface {
+	// Save writes NAME (a plain file name) durably and returns its path
+	// relative to the spool, as an operator on any machine finds it.
+	Save(name string, data []byte) (string, error)
+	// Remove deletes NAME; a NAME that is not there is an error matching
+	// fs.ErrNotExist.
+	Remove(name string) error
+}
+
+// ErrNoLogFiles is Job.SaveLogFile's error on a Job built without a lane's
+// LogFiles.
+var ErrNoLogFiles = errors.New("no log folder for this attempt")
+
+// SetLogFiles installs where SaveLogFile and RemoveLogFile write.
+func (j *Job) SetLogFiles(f LogFiles) {
+	j.mu.Lock()
+	j.logFiles = f
+	j.mu.Unlock()
+}
+
+func (j *Job) files() LogFiles {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.logFiles
+}
+
+// SaveLogFile writes NAME beside the task logs (see LogFiles.Save).
+func (j *Job) SaveLogFile(name string, data []byte) (string, error) {
+	f := j.files()
+	if f == nil {
+		return "", ErrNoLogFiles
+	}
+	return f.Save(name, data)
+}
+
+// RemoveLogFile deletes NAME from beside the task logs.
+func (j *Job) RemoveLogFile(name string) error {
+	f := j.files()
+	if f == nil {
+		return ErrNoLogFiles
+	}
+	return f.Remove(name)
+}
 
 // SetRecorder installs what RecordSend calls: the lane's fenced write
 // through the task's lease.

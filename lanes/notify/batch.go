@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/spool"
 )
@@ -255,7 +256,7 @@ type markSet struct {
 }
 
 func (w *BatchWatch) readMarks() (markSet, error) {
-	ents, err := spool.ReadDir(w.dir)
+	ents, err := fsx.ReadDir(w.dir)
 	if err != nil {
 		return markSet{}, err
 	}
@@ -265,7 +266,7 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case strings.HasSuffix(name, ".json") && !spool.IsOwnTemp(name):
+		case strings.HasSuffix(name, ".json") && !fsx.IsOwnTemp(name):
 			key := strings.TrimSuffix(name, ".json")
 			h, ms, ok := splitKey(key)
 			if !ok || !w.isTrusted(name) {
@@ -275,7 +276,7 @@ func (w *BatchWatch) readMarks() (markSet, error) {
 			if ms > m.latest[h] {
 				m.latest[h] = ms
 			}
-		case strings.HasSuffix(name, ".sent") && !spool.IsOwnTemp(name):
+		case strings.HasSuffix(name, ".sent") && !fsx.IsOwnTemp(name):
 			if w.isTrusted(name) {
 				sent[strings.TrimSuffix(name, ".sent")] = true
 				w.sentSeen[strings.TrimSuffix(name, ".sent")] = true
@@ -378,5 +379,5 @@ func splitKey(key string) (string, int64, bool) {
 // that no longer runs. Another host's processes cannot be asked.
 func deadHere(owner, host string) bool {
 	h, pid := spool.ParseOwner(owner)
-	return h == host && pid > 0 && spool.ProcessGone(pid)
+	return h == host && pid > 0 && fsx.ProcessGone(pid)
 }

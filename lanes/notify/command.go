@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/fsx"
 )
 
 // commandWaitDelay is how long a killed command's output pipes may stay
@@ -30,7 +32,15 @@ func runCommand(ctx context.Context, argv []string, timeout time.Duration, e *Ev
 		"SPOOLGATE_BATCH="+e.Batch, "SPOOLGATE_TASK="+e.TaskID)
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	ownGroup(cmd)
+	// The command in a group of its own, and the context's cancel kills
+	// the whole group where the OS can (else the process alone).
+	fsx.OwnGroup(cmd, false)
+	cmd.Cancel = func() error {
+		if fsx.KillGroup(cmd.Process.Pid) {
+			return nil
+		}
+		return cmd.Process.Kill()
+	}
 	cmd.WaitDelay = commandWaitDelay
 	err := cmd.Run()
 	switch {

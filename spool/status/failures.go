@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -46,7 +46,7 @@ func (s *Snapshotter) failed(perLane map[taskfile.Kind][]task) ([]Failed, int) {
 			f.FinishedAt = ptr(t.sum.finishedAt)
 		}
 		p := filepath.Join(s.store.Layout.Lane(t.lane, t.dir), t.name)
-		if data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize); err == nil {
+		if data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize); err == nil {
 			if tk, err := taskfile.DecodeRecord(data); err == nil {
 				f.ErrorClass, f.Error = string(tk.ErrorClass), safetext.ClipBytes(tk.Error, maxReason)
 			} else {
@@ -78,7 +78,7 @@ func (s *Snapshotter) rejectedDrops(k taskfile.Kind, names []string) ([]Rejected
 	more := max(len(drops)-ListCap, 0)
 	drops = drops[:min(len(drops), ListCap)]
 	for i := range drops {
-		data, _, err := spool.ReadOwn(filepath.Join(dir, taskfile.TrimTaskExt(drops[i].File)+".error"), 64<<10)
+		data, _, err := fsx.ReadOwn(filepath.Join(dir, taskfile.TrimTaskExt(drops[i].File)+".error"), 64<<10)
 		if err != nil {
 			drops[i].Reason = "(no reason readable: " + err.Error() + ")"
 			continue

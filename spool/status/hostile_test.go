@@ -22,7 +22,7 @@ func TestSnapshot_Hostile(t *testing.T) {
 	put(t, cfg, taskfile.KindAPI, "running", taskfile.Task{TaskID: "r2099", Model: "writer", Attempt: 1, Owner: "x:1", StartedAt: future, HeartbeatAt: future})
 	// A host name made to be pasted into a shell.
 	os.WriteFile(filepath.Join(L.Lane(taskfile.KindAPI, ""), "paused.x;$(id)"), nil, 0o640)
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSnapshot_ForeignHolds(t *testing.T) {
 		os.WriteFile(filepath.Join(L.Accounts(), "stranger"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strconv.Itoa(i)+taskfile.HeldExt),
 			[]byte("until: 2099-01-01T00:00:00Z\nreason: forged\nsince: 2026-01-01T00:00:00Z\n"), 0o640)
 	}
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -14,12 +15,12 @@ import (
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]taskfile.LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = config.Concurrency(cfg, k)
 	if k == taskfile.KindWeb {
-		var li *LaneInfo
+		var li *taskfile.LaneInfo
 		if v, ok := live[k]; ok {
 			li = &v
 		}
@@ -132,7 +133,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	// Held reasons. <lane>/paused holds the lane on every host;
 	// <lane>/paused.HOST on that host alone (shared spools), which this
 	// view names whichever host reads it.
-	if on, _ := spool.SwitchOn(s.store.Layout.Paused(k)); on {
+	if on, _ := fsx.SwitchOn(s.store.Layout.Paused(k)); on {
 		ln.Held = append(ln.Held, Held{Kind: HeldPaused, Count: ln.Counts.Pending,
 			Message: fmt.Sprintf("lane paused: claims nothing new (spoolgate resume %s)", k)})
 	}
@@ -278,7 +279,7 @@ func (s *Snapshotter) runner() (int, string) {
 	if pid <= 0 {
 		return 0, ""
 	}
-	if host == s.cfg.Host && pid != os.Getpid() && spool.ProcessGone(pid) {
+	if host == s.cfg.Host && pid != os.Getpid() && fsx.ProcessGone(pid) {
 		return 0, ""
 	}
 	return pid, host
@@ -286,7 +287,7 @@ func (s *Snapshotter) runner() (int, string) {
 
 // pausedHosts lists the hosts that have a paused.HOST file in a lane folder.
 func pausedHosts(laneDir string) []string {
-	ents, err := spool.ReadDir(laneDir)
+	ents, err := fsx.ReadDir(laneDir)
 	if err != nil {
 		return nil
 	}

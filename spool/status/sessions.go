@@ -37,7 +37,7 @@ type Session struct {
 // sessions builds the web lane's session views from the spool (tasks by
 // the account they ran on, leases, switches) and, in a daemon, its live
 // view. It also returns how many sessions can run now.
-func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disabled map[string]bool) ([]Session, int) {
+func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo, disabled map[string]bool) ([]Session, int) {
 	specs := s.cfg.WebSessions()
 	if len(specs) == 1 && specs[0].Legacy {
 		return nil, 1 // one session, as before sessions: nothing new to show
@@ -46,7 +46,7 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disable
 	runnable := 0
 	stale := s.cfg.Timing().StaleAfter
 	for _, sp := range specs {
-		v := Session{Account: sp.Account, Site: sp.Site, State: SessionIdle}
+		v := Session{Account: sp.Account, Site: sp.Site, State: taskfile.SessionIdle}
 		var running *summary
 		for i := range ts {
 			t := &ts[i]
@@ -72,31 +72,31 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *LaneInfo, disable
 		until, held := accountHeldUntil(s.store, sp.Account, now)
 		switch {
 		case running != nil:
-			v.State, v.Task = SessionRunning, running.id
+			v.State, v.Task = taskfile.SessionRunning, running.id
 			age, _ := taskfile.Stale(taskfile.Summary{HeartbeatAt: running.heartbeatAt, StartedAt: running.startedAt}, now, stale)
 			v.HeartbeatAgeSeconds = secs(age)
 		case s.disabledAccount(sp.Account, disabled):
-			v.State = SessionDisabled
+			v.State = taskfile.SessionDisabled
 		case held:
-			v.State = SessionHeld
+			v.State = taskfile.SessionHeld
 			if !until.IsZero() {
 				v.HeldUntil = ptr(until)
 			}
 		case v.BlockedBy != "":
-			v.State = SessionBlocked
+			v.State = taskfile.SessionBlocked
 		case v.Lease != "" && !strings.HasPrefix(v.Lease, s.cfg.Host+":"):
-			v.State = SessionLeased
+			v.State = taskfile.SessionLeased
 		}
-		if live != nil && v.State == SessionIdle {
+		if live != nil && v.State == taskfile.SessionIdle {
 			// What only the daemon knows: a lock held by another process
 			// here, a session signed out.
 			for _, ls := range live.Sessions {
-				if ls.Account == sp.Account && (ls.State == SessionStandby || ls.State == SessionLoggedOut) {
+				if ls.Account == sp.Account && (ls.State == taskfile.SessionStandby || ls.State == taskfile.SessionLoggedOut) {
 					v.State = ls.State
 				}
 			}
 		}
-		if v.State != SessionDisabled && v.State != SessionHeld && v.State != SessionStandby {
+		if v.State != taskfile.SessionDisabled && v.State != taskfile.SessionHeld && v.State != taskfile.SessionStandby {
 			runnable++
 		}
 		out = append(out, v)

@@ -36,14 +36,14 @@ func TestSnapshot_Sessions(t *testing.T) {
 	if _, err := store.AcquireAccount("ops2", "there:9", t0.Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	web := st.Lanes[0]
 	want := []Session{
-		{Account: "ops1", Site: "chat", State: SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
-		{Account: "ops2", Site: "chat", State: SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
+		{Account: "ops1", Site: "chat", State: taskfile.SessionRunning, Task: "w1", HeartbeatAgeSeconds: 4, Finished: 1},
+		{Account: "ops2", Site: "chat", State: taskfile.SessionLeased, Lease: "there:9", Finished: 1, Failed: 1},
 	}
 	if len(web.Sessions) != 2 || web.Sessions[0] != want[0] || web.Sessions[1] != want[1] {
 		t.Fatalf("sessions:\n got %+v\nwant %+v", web.Sessions, want)
@@ -57,12 +57,12 @@ func TestSnapshot_Sessions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(L.Accounts(), "ops2.disabled"), nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	st, err = Snapshot(cfg, t0)
+	st, err = snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	web = st.Lanes[0]
-	if web.Sessions[1].State != SessionDisabled || *web.RunnableSessions != 1 {
+	if web.Sessions[1].State != taskfile.SessionDisabled || *web.RunnableSessions != 1 {
 		t.Fatalf("after disable: %+v, runnable %d", web.Sessions[1], *web.RunnableSessions)
 	}
 	found := false

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -26,18 +27,13 @@ const (
 // medianWindow is how many of a lane's latest successes its ETA looks at.
 const medianWindow = 50
 
-// Snapshot reads cfg's spool once and returns its status at now.
-func Snapshot(cfg *config.Config, now time.Time) (*Status, error) {
-	return NewSnapshotter(cfg, nil).Snapshot(now)
-}
-
 // Snapshotter takes snapshots of one spool, caching what it parsed of each
 // task file by (path, size, mtime), so a long-lived caller (the daemon's
 // HTTP page) re-reads only the files that changed. Safe for concurrent use.
 type Snapshotter struct {
 	cfg   *config.Config
 	store *spool.Store
-	live  func() []LaneInfo
+	live  func() []taskfile.LaneInfo
 	// Archive adds the tasks of each lane's archive/ to the counts
 	// (`status --archive`); set it before the first Snapshot.
 	Archive bool
@@ -56,11 +52,12 @@ type cached struct {
 	ok    bool
 }
 
-// NewSnapshotter returns a Snapshotter of cfg's spool. live, if not nil,
-// is the running daemon's own view of its lanes; it adds what only the
-// daemon knows (that its web lane is in standby).
-func NewSnapshotter(cfg *config.Config, live func() []LaneInfo) *Snapshotter {
-	return &Snapshotter{cfg: cfg, store: spool.NewStore(cfg, nil), live: live, cache: map[string]cached{}}
+// NewSnapshotter returns a Snapshotter of the store's spool, reading it
+// through the process's one Store (its seal key included). live, if not
+// nil, is the running daemon's own view of its lanes; it adds what only
+// the daemon knows (that its web lane is in standby).
+func NewSnapshotter(store *spool.Store, live func() []taskfile.LaneInfo) *Snapshotter {
+	return &Snapshotter{cfg: store.Cfg, store: store, live: live, cache: map[string]cached{}}
 }
 
 // task is one task file seen in a snapshot.
@@ -87,9 +84,9 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 	} else if !fi.IsDir() {
 		return nil, nil, fmt.Errorf("read spool: %s is not a folder", s.store.Layout.Root)
 	}
-	var live map[taskfile.Kind]LaneInfo
+	var live map[taskfile.Kind]taskfile.LaneInfo
 	if s.live != nil {
-		live = map[taskfile.Kind]LaneInfo{}
+		live = map[taskfile.Kind]taskfile.LaneInfo{}
 		for _, li := range s.live() {
 			live[li.Kind] = li
 		}
@@ -198,7 +195,7 @@ func (s *Snapshotter) readDir(k taskfile.Kind, dir string, seen map[string]bool)
 
 // readPath is readDir of the folder at path, whose files are in dir's state.
 func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
-	ents, err := spool.ReadDir(path)
+	ents, err := fsx.ReadDir(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil // not created yet: no daemon has run here
@@ -213,7 +210,7 @@ func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[strin
 	var rejected []string
 	for _, e := range ents {
 		name := e.Name()
-		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || spool.IsOwnTemp(name) {
+		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) {
 			continue
 		}
 		base := taskfile.TrimTaskExt(name)
@@ -240,7 +237,7 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.sum, c.ok
 	}
-	data, _, err := spool.ReadOwn(p, taskfile.MaxRecordSize)
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
 	if err != nil {
 		return summary{}, false // moved away meanwhile, or not a task file
 	}
@@ -251,13 +248,13 @@ func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
 
 // countDrops counts the files in dir that intake would take.
 func countDrops(dir string) int {
-	ents, err := spool.ReadDir(dir)
+	ents, err := fsx.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, e := range ents {
-		if e.Type().IsRegular() && taskfile.IsTaskFileName(e.Name()) && !spool.IsOwnTemp(e.Name()) {
+		if e.Type().IsRegular() && taskfile.IsTaskFileName(e.Name()) && !fsx.IsOwnTemp(e.Name()) {
 			n++
 		}
 	}

@@ -96,7 +96,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 	put(t, cfg, taskfile.KindWeb, "running", taskfile.Task{TaskID: "w4", Model: "thinker", Attempt: 1, Owner: "there:7",
 		StartedAt: t0.Add(-5 * time.Minute), HeartbeatAt: t0.Add(-100 * time.Second)})
 
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 	cfg.Accounts = map[string]config.AccountConf{"ops1": {Disabled: true}}
 	os.MkdirAll(cfg.Web.Profiles, 0o700)
 	os.WriteFile(config.RunnerLockPath(cfg.Web.Profiles), []byte("4242 elsewhere\n"), 0o600)
-	st, err = Snapshot(cfg, t0)
+	st, err = snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 	}
 	// The holder's process is gone on this host: no runner.
 	os.WriteFile(config.RunnerLockPath(cfg.Web.Profiles), []byte("999999999 here\n"), 0o600)
-	st, _ = Snapshot(cfg, t0)
+	st, _ = snapshot(cfg, t0)
 	if st.Lanes[0].Runner != "" {
 		t.Errorf("dead holder reported: %q", st.Lanes[0].Runner)
 	}
@@ -195,8 +195,8 @@ func TestSnapshot_CountsHeldAndETA(t *testing.T) {
 
 func TestSnapshot_Standby(t *testing.T) {
 	cfg := newSpool(t)
-	s := NewSnapshotter(cfg, func() []LaneInfo {
-		return []LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
+	s := NewSnapshotter(spool.NewStore(cfg, nil), func() []taskfile.LaneInfo {
+		return []taskfile.LaneInfo{{Kind: taskfile.KindWeb, Concurrency: 1, Standby: true, Holder: "pid 9 on x"}}
 	})
 	st, err := s.Snapshot(t0)
 	if err != nil {
@@ -217,7 +217,7 @@ func TestSnapshot_MedianOfLast50(t *testing.T) {
 		}
 		put(t, cfg, taskfile.KindAPI, "done", done(fmt.Sprintf("t%02d", i), "", t0.Add(time.Duration(i)*time.Hour-100*time.Hour), d))
 	}
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestSnapshot_MedianOfLast50(t *testing.T) {
 
 func TestSnapshot_CacheSeesChanges(t *testing.T) {
 	cfg := newSpool(t)
-	s := NewSnapshotter(cfg, nil)
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
 	tk := taskfile.Task{TaskID: "r", Model: "writer", Batch: "x", Attempt: 1, StartedAt: t0.Add(-time.Minute), HeartbeatAt: t0.Add(-30 * time.Second)}
 	put(t, cfg, taskfile.KindAPI, "running", tk)
 	st, _ := s.Snapshot(t0)
@@ -288,13 +288,13 @@ func BenchmarkSnapshot_10kDone(b *testing.B) {
 	}
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Snapshot(cfg, t0); err != nil {
+			if _, err := snapshot(cfg, t0); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		s := NewSnapshotter(cfg, nil)
+		s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
 		s.Snapshot(t0)
 		for b.Loop() {
 			if _, err := s.Snapshot(t0); err != nil {
@@ -311,7 +311,7 @@ func TestSnapshot_PausedOnOneHost(t *testing.T) {
 	if err := os.WriteFile(l.Paused(taskfile.KindWeb)+".render-02", nil, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Snapshot(cfg, t0)
+	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,4 +320,9 @@ func TestSnapshot_PausedOnOneHost(t *testing.T) {
 		h[0].Message != "lane paused on host render-02 (spoolgate resume web --host render-02)" {
 		t.Errorf("held = %+v", h)
 	}
+}
+
+// snapshot reads cfg's spool once, through a Store of its own.
+func snapshot(cfg *config.Config, now time.Time) (*Status, error) {
+	return NewSnapshotter(spool.NewStore(cfg, nil), nil).Snapshot(now)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -34,7 +35,7 @@ func BenchmarkSnapshotter_Timeline(b *testing.B) {
 		tk.StartedAt, tk.FinishedAt = claimed, claimed.Add(took)
 		put(b, cfg, k, taskfile.DirDone, tk)
 	}
-	s := NewSnapshotter(cfg, nil)
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
 	if _, _, err := s.SnapshotTimeline(now, TimelineQuery{Since: 24 * time.Hour}); err != nil {
 		b.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestSnapshotter_Timeline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := NewSnapshotter(cfg, nil)
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
 	_, c, err := s.SnapshotTimeline(now, TimelineQuery{Since: 2 * time.Hour, Links: true, Loc: time.UTC})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestSnapshotter_SnapshotTimeline_DefaultWindow(t *testing.T) {
 				tk.StartedAt, tk.FinishedAt = tk.Attempts[0].StartedAt, tk.Attempts[0].EndedAt
 				put(t, cfg, taskfile.KindAPI, taskfile.DirDone, tk)
 			}
-			_, c, err := NewSnapshotter(cfg, nil).SnapshotTimeline(now, TimelineQuery{})
+			_, c, err := NewSnapshotter(spool.NewStore(cfg, nil), nil).SnapshotTimeline(now, TimelineQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}

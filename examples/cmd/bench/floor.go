@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/dirsync"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 )
 
 // floorWorkers is the floor's number of claimers, the daemon's
@@ -128,7 +130,12 @@ func (s spare) put(path string, data []byte) error {
 	if err := writeSynced(f, data); err != nil {
 		return err
 	}
-	return exchange(string(s), path)
+	// The old version stays as the spare; where names cannot be swapped,
+	// the spare moves over path and the next put creates a new one.
+	if err := fsx.RawExchange(string(s), path); !errors.Is(err, fsx.ErrNoExchange) {
+		return err
+	}
+	return os.Rename(string(s), path)
 }
 
 // create puts data at path, a new name, through a synced temp file in

@@ -58,7 +58,7 @@ func statusRetention(dir string, n int) (coreFigure, error) {
 		var ds []time.Duration
 		for range 3 {
 			start := time.Now()
-			if _, err := status.NewSnapshotter(cfg, nil).Snapshot(now); err != nil {
+			if _, err := status.NewSnapshotter(st, nil).Snapshot(now); err != nil {
 				return 0, err
 			}
 			ds = append(ds, time.Since(start))

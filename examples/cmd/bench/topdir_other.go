@@ -1,8 +1,0 @@
-//go:build !linux
-
-package main
-
-import "errors"
-
-// markTopdir is ext4's, on Linux only.
-func markTopdir(string) error { return errors.ErrUnsupported }
