@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -35,14 +36,15 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 	}
 	var failed int
 	for _, r := range refs {
-		switch r.dir {
-		case "":
+		out, err := actions.Cancel(st, r.ref())
+		if err != nil {
+			return err
+		}
+		switch out {
+		case actions.CancelNotFound:
 			fmt.Fprintf(env.Stderr, "%s: no such task in %s\n", r, st.Layout.Root)
 			failed++
-		case taskfile.DirPending, taskfile.DirRunning:
-			if err := st.RequestCancel(r.lane, r.id); err != nil {
-				return fmt.Errorf("cancel %s: %w", r, err)
-			}
+		case actions.CancelRequested:
 			when := "at once"
 			if r.dir == taskfile.DirRunning {
 				when = "at its next checkpoint"

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -31,20 +30,17 @@ func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string,
 	if len(pos) != 1 || !taskfile.Kind(pos[0]).Valid() {
 		return nil, "", "", usagef("%s: give one lane: web or api", name)
 	}
-	if *host != "" && (strings.ContainsAny(*host, `/\: `) || strings.HasPrefix(*host, ".")) {
+	if !actions.ValidHost(*host) {
 		return nil, "", "", usagef("%s: --host %q is not a host name", name, *host)
 	}
 	if _, err := c.load(); err != nil {
 		return nil, "", "", err
 	}
 	st := c.store
-	if err := st.Layout.Create(); err != nil {
-		return nil, "", "", err
-	}
 	k := taskfile.Kind(pos[0])
-	file := st.Layout.Paused(k)
-	if *host != "" {
-		file += "." + *host
+	file, err := actions.PauseFile(st, k, *host)
+	if err != nil {
+		return nil, "", "", asUsage(err)
 	}
 	return st, k, file, nil
 }
@@ -55,8 +51,7 @@ func cmdPause(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	note := fmt.Sprintf("paused by %s at %s\n", host, time.Now().UTC().Format(time.RFC3339))
-	if err := st.WriteFileAtomic(file, []byte(note)); err != nil {
+	if err := actions.Pause(st, file, host, time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s lane paused (%s): it claims nothing new; running work finishes\n", k, filepath.Base(file))
@@ -72,10 +67,11 @@ func cmdResume(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	// The timeline shades the pause from the lane's pauses.log once the file is gone.
-	if err := spool.RecordResume(file, time.Now()); err != nil {
-		fmt.Fprintf(env.Stderr, "resume: the pause is not recorded in %s: %v\n", spool.PausesLog, err)
+	nr, err := actions.Resume(file, time.Now())
+	if nr != nil {
+		fmt.Fprintf(env.Stderr, "resume: the pause is not recorded in %s: %v\n", spool.PausesLog, nr)
 	}
-	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s lane resumed (%s removed)\n", k, filepath.Base(file))

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -38,21 +38,12 @@ func cmdPriority(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch r.dir {
-	case taskfile.DirPending:
-	case "":
-		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s: no such task in %s", r, st.Layout.Root)}
-	default:
-		return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s is %s: only a pending task can change its priority", r, taskfile.FolderState[r.dir])}
-	}
-	if _, err := st.SetPriority(r.lane, r.id, level); err != nil {
-		if errors.Is(err, spool.ErrNotPending) {
-			return &exitErr{code: 1, msg: fmt.Sprintf("priority: %s started meanwhile: only a pending task can change its priority", r)}
+	if err := actions.SetPriority(st, r.ref(), level); err != nil {
+		var rf *actions.Refused
+		if errors.As(err, &rf) || errors.Is(err, actions.ErrNotPending) {
+			return &exitErr{code: 1, msg: err.Error()}
 		}
-		return fmt.Errorf("priority %s: %w", r, err)
-	}
-	if err := st.RequestReindex(r.lane, r.id); err != nil {
-		return fmt.Errorf("priority %s: %w", r, err)
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: priority %s\n", r, level)
 	return nil

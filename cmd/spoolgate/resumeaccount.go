@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/safetext"
-	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -63,21 +62,18 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "account %s: lease was free\n", *account)
 		}
 	}
-	h, held := st.AccountHold(*account)
-	was, err := st.ReleaseAccount(*account)
-	var fe *spool.ForeignError
-	if errors.As(err, &fe) {
-		fmt.Fprintf(env.Stdout, "account %s: accounts/%s%s is a foreign file (not written by a daemon of this installation): it holds nothing and is left in place\n", *account, *account, taskfile.HeldExt)
-		return nil
-	}
+	out, h, err := actions.ReleaseAccount(st, *account, time.Now())
 	if err != nil {
-		return fmt.Errorf("resume --account %s: %w", *account, err)
+		return asUsage(err)
 	}
-	switch {
-	case !was && *lease:
-	case !was:
-		fmt.Fprintf(env.Stdout, "account %s was not held\n", *account)
-	case held && h.Active(time.Now()):
+	switch out {
+	case actions.ReleaseForeign:
+		fmt.Fprintf(env.Stdout, "account %s: accounts/%s%s is a foreign file (not written by a daemon of this installation): it holds nothing and is left in place\n", *account, *account, taskfile.HeldExt)
+	case actions.ReleaseNotHeld:
+		if !*lease {
+			fmt.Fprintf(env.Stdout, "account %s was not held\n", *account)
+		}
+	case actions.ReleaseEnded:
 		fmt.Fprintf(env.Stdout, "account %s: hold ended by hand (it ran until %s: %s); its tasks are tried again\n", *account, h.Until.Local().Format(time.RFC3339), h.Reason)
 	default:
 		fmt.Fprintf(env.Stdout, "account %s: hold file removed\n", *account)

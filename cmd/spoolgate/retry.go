@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/spoolgate/spoolgate/internal/report"
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -98,49 +97,19 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 }
 
 // checkRetry says why r cannot be retried (a usage error), or nil.
-func checkRetry(st *spool.Store, r taskRef) error {
-	if !taskfile.ValidTaskID(r.id) {
-		return usagef("retry: %s/%s: not a taskId (%s): refused", r.lane, r.id, taskfile.TaskIDProblem(r.id))
-	}
-	if r.dir == "" {
-		return usagef("retry: %s: no such task", r)
-	}
-	var re *spool.RetryError
-	if _, err := st.Retryable(r.lane, r.id); errors.As(err, &re) {
-		if re.Rejected {
-			return usagef("retry: %s is a rejected drop (see %s.error): fix it and drop it again", r, r)
-		}
-		if re.State == "" {
-			return usagef("retry: %s: no such task (its file is not named after its taskId)", r)
-		}
-		return usagef("retry: %s is %s: only failed or canceled tasks can be retried", r, re.State)
-	}
-	return nil
-}
+func checkRetry(st *spool.Store, r taskRef) error { return asUsage(actions.CheckRetry(st, r.ref())) }
 
 // retryTask moves one failed or canceled task back to its lane's incoming/.
-func retryTask(st *spool.Store, r taskRef) error {
-	if _, err := st.Retry(r.lane, r.id); err != nil {
-		return fmt.Errorf("retry %s: %w", r, err)
-	}
-	return nil
-}
+func retryTask(st *spool.Store, r taskRef) error { return actions.Retry(st, r.ref()) }
 
-// failedOfBatch lists the failed tasks of batch in both lanes (rejected
-// drops are not tasks), those of class only when class is not "".
+// failedOfBatch lists the failed tasks of batch in both lanes.
 func failedOfBatch(cfg *config.Config, batch string, class taskfile.ErrorClass) ([]taskRef, error) {
-	rows, err := report.ReadResults(cfg, batch, false) // archived tasks are not retried
-	if err != nil {
-		return nil, err
+	refs, err := actions.FailedOfBatch(cfg, batch, class)
+	out := make([]taskRef, len(refs))
+	for i, r := range refs {
+		out[i] = taskRef{lane: r.Lane, id: r.ID, dir: r.Dir}
 	}
-	var refs []taskRef
-	for _, row := range rows {
-		if row.State != string(taskfile.StateFailed) || (class != "" && row.ErrorClass != string(class)) {
-			continue
-		}
-		refs = append(refs, taskRef{lane: row.Lane, id: row.TaskID, dir: taskfile.DirFailed})
-	}
-	return refs, nil
+	return out, err
 }
 
 var errorClasses = []taskfile.ErrorClass{taskfile.ClassInvalid, taskfile.ClassDuplicate, taskfile.ClassTransient, taskfile.ClassPermanent,

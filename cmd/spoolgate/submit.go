@@ -2,32 +2,20 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
-	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 func init() {
 	register("submit", "validate tasks as the daemon would, then drop them atomically", cmdSubmit)
-}
-
-type drop struct {
-	src  string // file name, "-" or "flags"
-	lane taskfile.Kind
-	id   string
-	data []byte
 }
 
 func cmdSubmit(ctx context.Context, env *Env, args []string) error {
@@ -41,6 +29,13 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	output := fs.String("output", "", "output path under <spool>/output (with --model/--content)")
 	id := fs.String("id", "", "taskId (with --model/--content; default generated)")
 	priority := fs.String("priority", "", "high, normal or low (with --model/--content)")
+	tf := tableFlags{file: fs.String("table", "", "a CSV or XLSX table: one task per row (see --template and the --*-col flags)"),
+		template:    fs.String("template", "", "with --table: the content, {{COLUMN}} replaced by the row's cell"),
+		contentCol:  fs.String("content-col", "", "with --table: the column of the content (instead of --template)"),
+		promptCol:   fs.String("prompt-col", "", "with --table: the column of the prompt"),
+		modelCol:    fs.String("model-col", "", "with --table: the column of the model (default --model)"),
+		priorityCol: fs.String("priority-col", "", "with --table: the column of the priority"),
+		outputCol:   fs.String("output-col", "", "with --table: the column of the output path")}
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -53,7 +48,13 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		return usagef("--lane %q: want web or api", lane)
 	}
 	st := c.store
-	var drops []drop
+	if *tf.file != "" {
+		if len(files) > 0 || *content != "" || *id != "" || *prompt != "" || *output != "" || *priority != "" || lane != "" {
+			return usagef("submit --table: give the table's columns (--*-col) or --template; --model and --batch only")
+		}
+		return submitTable(env, st, tf, *batch, *model)
+	}
+	var drops []actions.Drop
 	if *model != "" || *content != "" {
 		if len(files) > 0 {
 			return usagef("give files or --model/--content, not both")
@@ -97,74 +98,36 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 			drops = append(drops, d)
 		}
 	}
-	seen := map[string]string{}
-	for _, d := range drops {
-		key := string(d.lane) + "/" + d.id
-		if prev, ok := seen[key]; ok {
-			return usagef("%s: taskId %q is also given by %s", d.src, d.id, prev)
-		}
-		seen[key] = d.src
+	if err := actions.Duplicates(drops); err != nil {
+		return asUsage(err)
 	}
 	// All valid: now drop them, each written under a temp name and moved in.
 	if err := st.Layout.Create(); err != nil {
 		return err
 	}
 	for _, d := range drops {
-		if _, err := st.Submit(st.Layout.Lane(d.lane, taskfile.DirIncoming), d.id, d.data); err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return usagef("%s: %v", d.src, err)
-			}
-			return fmt.Errorf("%s: %w", d.src, err)
+		if err := actions.DropOne(st, d); err != nil {
+			return asUsage(err)
 		}
-		fmt.Fprintln(env.Stdout, safetext.Line(d.id))
+		fmt.Fprintln(env.Stdout, safetext.Line(d.ID))
 	}
 	return nil
 }
 
-// checkDrop validates one task exactly as intake will.
-func checkDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kind) (drop, error) {
-	t, err := taskfile.DecodeTask(data)
-	if err != nil {
-		return drop{}, usagef("%s: %v", src, err)
-	}
-	t.ResetForIntake()
-	if t.TaskID == "" {
-		t.TaskID = taskfile.TrimTaskExt(name)
-	}
-	resolved, rej := config.ResolveLane(st.Cfg, t, lane)
-	if rej == nil {
-		rej = config.Validate(st.Cfg, t, resolved)
-	}
-	if rej != nil {
-		return drop{}, usagef("%s: %s", src, rej.Msg)
-	}
-	if where := st.Layout.Locate(resolved, t.TaskID); where != "" {
-		hint := ""
-		if where == taskfile.DirFailed || where == taskfile.DirCanceled {
-			hint = fmt.Sprintf(": run `spoolgate retry %s/%s` to run it again", resolved, t.TaskID)
-		}
-		return drop{}, usagef("%s: taskId %q already exists in %s/%s/%s", src, t.TaskID, resolved, where, hint)
-	}
-	// The file keeps its bytes; its name carries the taskId when the file
-	// does not, so intake derives the same id.
-	return drop{src: src, lane: resolved, id: t.TaskID, data: data}, nil
+// checkDrop validates one task exactly as intake will (actions.CheckDrop).
+func checkDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kind) (actions.Drop, error) {
+	d, err := actions.CheckDrop(st, src, name, data, lane)
+	return d, asUsage(err)
 }
 
 // newTaskID makes an id for a task built from flags or stdin.
-func newTaskID(prefix string) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	p := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, prefix)
-	if p == "" || !taskfile.ValidTaskID(p) {
-		p = "task"
+func newTaskID(prefix string) string { return actions.NewTaskID(prefix) }
+
+// asUsage makes an action's refusal a usage error (exit 2).
+func asUsage(err error) error {
+	var r *actions.Refused
+	if errors.As(err, &r) {
+		return &UsageError{Msg: r.Msg}
 	}
-	if len(p) > 80 {
-		p = p[:80]
-	}
-	return fmt.Sprintf("%s-%s-%s", p, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -16,6 +17,9 @@ type taskRef struct {
 	id   string
 	dir  string // the task folder holding it; "" when not found
 }
+
+// ref is r as the actions package names a task.
+func (r taskRef) ref() actions.Ref { return actions.Ref{Lane: r.lane, ID: r.id, Dir: r.dir} }
 
 // String is LANE/ID (or the bare ID when no lane is known), safe to print.
 func (r taskRef) String() string {

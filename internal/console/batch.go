@@ -36,6 +36,8 @@ type batchView struct {
 	Retry    string
 	CSV      string
 	JSONL    string
+	A        actView
+	Audit    []auditView
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
@@ -45,7 +47,8 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <meta http-equiv="refresh" content="5">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.BatchPage}} {{.Name}}</title>
-<style>` + detailCSS + `</style></head><body>
+<style>` + detailCSS + actCSS + `</style></head><body>
+` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a></nav>
 <h1 class="batch-title">{{.D.BatchPage}} {{.Name}}</h1>
 <div><span class="bar" data-kind="batch" data-finished="{{.Batch.Progress.Finished}}" data-total="{{.Batch.Progress.Total}}"><span class="fill" style="width:{{.Batch.Progress.Percent}}%"></span></span><span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{.D.ETA}} {{eta .Now .Batch.ETA}}</div>
@@ -60,8 +63,10 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 {{range .Failures}}<tr class="failure"><td><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{.Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Error}}</td></tr>
 {{end}}</table>
 <h2>{{.D.Retry}}</h2>
+{{if .A.User}}<form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry-failed"><input type="hidden" name="batch" value="{{.Name}}"><button id="retry-failed">{{.A.L.RetryFailed}} ({{len .Failures}})</button></form>{{end}}
 <code class="cmd">{{.Retry}}</code>
 <div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}
+` + auditList + `
 <h2>{{.D.Downloads}}</h2>
 <div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
 </body></html>
@@ -84,7 +89,8 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name}
+	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name, A: h.actView(r, L)}
+	v.Audit = h.auditLines(v.A.L, st.Now, "", name)
 	found := false
 	for _, b := range st.Batches {
 		if b.Batch == name {
@@ -125,7 +131,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "template error", http.StatusInternalServerError)
 		return
 	}
-	writePage(w, buf.Bytes(), "default-src 'none'; style-src 'unsafe-inline'")
+	writePage(w, buf.Bytes(), formCSP)
 }
 
 // batchDownload sends the batch's results as `spoolgate results --batch

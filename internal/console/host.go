@@ -98,9 +98,13 @@ func (g *hostGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // warnIfOpen warns, once at start, when the page can be reached from
 // other machines, and says who can read it.
-func warnIfOpen(log *slog.Logger, addr net.Addr) {
+func warnIfOpen(log *slog.Logger, addr net.Addr, plainLogin bool) {
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
 		return
+	}
+	if plainLogin {
+		log.Warn("console logins over plain HTTP on the network: passwords and session cookies cross it in clear text, and anyone on the path can act as a logged-in operator; set console.tls (cert and key) or put an HTTPS proxy in front",
+			"addr", addr.String())
 	}
 	log.Warn("status page open to the network: anyone who can reach "+addr.String()+
 		" can read task ids, batch names, file names and the spool path (http: 127.0.0.1:PORT keeps it to this machine)",

@@ -145,7 +145,7 @@ func TestWarnIfOpen(t *testing.T) {
 		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 7311}, true},
 	} {
 		var logs syncBuf
-		warnIfOpen(slog.New(slog.NewTextHandler(&logs, nil)), tc.addr)
+		warnIfOpen(slog.New(slog.NewTextHandler(&logs, nil)), tc.addr, false)
 		got := logs.String()
 		if !tc.warn {
 			if got != "" {

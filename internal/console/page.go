@@ -1,7 +1,7 @@
 package console
 
 import (
-	"bytes"
+	"cmp"
 	"html/template"
 	"net/http"
 	"time"
@@ -58,10 +58,12 @@ h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
 .num{margin:0 .6em;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;text-align:left}
 .held{color:#a40} .stale{color:#c00;font-weight:bold} .paused{color:#a40;font-weight:bold}
+` + actCSS + `
 </style></head><body>
+` + userBar + `
 <h1>spoolgate</h1>
 <div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
-{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}">{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}} · {{.Reason}}</div>
+{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}">{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}} · {{.Reason}}{{if $.A.User}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
 {{end}}{{if .Timeline}}<section class="timeline-box">
 <h2>{{.D.Timeline}} <span class="meta spans">{{.D.Last}} {{.Since}}{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}} <a href="?since=off">{{.D.Hide}}</a></span></h2>
 {{.Timeline}}
@@ -70,6 +72,8 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{end}}{{range .St.Lanes}}{{$lane := .Lane}}
 <section class="lane" id="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
+{{if $.A.User}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}"><button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button> <button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button></form>
+<form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{$.A.L.Host}} <input name="host" size="12" id="host-{{.Lane}}"> <button name="do" value="pause">{{$.A.L.PauseHost}}</button> <button name="do" value="resume">{{$.A.L.ResumeHost}}</button></form></div>{{end}}
 <div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
@@ -117,8 +121,7 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	safetext.Strings(st) // html/template escapes markup, not control or bidi characters
-	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, struct {
+	h.render(w, pageTmpl, &struct {
 		St       *status.Status
 		Refresh  int
 		L        pageLabels
@@ -126,14 +129,6 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		Timeline template.HTML
 		Since    string
 		Spans    []string
-	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(since), sinceChoices}); err != nil {
-		h.log.Error("status page", "err", err)
-		http.Error(w, "template error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Vary", "Accept-Language")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	_, _ = w.Write(buf.Bytes())
+		A        actView
+	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L)}, http.StatusOK)
 }

@@ -28,7 +28,7 @@ func sinceParam(r *http.Request) (d time.Duration, show, ok bool) {
 	v := strings.TrimSpace(r.URL.Query().Get("since"))
 	switch v {
 	case "":
-		return status.DefaultSince, true, true
+		return 0, true, true // from the first attempt of the last DefaultSince
 	case "off", "0":
 		return 0, false, true
 	}

@@ -37,6 +37,8 @@ type httpServer struct {
 	metrics *metrics
 	now     func() time.Time
 	cfg     *config.Config
+	store   *spool.Store // the actions' and the audit trail's
+	auth    *auth        // nil: nobody logs in, the pages are read-only
 
 	listenHost string
 	addr       net.Addr        // nil when not listening
@@ -69,6 +71,8 @@ func newHTTPServer(store *spool.Store, info func() []taskfile.LaneInfo, log *slo
 		info = func() []taskfile.LaneInfo { return nil }
 	}
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
+	h.store = store
+	h.auth = newAuth(cfg.Console, func() time.Time { return h.now() })
 	h.snap = status.NewSnapshotter(store, info)
 	h.metrics = newMetrics(h)
 	if len(cfg.Tokens) > 0 {
@@ -107,29 +111,28 @@ func (h *httpServer) Start(ctx context.Context) error {
 		return nil
 	}
 	h.addr = ln.Addr()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", h.page)
-	mux.HandleFunc("/api/status", h.apiStatus)
-	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
-	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
-	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
-	mux.HandleFunc("/batch/{name...}", h.batchPage)
-	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
-	var handler http.Handler = readOnly(mux)
-	if h.door != nil { // the door's paths take POST; the rest stays read-only
+	handler := h.handler()
+	if h.door != nil { // the door's paths take POST with a bearer token; the rest is the console's
 		handler = frontdoor.Mount(handler, h.door)
 	}
 	srv := &http.Server{
 		Handler:           newHostGuard(h.listenHost, h.addr, h.cfg.Host, h.log, handler),
 		ReadHeaderTimeout: 5 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		ReadTimeout:       2 * time.Minute, // an upload of maxUpload over a slow link
+		WriteTimeout:      2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if h.cfg.Console.TLSOn() {
+			err = srv.ServeTLS(ln, h.cfg.Console.TLS.Cert, h.cfg.Console.TLS.Key)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.log.Error("http server stopped", "err", err)
 		}
 	}()
@@ -144,13 +147,36 @@ func (h *httpServer) Start(ctx context.Context) error {
 		}
 		<-served
 	}()
-	h.log.Info("status page", "url", "http://"+h.addr.String()+"/")
-	if h.door != nil {
-		h.log.Info("front door", "url", "http://"+h.addr.String()+"/v1", "tokens", len(h.cfg.Tokens), "remote", h.cfg.Door.Remote)
+	scheme := "http"
+	if h.cfg.Console.TLSOn() {
+		scheme = "https"
 	}
-	warnIfOpen(h.log, h.addr)
+	h.log.Info("status page", "url", scheme+"://"+h.addr.String()+"/", "login", h.auth != nil)
+	if h.door != nil {
+		h.log.Info("front door", "url", scheme+"://"+h.addr.String()+"/v1", "tokens", len(h.cfg.Tokens), "remote", h.cfg.Door.Remote)
+	}
+	warnIfOpen(h.log, h.addr, h.auth != nil && !h.cfg.Console.TLSOn())
 	started()
 	return nil
+}
+
+// handler is the console's routes: the read-only pages, and with logins
+// configured the login, the actions and the forms, behind authorize.
+func (h *httpServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", h.page)
+	mux.HandleFunc("/api/status", h.apiStatus)
+	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
+	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
+	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
+	mux.HandleFunc("/batch/{name...}", h.batchPage)
+	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
+	mux.HandleFunc("/login", h.loginPage)
+	mux.HandleFunc("/logout", h.logout)
+	mux.HandleFunc("/action", h.action)
+	mux.HandleFunc("/submit", h.submitPage)
+	mux.HandleFunc("/import", h.importPage)
+	return readOnly(mux)
 }
 
 // Addr is the address served, or nil when not listening.
@@ -164,9 +190,18 @@ func (h *httpServer) Hooks() lanes.Hooks {
 	return h.metrics.hooks()
 }
 
-// readOnly refuses every method but GET and HEAD.
+// postPaths are the only paths that take a POST (each behind authorize,
+// or the login's own checks).
+var postPaths = map[string]bool{"/login": true, "/logout": true, "/action": true, "/submit": true, "/import": true}
+
+// readOnly refuses every method but GET and HEAD, and POST on postPaths.
 func readOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && postPaths[r.URL.Path] {
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			next.ServeHTTP(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "read-only: GET only", http.StatusMethodNotAllowed)

@@ -49,7 +49,7 @@ const maxShotAttempts = 3
 const maxLogShown = 256 << 10
 
 // taskCSP lets the task page show its own screenshots and nothing else.
-const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // located is where a task's file is: a lane folder, or a month of the
 // lane's archive.
@@ -70,6 +70,10 @@ func locateTask(L spool.Layout, lane, id string) (located, bool) {
 		return located{}, false
 	}
 	if d := L.Locate(k, id); d != "" {
+		return located{lane: k, dir: d, path: L.TaskPath(k, d, id), logs: L.Lane(k, taskfile.DirLogs)}, true
+	}
+	// Just submitted or retried, not yet taken in by intake.
+	if d := spool.LocateIn(L.Lane(k, ""), []string{taskfile.DirIncoming}, id); d != "" {
 		return located{lane: k, dir: d, path: L.TaskPath(k, d, id), logs: L.Lane(k, taskfile.DirLogs)}, true
 	}
 	months := L.ArchiveMonths(k)
@@ -116,16 +120,23 @@ type taskView struct {
 	Log           string
 	LogCut        string
 	Shots         []shotView
+	A             actView
+	Audit         []auditView
 }
 
 var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchHref": batchHref}).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>
-<style>` + detailCSS + `</style></head><body>
+<style>` + detailCSS + actCSS + `</style></head><body>
+` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a>{{if .Batch}} · <a href="{{batchHref .Batch}}">{{.D.BatchPage}} {{.Batch}}</a>{{end}}</nav>
 <h1 class="task-title">{{.Lane}}/{{.ID}} <span class="state s-{{.Dir}}">{{.Dir}}</span>{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
 {{if .ReadErr}}<div class="err">{{.ReadErr}}</div>{{end}}
+{{if and .A.User (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
+{{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
+{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level"><option>high</option><option selected>normal</option><option>low</option></select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
+` + auditList + `
 {{if .Fields}}<h2>{{.D.Fields}}</h2>
 <table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
 {{end}}</table>{{end}}
@@ -174,8 +185,9 @@ func (h *httpServer) taskPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	L := labelsFor(r)
-	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month}
+	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month, A: h.actView(r, L)}
 	h.fillTask(&v, loc)
+	v.Audit = h.auditLines(v.A.L, h.now(), lane+"/"+id, "")
 	var buf bytes.Buffer
 	if err := taskTmpl.Execute(&buf, &v); err != nil {
 		h.log.Error("task page", "err", err)
@@ -191,7 +203,7 @@ func writePage(w http.ResponseWriter, body []byte, csp string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Vary", "Accept-Language")
 	w.Header().Set("Content-Security-Policy", csp)
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // no-referrer would make a form post's Origin "null"; other sites get no referrer
 	_, _ = w.Write(body)
 }
 

@@ -41,6 +41,10 @@ const keyBytes = 32
 // '#' so that a sealed YAML record still parses as YAML.
 const trailer = "#sg-seal v1 "
 
+// Trailer starts a seal line; a record kept on one line (an audit entry)
+// carries it after a tab.
+const Trailer = trailer
+
 // ErrUnsealed: the record has no seal line (planted, or written by a
 // spoolgate from before seals).
 var ErrUnsealed = errors.New("no seal: not written by a daemon of this installation")

@@ -36,6 +36,7 @@ type Config struct {
 	AgingAfter    Duration               `yaml:"agingAfter"`
 	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
 	Door          DoorConfig             `yaml:"door"`
+	Console       ConsoleConfig          `yaml:"console"`
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`

@@ -222,6 +222,9 @@ func (c *Config) Check() error {
 	if err := c.checkDoor(); err != nil {
 		return err
 	}
+	if err := c.checkConsole(); err != nil {
+		return err
+	}
 	if err := c.checkSessions(); err != nil {
 		return err
 	}

@@ -57,10 +57,13 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 			perLane[k] = append(perLane[k], v...)
 		}
 	}
+	if q.Since <= 0 && q.Batch == "" {
+		from = firstAttemptSince(perLane, from)
+	}
 	// A margin of a fortieth each side: the first bar and the now-line
 	// stand clear of the edges.
 	margin := max(to.Sub(from)/40, time.Second)
-	if q.Since <= 0 && q.Batch != "" {
+	if q.Since <= 0 {
 		from = from.Add(-margin)
 	}
 	c := timeline.Chart{From: from, To: to.Add(margin), Now: now, Loc: q.Loc, Labels: q.Labels}
@@ -95,6 +98,37 @@ func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (f
 		return now.Add(-time.Hour), now
 	}
 	return from, to
+}
+
+// firstAttemptSince is where the default window starts: the first claim
+// of an attempt that runs at or after since (since itself for one that
+// began before it), so a batch that started a minute ago fills the
+// picture instead of its last pixels; since when there is none.
+func firstAttemptSince(perLane map[taskfile.Kind][]task, since time.Time) time.Time {
+	var first time.Time
+	for _, ts := range perLane {
+		for _, t := range ts {
+			for _, r := range records(t) {
+				if !r.EndedAt.IsZero() && r.EndedAt.Before(since) {
+					continue
+				}
+				c := r.ClaimedAt
+				if c.IsZero() {
+					continue
+				}
+				if c.Before(since) {
+					c = since
+				}
+				if first.IsZero() || c.Before(first) {
+					first = c
+				}
+			}
+		}
+	}
+	if first.IsZero() {
+		return since
+	}
+	return first
 }
 
 // readArchiveFrom reads the archive months that end after from (each

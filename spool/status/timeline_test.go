@@ -124,3 +124,38 @@ func TestSnapshotter_Timeline(t *testing.T) {
 		t.Errorf("batch b: %d bars from %s to %s, want 5 from %s to %s", len(c.Bars), c.From, c.To, ago(60).Add(-margin), ago(3).Add(margin))
 	}
 }
+
+func TestSnapshotter_SnapshotTimeline_DefaultWindow(t *testing.T) {
+	now := t0
+	ago := func(m int) time.Time { return now.Add(-time.Duration(m) * time.Minute) }
+	for _, tc := range []struct {
+		name  string
+		tasks []taskfile.Task
+		from  time.Time // before the margin
+	}{
+		{name: "a batch begun a minute ago fills the window", from: ago(1), tasks: []taskfile.Task{
+			{TaskID: "new", Attempts: []taskfile.AttemptRecord{rec(1, ago(1), 30*time.Second, "success", "")}},
+			{TaskID: "old", Attempts: []taskfile.AttemptRecord{rec(1, ago(300), time.Minute, "success", "")}}}},
+		{name: "an attempt across the 2 h edge starts it at the edge", from: ago(120), tasks: []taskfile.Task{
+			{TaskID: "long", Attempts: []taskfile.AttemptRecord{rec(1, ago(150), 40*time.Minute, "success", "")}}}},
+		{name: "no attempt in 2 h: the last 2 h", from: ago(120), tasks: []taskfile.Task{
+			{TaskID: "old", Attempts: []taskfile.AttemptRecord{rec(1, ago(300), time.Minute, "success", "")}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := newSpool(t)
+			for _, tk := range tc.tasks {
+				tk.Model, tk.Attempt = "writer", 1
+				tk.StartedAt, tk.FinishedAt = tk.Attempts[0].StartedAt, tk.Attempts[0].EndedAt
+				put(t, cfg, taskfile.KindAPI, taskfile.DirDone, tk)
+			}
+			_, c, err := NewSnapshotter(spool.NewStore(cfg, nil), nil).SnapshotTimeline(now, TimelineQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			margin := max(now.Sub(tc.from)/40, time.Second)
+			if want := tc.from.Add(-margin); !c.From.Equal(want) {
+				t.Errorf("window from %s, want %s", c.From, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// Drop is one task checked as intake will check it, ready to be dropped.
+type Drop struct {
+	Src  string // file name, "-", "flags", "form" or "row N"
+	Lane taskfile.Kind
+	ID   string
+	Data []byte
+}
+
+// CheckDrop validates one task file's bytes exactly as intake will; name
+// gives the taskId when the file has none. A refusal is a *Refused whose
+// Field names the task field at fault when one is known.
+func CheckDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kind) (Drop, error) {
+	t, err := taskfile.DecodeTask(data)
+	if err != nil {
+		return Drop{}, refusedf("", "%s: %v", src, err)
+	}
+	t.ResetForIntake()
+	if t.TaskID == "" {
+		t.TaskID = taskfile.TrimTaskExt(name)
+	}
+	resolved, rej := config.ResolveLane(st.Cfg, t, lane)
+	if rej == nil {
+		rej = config.Validate(st.Cfg, t, resolved)
+	}
+	if rej != nil {
+		field, _, _ := strings.Cut(rej.Msg, ":") // the validator names the field first
+		return Drop{}, &Refused{Field: field, Msg: fmt.Sprintf("%s: %s", src, rej.Msg)}
+	}
+	if where := st.Layout.Locate(resolved, t.TaskID); where != "" {
+		hint := ""
+		if where == taskfile.DirFailed || where == taskfile.DirCanceled {
+			hint = fmt.Sprintf(": run `spoolgate retry %s/%s` to run it again", resolved, t.TaskID)
+		}
+		return Drop{}, &Refused{Field: "taskId", Msg: fmt.Sprintf("%s: taskId %q already exists in %s/%s/%s", src, t.TaskID, resolved, where, hint)}
+	}
+	// The file keeps its bytes; its name carries the taskId when the file
+	// does not, so intake derives the same id.
+	return Drop{Src: src, Lane: resolved, ID: t.TaskID, Data: data}, nil
+}
+
+// CheckTask is CheckDrop for a task built from fields (flags, the form,
+// a table's row).
+func CheckTask(st *spool.Store, src string, t *taskfile.Task, lane taskfile.Kind) (Drop, error) {
+	data, err := t.Encode()
+	if err != nil {
+		return Drop{}, refusedf("", "%s: %v", src, err)
+	}
+	return CheckDrop(st, src, t.TaskID+".yaml", data, lane)
+}
+
+// Duplicates says which drop names a task another drop names too, or nil.
+func Duplicates(drops []Drop) error {
+	seen := map[string]string{}
+	for _, d := range drops {
+		key := string(d.Lane) + "/" + d.ID
+		if prev, ok := seen[key]; ok {
+			return &Refused{Field: "taskId", Msg: fmt.Sprintf("%s: taskId %q is also given by %s", d.Src, d.ID, prev)}
+		}
+		seen[key] = d.Src
+	}
+	return nil
+}
+
+// DropOne writes d into its lane's incoming/ under a temp name and moves
+// it in; a task of that id already waiting there is a *Refused.
+func DropOne(st *spool.Store, d Drop) error {
+	if err := st.Layout.Create(); err != nil {
+		return err
+	}
+	if _, err := st.Submit(st.Layout.Lane(d.Lane, taskfile.DirIncoming), d.ID, d.Data); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return &Refused{Field: "taskId", Msg: fmt.Sprintf("%s: %v", d.Src, err)}
+		}
+		return fmt.Errorf("%s: %w", d.Src, err)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package tableimport
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Template is content written around a row's cells: {{name}} stands for
+// the row's cell in the column whose header is name (spaces inside the
+// braces ignored). `为{{channel}}写一篇关于{{topic}}的稿子，语气{{tone}}`.
+type Template struct {
+	parts []part
+}
+
+type part struct {
+	text string
+	col  int // -1 for text
+	name string
+}
+
+// ParseTemplate reads s against a table's header: a name no column has,
+// an empty {{}} or a {{ never closed is an error naming it.
+func ParseTemplate(s string, header []string) (*Template, error) {
+	t := &Template{}
+	rest := s
+	for rest != "" {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			t.parts = append(t.parts, part{text: rest, col: -1})
+			break
+		}
+		if i > 0 {
+			t.parts = append(t.parts, part{text: rest[:i], col: -1})
+		}
+		j := strings.Index(rest[i+2:], "}}")
+		if j < 0 {
+			return nil, fmt.Errorf("template: %q is not closed with }}", clip(rest[i:]))
+		}
+		name := strings.TrimSpace(rest[i+2 : i+2+j])
+		if name == "" {
+			return nil, fmt.Errorf("template: {{}} names no column")
+		}
+		col := -1
+		for k, h := range header {
+			if h == name {
+				col = k
+			}
+		}
+		if col < 0 {
+			return nil, fmt.Errorf("template: {{%s}}: no column has this header (columns: %s)", clip(name), clip(strings.Join(header, ", ")))
+		}
+		t.parts = append(t.parts, part{col: col, name: name})
+		rest = rest[i+2+j+2:]
+	}
+	return t, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
+
+// Expand fills the template from cell (by column index); missing names
+// the columns whose cell was empty.
+func (t *Template) Expand(cell func(col int) string) (out string, missing []string) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.col < 0 {
+			b.WriteString(p.text)
+			continue
+		}
+		v := cell(p.col)
+		if v == "" {
+			missing = append(missing, p.name)
+		}
+		b.WriteString(v)
+	}
+	return b.String(), missing
+}
+
+// Mapping says where a row's task fields come from: a column's header
+// for each, or Template for the content; Model is the model of rows with
+// no model column (or an empty cell there).
+type Mapping struct {
+	Template                                     string
+	ContentCol, PromptCol, ModelCol, PriorityCol string
+	OutputCol                                    string
+	Model                                        string
+}
+
+// Row is one row's task fields, or why it gives none.
+type Row struct {
+	N                                        int // the spreadsheet's row number
+	Model, Content, Prompt, Priority, Output string
+	Err                                      string
+}
+
+// Rows maps every row of t; an error is the mapping's own (a column that
+// is not there, a template that does not parse), not a row's.
+func (m Mapping) Rows(t *Table) ([]Row, error) {
+	col := func(key, name string) (int, error) {
+		if name == "" {
+			return -1, nil
+		}
+		c := t.Col(name)
+		if c < 0 {
+			return -1, fmt.Errorf("%s: no column %q (columns: %s)", key, clip(name), clip(strings.Join(t.Header, ", ")))
+		}
+		return c, nil
+	}
+	var tmpl *Template
+	var err error
+	if m.Template != "" {
+		if tmpl, err = ParseTemplate(m.Template, t.Header); err != nil {
+			return nil, err
+		}
+	} else if m.ContentCol == "" {
+		return nil, fmt.Errorf("content: give a template or the content's column")
+	}
+	var cols [5]int // content, prompt, model, priority, output
+	for i, c := range []struct{ key, name string }{{"content", m.ContentCol}, {"prompt", m.PromptCol}, {"model", m.ModelCol},
+		{"priority", m.PriorityCol}, {"output", m.OutputCol}} {
+		if cols[i], err = col(c.key, c.name); err != nil {
+			return nil, err
+		}
+	}
+	cc, pc, mc, prc, oc := cols[0], cols[1], cols[2], cols[3], cols[4]
+	rows := make([]Row, len(t.Rows))
+	for i := range t.Rows {
+		cell := func(c int) string { return t.Cell(i, c) }
+		r := Row{N: t.N[i], Prompt: cell(pc), Priority: cell(prc), Output: cell(oc), Model: cell(mc)}
+		if r.Model == "" {
+			r.Model = m.Model
+		}
+		if tmpl != nil {
+			var missing []string
+			r.Content, missing = tmpl.Expand(cell)
+			if len(missing) > 0 {
+				r.Err = fmt.Sprintf("column %s is empty", strings.Join(missing, ", "))
+			}
+		} else {
+			r.Content = cell(cc)
+		}
+		rows[i] = r
+	}
+	return rows, nil
+}
