@@ -84,7 +84,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 			}
 			// The same finished page, read by each other method.
 			for _, m := range []string{MethodCopy, MethodDOM, MethodText} {
-				got, format, err := d.readOne(ctx, m, nil, nil)
+				got, format, _, err := d.readOne(ctx, m, nil, nil)
 				if err != nil {
 					t.Errorf("%s: %s: %v", msg, m, err)
 					continue
