@@ -27,13 +27,10 @@ func mdSite(t *testing.T, url string) config.SiteConfig {
 	return cfg.Sites["standin-md"]
 }
 
-// The corpus through each renderer of the stand-in, in one browser: each
-// answer is read by every method on the same finished page. network and
-// copy give the streamed Markdown exactly; dom gives the same Markdown
-// elements (README: the normalisation); text gives the visible text
-// exactly. Then the stream variants: whole-text-so-far events (mode
-// full) and an answer shown raw while it streams (it shrinks at the end).
-func TestDriver_ReadAnswer_Standin(t *testing.T) {
+// standTab starts the stand-in (time scaled by 0.002) and a tab of its
+// own Chromium signed in to it as demo.
+func standTab(t *testing.T) (*chatstand.Server, context.Context) {
+	t.Helper()
 	needChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: 0.002})
 	if err != nil {
@@ -44,6 +41,17 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(stand.URL()+"login?user=demo")); err != nil {
 		t.Fatal(err)
 	}
+	return stand, ctx
+}
+
+// The corpus through each renderer of the stand-in, in one browser: each
+// answer is read by every method on the same finished page. network and
+// copy give the streamed Markdown exactly; dom gives the same Markdown
+// elements (README: the normalisation); text gives the visible text
+// exactly. Then the stream variants: whole-text-so-far events (mode
+// full) and an answer shown raw while it streams (it shrinks at the end).
+func TestDriver_ReadAnswer_Standin(t *testing.T) {
+	stand, ctx := standTab(t)
 	type variant struct {
 		query string
 		net   config.SiteNetwork
@@ -115,16 +123,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 // turn and the empty answer fail with the page's text; a pause longer
 // than quiet with the done bar absent gives the whole answer.
 func TestDriver_ReadAnswer_StandinTurns(t *testing.T) {
-	needChromium(t)
-	stand, err := chatstand.Start(chatstand.Options{Scale: 0.002})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stand.Close() })
-	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(stand.URL()+"login?user=demo")); err != nil {
-		t.Fatal(err)
-	}
+	stand, ctx := standTab(t)
 	newD := func(methods ...string) (*driver, *syncBuf) {
 		log := &syncBuf{}
 		d := newDriver(mdSite(t, stand.URL()+"?renderer=marked"), "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
@@ -134,7 +133,7 @@ func TestDriver_ReadAnswer_StandinTurns(t *testing.T) {
 		return d, log
 	}
 	d, log := newD()
-	_, err = ask(ctx, t, d, "[[errorturn]] hi")
+	_, err := ask(ctx, t, d, "[[errorturn]] hi")
 	if err == nil || !strings.Contains(err.Error(), "Something went wrong while generating the response.") || !strings.Contains(err.Error(), "error turn") {
 		t.Errorf("error turn: %v\nlog:\n%s", err, log)
 	}

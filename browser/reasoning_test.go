@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
@@ -19,16 +17,7 @@ import (
 // method gives the answer alone, the thinking apart, and the result check
 // compares the answer with the visible answer, not with the thinking.
 func TestDriver_ReadAnswer_Reasoning(t *testing.T) {
-	needChromium(t)
-	stand, err := chatstand.Start(chatstand.Options{Scale: 0.002})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stand.Close() })
-	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(stand.URL()+"login?user=demo")); err != nil {
-		t.Fatal(err)
-	}
+	stand, ctx := standTab(t)
 	for _, v := range []struct {
 		name, query string
 		net         config.SiteNetwork
