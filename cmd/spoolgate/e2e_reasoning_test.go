@@ -109,6 +109,20 @@ func TestE2E_Web_Reasoning(t *testing.T) {
 	if n != 12 {
 		t.Errorf("results --format jsonl shows the thinking apart in %d rows, want 12:\n%s", n, out)
 	}
+	var st struct {
+		Lanes []struct {
+			Lane      string
+			Reasoning int
+		}
+	}
+	if err := json.Unmarshal([]byte(rig.cli("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range st.Lanes {
+		if l.Lane == "web" && l.Reasoning != 12 {
+			t.Errorf("status --json: the web lane's reasoning %d, want 12", l.Reasoning)
+		}
+	}
 	if csv := rig.cli("results"); !strings.Contains(strings.SplitN(csv, "\n", 2)[0], "reasoning") {
 		t.Errorf("results (CSV) has no reasoning column:\n%s", csv)
 	}

@@ -83,3 +83,39 @@ func TestTask_DropDaemonFields(t *testing.T) {
 		})
 	}
 }
+
+// TestScanSummary_Reasoning: the scan says whether a record keeps
+// thinking, as the decoder does, and declines what it cannot be sure of.
+func TestScanSummary_Reasoning(t *testing.T) {
+	const head = "taskId: a\nmodel: m\nstate: success\n"
+	for _, c := range []struct {
+		name, tail string
+		want, ok   bool
+	}{
+		{"encoded block", "reasoning: |-\n  why\n  because\n", true, true},
+		{"plain", "reasoning: why\n", true, true},
+		{"none", "result: x\n", false, true},
+		{"empty block", "reasoning: |-\nresult: x\n", false, false},
+		{"null", "reasoning: null\n", false, false},
+		{"quoted", "reasoning: \"a: b\"\n", false, false},
+		{"value below", "reasoning:\n  why\n", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, ok := ScanSummary([]byte(head + c.tail))
+			if ok != c.ok || ok && s.Reasoning != c.want {
+				t.Fatalf("ScanSummary: reasoning %v, ok %v; want %v, %v", s.Reasoning, ok, c.want, c.ok)
+			}
+			if tk, err := DecodeTask([]byte(head + c.tail)); err == nil && ok && SummaryOf(tk) != s {
+				t.Fatalf("scan %+v != decode %+v", s, SummaryOf(tk))
+			}
+		})
+	}
+	tk := &Task{TaskID: "a", Model: "m", State: StateSuccess, Result: "# A", Reasoning: "line one\n\nline two: with a colon"}
+	data, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := ScanSummary(data); !ok || !s.Reasoning {
+		t.Fatalf("an encoded record with thinking: %+v, %v\n%s", s, ok, data)
+	}
+}
