@@ -43,6 +43,14 @@ func TestE2E_Web_Reasoning(t *testing.T) {
 			model: "  - {name: inline-on, kind: web, site: %[1]s, modes: {model: R1}}\n"},
 	}
 	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+	// check reports each mode's control as the page shows it.
+	code, out, errOut := rig.e2eRun("check", "think")
+	for _, want := range []string{`mode deepThink  button.deep-think            switch by aria-pressed: found, reads off (aria-pressed="false")`,
+		`mode model      button.model-picker          menu: found, chosen "V3"`, `mode search     button.web-search            switch by class:on: found, reads off (class="mode web-search")`} {
+		if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("check think: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
 	d := rig.start()
 	corpus := []string{"release-notes", "go-code", "cjk", "mixed-code"}
 	var tasks []e2eTask
@@ -95,7 +103,7 @@ func TestE2E_Web_Reasoning(t *testing.T) {
 	if mx := think.MaxPerAccount()["demo"]; mx != 1 {
 		t.Errorf("the account ran %d generations at once, want 1", mx)
 	}
-	out := rig.cli("results", "--format", "jsonl")
+	out = rig.cli("results", "--format", "jsonl")
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var row struct{ TaskID, Result, Reasoning string }
