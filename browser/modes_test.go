@@ -10,6 +10,7 @@ import (
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -86,5 +87,34 @@ func TestExecutor_Modes(t *testing.T) {
 	}
 	if res.Modes != "" {
 		t.Errorf("the stuck attempt says modes %q ran", res.Modes)
+	}
+}
+
+// Calibration on a reasoning page (thinking in a block inside the
+// answer's bubble, streamed in a field of its own before the answer's):
+// the answer proposed is the answer, never the thinking block; the
+// network key reads the answer field with the thinking field as its
+// reasoning, at medium confidence (one probe).
+func TestSuggest_Reasoning(t *testing.T) {
+	e := newEnv(t, envOpts{stand: chatstand.Options{Renderer: "marked", Reasoning: chatstand.ReasoningField}})
+	probe := "[[md=go-code]] a short Markdown document"
+	rep, err := Suggest(t.Context(), e.cfg, "standin", config.SiteConfig{URL: e.stand.URL() + "?deep=1"}, SuggestOptions{Send: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rep.Keys {
+		t.Logf("%-8s %-6s %-60s %s", k.Key, k.Confidence, k.Selector, k.Why)
+	}
+	think := chatstand.ThinkingFor(probe, chatstand.Modes{DeepThink: true})
+	if strings.Contains(rep.Answer, "用户的问题是") || !strings.Contains(rep.Answer, "package main") {
+		t.Errorf("the answer read %q holds the thinking or lacks the answer", rep.Answer)
+	}
+	ns, _ := rep.Get("network")
+	if ns.Network == nil || ns.Network.Path != "delta" || ns.Network.Reasoning != "reasoning" || ns.Confidence == "high" || rep.NetAnswer != chatstand.MarkdownFor(probe) {
+		t.Errorf("network %s [%s] %s: read %q", ns.Selector, ns.Confidence, ns.Why, rep.NetAnswer)
+	}
+	ans, _ := rep.Get("answer")
+	if strings.Contains(ans.Selector, "thinking") || strings.Contains(ans.Selector, "details") || think == "" {
+		t.Errorf("the answer proposed is the thinking block: %s", ans.Selector)
 	}
 }
