@@ -295,7 +295,11 @@ SG.finish = () => {
   const copyBtn = [...scope.querySelectorAll('*'), ...(scope.shadowRoot ? scope.shadowRoot.querySelectorAll('*') : [])].filter((e) => vis(e) && clickable(e) && !contains(ans, e) && /copy|复制|複製|コピー|copiar|copier|kopieren/i.test(labelOf(e) + ' ' + iconOf(e) + ' ' + (textOf(e).length <= 20 ? textOf(e) : ''))).pop();
   if (copyBtn) out.copy = {found: true, what: describe(copyBtn), why: 'a button named copy under the answer', cands: cands(copyBtn, lastIn(copyBtn), 30)};
   const doneEl = late.filter((e) => clickable(e) || e.matches('[role=toolbar], [role=group]')).sort((x, y) => depth(x) - depth(y))[0] || (copyBtn && late.includes(copyBtn) ? copyBtn : null);
-  if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing', cands: cands(doneEl, lastIn(doneEl), 30)};
+  // A done selector matches nothing inside the answer: a code block's own
+  // Copy button shows mid-stream, and a done that matches it ends the
+  // answer at its first code block.
+  const doneOK = (els) => lastIn(doneEl)(els) && !els.some((e) => contains(ans, e) || (contains(box, e) && box.contains(e.closest('pre, [class*=code-block], [class*=codeblock], [class*=code-header]'))));
+  if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing, and matches nothing inside it', cands: cands(doneEl, doneOK, 30)};
   out.gone = gone.slice(0, 8);
   out.maxGap = SG.maxGap;
   out.growEvents = SG.growEvents;
