@@ -44,6 +44,22 @@ func standTab(t *testing.T) (*chatstand.Server, context.Context) {
 	return stand, ctx
 }
 
+// askByNetwork sends msg on the stand-in's Markdown page (site, its
+// network key net), read by network alone; the driver stays on the
+// finished page for the other methods.
+func askByNetwork(ctx context.Context, t *testing.T, site config.SiteConfig, net config.SiteNetwork, msg string) (*driver, Answer) {
+	t.Helper()
+	log := &syncBuf{}
+	site.Network = &net
+	d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
+	d.rs.methods = []string{MethodNetwork}
+	a, err := ask(ctx, t, d, msg)
+	if err != nil {
+		t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
+	}
+	return d, a
+}
+
 // The corpus through each renderer of the stand-in, in one browser: each
 // answer is read by every method on the same finished page. network and
 // copy give the streamed Markdown exactly; dom gives the same Markdown
@@ -78,15 +94,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 			}
 			msg := "[[md=" + c + "]] " + name
 			want := chatstand.MarkdownFor(msg)
-			log := &syncBuf{}
-			site := mdSite(t, stand.URL()+v.query)
-			site.Network = &v.net
-			d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
-			d.rs.methods = []string{MethodNetwork}
-			a, err := ask(ctx, t, d, msg)
-			if err != nil {
-				t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
-			}
+			d, a := askByNetwork(ctx, t, mdSite(t, stand.URL()+v.query), v.net, msg)
 			if a.Method != MethodNetwork || a.Text != want || (a.EndedBy != SignalNetwork && a.EndedBy != SignalDone) {
 				t.Errorf("%s: network: by %s, ended by %s: %q, want %q", msg, a.Method, a.EndedBy, a.Text, want)
 			}

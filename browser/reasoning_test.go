@@ -5,7 +5,6 @@ package browser
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -32,15 +31,7 @@ func TestDriver_ReadAnswer_Reasoning(t *testing.T) {
 			if think == "" {
 				t.Fatal("the stand-in does not think in deep thinking")
 			}
-			log := &syncBuf{}
-			site := mdSite(t, stand.URL()+v.query)
-			site.Network = &v.net
-			d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
-			d.rs.methods = []string{MethodNetwork}
-			a, err := ask(ctx, t, d, msg)
-			if err != nil {
-				t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
-			}
+			d, a := askByNetwork(ctx, t, mdSite(t, stand.URL()+v.query), v.net, msg)
 			if a.Text != want || a.Reasoning != think || a.Check.State != CheckVerified {
 				t.Errorf("%s: network: %q\nthinking %q\ncheck %s %s\nwant %q\nthinking %q", msg, a.Text, a.Reasoning, a.Check.State, a.Check.Diff, want, think)
 			}
