@@ -189,7 +189,7 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 		switch {
 		case endedBy != "" && st.Continue && continues < maxContinues:
 			continues++
-			if ans, _, _ := d.readOne(ctx, MethodNetwork, nw, nil); ans != "" {
+			if ans, _, _, _ := d.readOne(ctx, MethodNetwork, nw, nil); ans != "" {
 				netParts = append(netParts, ans)
 			}
 			if _, err := d.clickAt(ctx, d.site.Continue, true); err != nil {

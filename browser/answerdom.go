@@ -16,6 +16,14 @@ type answerView struct {
 	Found bool   `json:"found"`
 	HTML  string `json:"html"`
 	Text  string `json:"text"`
+	// ThinkHTML is a reasoning model's thinking block (the site's
+	// `thinking:`, or one the page marks, see thinkingJS), its label and
+	// toggle left out, read whether it is expanded or collapsed. It is
+	// never part of HTML or Text.
+	ThinkHTML string `json:"thinkHtml"`
+	// ThinkHow says how it was found: "thinking" (the key), "details"
+	// or "toggle"; "" when there is none.
+	ThinkHow string `json:"thinkHow"`
 }
 
 // defaultChrome is dropped from every answer before it is read: buttons
@@ -49,6 +57,8 @@ const answerViewJS = `(() => {
 const el = qlast(__ANSWER__);
 if (!el) return {found: false, html: '', text: ''};
 const chrome = __CHROME__;
+` + thinkingJS + `
+const think = findThinking(el, __THINKING__);
 const CAPTION = /^(copy|copy code|copied!?|copy to clipboard|复制|复制代码|已复制|拷贝|拷贝代码)$/i;
 const LANG = /^[\w+#.-]{1,20}$/;
 const BLOCKS = 'p,pre,li,ul,ol,table,h1,h2,h3,h4,h5,h6,blockquote';
@@ -76,6 +86,7 @@ const textOf = (x) => (x.textContent || '').trim();
 for (let i = 1; i < live.length; i++) {
   const x = live[i];
   if (gone.has(x.parentElement)) { gone.add(x); continue; }
+  if (think && think.nodes.some((n) => n.contains(x))) { gone.add(x); continue; } // the thinking is never the answer
   if (chrome.some((s) => matches(x, s))) { gone.add(x); continue; }
   const s = style(x);
   if (hidden(x, s)) { gone.add(x); continue; }
@@ -215,12 +226,97 @@ for (const x of c.querySelectorAll('th, td')) {
   const a = x.getAttribute('align') || x.style.textAlign;
   if (a) x.setAttribute('align', a);
 }
-return {found: true, html: c.innerHTML, text};
+return {found: true, html: c.innerHTML, text, thinkHtml: think ? think.html : '', thinkHow: think ? think.how : ''};
 })()`
+
+// thinkingJS finds a reasoning model's thinking block of the answer el:
+//
+//   - the site's thinking: selector: its match inside el, else its last
+//     match before el in the document (a block drawn above the answer
+//     bubble) that follows the answer before el;
+//   - without it, a block the page marks: a details element whose summary
+//     says 思考, 推理, Thinking, Thought or Reasoning (已深度思考, "Thought
+//     for 8 s"), or a toggle so labelled (a button, or an element with
+//     aria-expanded) beside a block: the element its aria-controls names,
+//     else its next sibling that is not inline (an inline one is a label:
+//     "8s"), else its parent's next sibling. A toggle
+//     whose block holds the whole answer is not one.
+//
+// nodes leave the answer (the details; the toggle and its block, or the
+// wrapper or header that holds only them); html is the thinking
+// without its label, read from the DOM whether it shows or not.
+const thinkingJS = `
+const THINK_LABEL = /(思考|推理|thinking|thought|reasoning)/i;
+const findThinking = (el, sel) => {
+  const labelText = (x) => (x.textContent || '').trim();
+  const short = (x) => labelText(x).length <= 60;
+  const htmlOf = (block, drop) => {
+    const c = block.cloneNode(true);
+    const live = [block, ...block.querySelectorAll('*')];
+    const copy = [c, ...c.querySelectorAll('*')];
+    const out = [];
+    live.forEach((x, i) => { if (drop.some((d) => d === x) || (x !== block && /^(BUTTON|SUMMARY|SCRIPT|STYLE|TEMPLATE)$/.test(x.tagName))) out.push(copy[i]); });
+    for (const x of out) x.remove();
+    return c.innerHTML;
+  };
+  if (sel) {
+    let m = null;
+    try { m = [...el.querySelectorAll(sel)].pop() || null; } catch (e) {}
+    if (!m) {
+      const all = qa(sel).els.filter((x) => x.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+      m = all.length ? all[all.length - 1] : null;
+    }
+    if (m) return {nodes: [m], html: htmlOf(m, []), how: 'thinking'};
+    return null;
+  }
+  for (const d of el.querySelectorAll('details')) {
+    const s = d.querySelector(':scope > summary');
+    if (s && short(s) && THINK_LABEL.test(labelText(s))) return {nodes: [d], html: htmlOf(d, [s]), how: 'details'};
+  }
+  for (const t of el.querySelectorAll('button,[role=button],[aria-expanded]')) {
+    if (!short(t) || !THINK_LABEL.test(labelText(t)) || t.closest('pre')) continue;
+    let b = null;
+    const id = t.getAttribute('aria-controls');
+    if (id) b = document.getElementById(id);
+    for (let n = t.nextElementSibling; !b && n; n = n.nextElementSibling) if (!/^inline/.test(getComputedStyle(n).display || '')) b = n; // not a label beside it ("8s")
+    if (!b && t.parentElement !== el) b = t.parentElement.nextElementSibling;
+    if (!b || !el.contains(b) || b === el || b.contains(t)) continue;
+    if (labelText(b).length >= labelText(el).length - labelText(t).length) continue; // the whole answer: not a thinking block
+    const p = t.parentElement;
+    let nodes = [t, b];
+    if (p !== el && p.contains(b) && [...p.children].every((c) => c === t || c === b || short(c))) nodes = [p]; // a wrapper of toggle and block
+    else if (p !== el && !p.contains(b) && p.nextElementSibling === b && [...p.children].every((c) => c === t || short(c))) nodes = [p, b]; // a header, then the block
+    return {nodes, html: htmlOf(b, [t]), how: 'toggle'};
+  }
+  return null;
+};
+`
 
 // answerView reads the last answer element (see answerViewJS).
 func (d *driver) answerView(ctx context.Context) (answerView, error) {
 	chrome := append(append([]string(nil), d.rs.chrome...), defaultChrome...) // the site's first: its selectors may name a button
-	expr := strings.NewReplacer("__ANSWER__", js(d.site.Answer), "__CHROME__", js(chrome)).Replace(answerViewJS)
+	expr := strings.NewReplacer("__ANSWER__", js(d.site.Answer), "__CHROME__", js(chrome), "__THINKING__", js(d.site.Thinking)).Replace(answerViewJS)
 	return chromedp.Run(ctx, chromedp.Evaluate[answerView]("(() => {"+helpers+"\nreturn "+expr+";\n})()"))
+}
+
+// pageThinking is the last answer's thinking block as the page shows
+// it, as Markdown; "" when it has none or cannot be read.
+func (d *driver) pageThinking(ctx context.Context) string {
+	v, err := d.answerView(ctx)
+	if err != nil || v.ThinkHTML == "" {
+		return ""
+	}
+	return thinkMarkdown(v)
+}
+
+// thinkMarkdown is a view's thinking block as Markdown.
+func thinkMarkdown(v answerView) string {
+	if v.ThinkHTML == "" {
+		return ""
+	}
+	md, err := htmlToMarkdown(v.ThinkHTML)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(md)
 }

@@ -21,37 +21,53 @@ func TestDriver_AnswerView_PageRules(t *testing.T) {
 	// css: "&" is the answer element.
 	cases := []struct {
 		name, css, html, md, text string
+		think, key                string // the thinking the dom method tells apart; the site's thinking: key
 	}{
 		{"pre-wrap plain text", "&{white-space:pre-wrap}",
 			"The answer is 42 ✓.\n\nSecond paragraph of the reply.\nThird line, last.",
 			"The answer is 42 ✓.\n\nSecond paragraph of the reply.  \nThird line, last.",
-			"The answer is 42 ✓.\n\nSecond paragraph of the reply.\nThird line, last."},
+			"The answer is 42 ✓.\n\nSecond paragraph of the reply.\nThird line, last.", "", ""},
 		{"pre-line inside a span", "& span{white-space:pre-line}",
 			"<span>第一段：中文 🚀\n\n第二段。</span>",
 			"第一段：中文 🚀\n\n第二段。",
-			"第一段：中文 🚀\n\n第二段。"},
+			"第一段：中文 🚀\n\n第二段。", "", ""},
 		{"hidden elements", "& .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0,0,0,0)}",
 			`<p>Shown.</p><p style="display:none">display none</p><p style="visibility:hidden">invisible</p><p aria-hidden="true">aria</p><p hidden>attr</p><span class="sr">screen reader only</span><details><summary>More</summary><p>folded</p></details><p>Also shown.</p>`,
 			"Shown.\n\nMore\n\nAlso shown.",
-			"Shown.\n\nMore\n\nAlso shown."},
+			"Shown.\n\nMore\n\nAlso shown.", "", ""},
 		{"code under a header with a label and 复制", "& .head{display:flex;gap:4px}",
 			`<p>Run:</p><div class="cb"><div class="head"><span>python</span><span class="cp">复制</span></div><pre><code>print("hi")
 x = 1
 </code></pre></div><p>Done.</p>`,
 			"Run:\n\n```python\nprint(\"hi\")\nx = 1\n```\n\nDone.",
-			"Run:\n\nprint(\"hi\")\nx = 1\n\n\nDone."}, // as innerText: the code's own last break, then the paragraph's
+			"Run:\n\nprint(\"hi\")\nx = 1\n\n\nDone.", "", ""}, // as innerText: the code's own last break, then the paragraph's
 		{"a toolbar and line numbers", "& .ln{user-select:none;-webkit-user-select:none;margin-right:8px} & .line{display:block}",
 			`<div class="cb"><pre class="language-go"><div role="toolbar"><span>Copy code</span></div><code><span class="line"><span class="ln">1</span>package main</span><span class="line"><span class="ln">2</span>func main() {}</span></code></pre></div>`,
 			"```go\npackage main\nfunc main() {}\n```",
-			"package main\nfunc main() {}"},
+			"package main\nfunc main() {}", "", ""},
 		{"a header inside pre with blank lines", "",
 			"<pre><div class=\"bar\"><span>bash</span><button>Copy</button></div>\n\n<code>echo hi</code></pre>",
 			"```bash\necho hi\n```",
-			"echo hi"},
+			"echo hi", "", ""},
 		{"a paragraph named like a language stays", "",
 			"<p>go</p><pre><code class=\"language-go\">x := 1</code></pre>",
 			"go\n\n```go\nx := 1\n```",
-			"go\n\nx := 1"},
+			"go\n\nx := 1", "", ""},
+		{"thinking in a closed details 已深度思考", "",
+			"<details class=\"t\"><summary>已深度思考（用时 8 秒）</summary><p>用户想要一个<strong>标题</strong>。</p><ul><li>先列要点</li></ul></details><h2>标题</h2><p>正文。</p>",
+			"## 标题\n\n正文。", "标题\n\n正文。", "用户想要一个**标题**。\n\n- 先列要点", ""},
+		{"thinking behind a Thought toggle, open", "",
+			"<button aria-expanded=\"true\">Thought for 8 seconds</button><div class=\"th\"><p>The user wants a list.</p></div><ul><li>one</li><li>two</li></ul>",
+			"- one\n- two", "one\ntwo", "The user wants a list.", ""},
+		{"thinking under a header toggle, collapsed", "& .body[hidden]{display:none}",
+			"<div class=\"hd\"><span role=\"button\" aria-expanded=\"false\">Thinking</span><span>8s</span></div><div class=\"body\" hidden><p>Plan: greet.</p></div><p>Hello.</p>",
+			"Hello.", "Hello.", "Plan: greet.", ""},
+		{"thinking by the site's key, no label", "",
+			"<div class=\"reasoning\"><p>Why: because.</p></div><p>The answer.</p>",
+			"The answer.", "The answer.", "Why: because.", ".reasoning"},
+		{"a button about thinking that holds the answer is not a block", "",
+			"<p>Thinking about it: yes.</p>",
+			"Thinking about it: yes.", "Thinking about it: yes.", "", ""},
 	}
 	var page strings.Builder
 	for i, c := range cases {
@@ -67,15 +83,18 @@ x = 1
 		t.Fatal(err)
 	}
 	for i, c := range cases {
-		d := newDriver(config.SiteConfig{URL: srv.URL, Answer: fmt.Sprintf("#a%d", i)}, "rules", Timings{}, nil)
-		md, _, err := d.readOne(ctx, MethodDOM, nil, nil)
+		d := newDriver(config.SiteConfig{URL: srv.URL, Answer: fmt.Sprintf("#a%d", i), Thinking: c.key}, "rules", Timings{}, nil)
+		md, _, think, err := d.readOne(ctx, MethodDOM, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: dom: %v", c.name, err)
 		}
 		if md != c.md {
 			t.Errorf("%s: dom\n got %q\nwant %q", c.name, md, c.md)
 		}
-		text, _, err := d.readOne(ctx, MethodText, nil, nil)
+		if think != c.think {
+			t.Errorf("%s: thinking\n got %q\nwant %q", c.name, think, c.think)
+		}
+		text, _, _, err := d.readOne(ctx, MethodText, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: text: %v", c.name, err)
 		}

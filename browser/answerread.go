@@ -15,6 +15,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // The ways an answer is read, best first. Each falls back to the next
@@ -78,6 +80,11 @@ type Answer struct {
 	Text   string
 	Format string // FormatMarkdown or FormatText
 	Method string // the method that delivered it
+	// Reasoning is a reasoning model's thinking, as Markdown, told apart
+	// from Text (never part of it): the response's reasoning path or a
+	// leading <think>…</think> (network, copy), else the page's thinking
+	// block. Empty when there is none.
+	Reasoning string
 	// Signals are the completion signals seen, in order, each with its
 	// time since send ("network end 1.204s", "done 1.230s", "quiet …").
 	Signals []string
@@ -241,7 +248,7 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 		if m == MethodText && first != nil {
 			break
 		}
-		text, format, err := d.readOne(ctx, m, nw, track)
+		text, format, think, err := d.readOne(ctx, m, nw, track)
 		if err == nil && strings.TrimSpace(text) == "" {
 			err = errNoText
 		}
@@ -253,7 +260,10 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 			d.log.Warn("driver: reading the answer by "+m+" failed; trying the next method", "err", err)
 			continue
 		}
-		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Fallbacks: a.Fallbacks, CheckTook: a.CheckTook}
+		if think == "" && (m == MethodNetwork || m == MethodCopy) {
+			think = d.pageThinking(ctx) // the thinking is only on the page
+		}
+		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Reasoning: strings.TrimSpace(think), Fallbacks: a.Fallbacks, CheckTook: a.CheckTook}
 		if d.rs.noCheck {
 			c.Check.State = CheckUnchecked
 		}
@@ -310,13 +320,16 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 // reread reads by page method m once more after a check found c differs,
 // and checks that read; ok is false when it reads nothing new.
 func (d *driver) reread(ctx context.Context, m string, nw *netWatch, track *answerTrack, c Answer) (Answer, bool) {
-	text, format, err := d.readOne(ctx, m, nw, track)
+	text, format, think, err := d.readOne(ctx, m, nw, track)
 	text = strings.TrimSpace(text)
 	if err != nil || text == "" || text == c.Text {
 		return c, false
 	}
 	d.log.Info("driver: read by "+m+" again after the page settled", "diff", c.Check.Diff)
-	again := Answer{Text: text, Format: format, Method: m, Fallbacks: c.Fallbacks}
+	if think = strings.TrimSpace(think); think == "" {
+		think = c.Reasoning
+	}
+	again := Answer{Text: text, Format: format, Method: m, Reasoning: think, Fallbacks: c.Fallbacks}
 	began := time.Now()
 	again.Check, _ = d.pageCheck(ctx, text, format)
 	again.CheckTook = time.Since(began)
@@ -378,11 +391,13 @@ func (d *driver) pageCheck(ctx context.Context, text, format string) (PageCheck,
 	}
 }
 
-func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *answerTrack) (string, string, error) {
+// readOne reads the answer by method m: its text and format, and the
+// thinking told apart from it.
+func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *answerTrack) (text, format, think string, err error) {
 	switch m {
 	case MethodNetwork:
 		if nw == nil {
-			return "", "", errors.New("no response was watched (the page was not sent from here)")
+			return "", "", "", errors.New("no response was watched (the page was not sent from here)")
 		}
 		st := nw.state()
 		if st.Seen && !st.Ended {
@@ -390,39 +405,40 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 		}
 		switch {
 		case !st.Seen:
-			return "", "", fmt.Errorf("the page sent no request matching %q", nw.spec.URL)
+			return "", "", "", fmt.Errorf("the page sent no request matching %q", nw.spec.URL)
 		case !st.Ended:
-			return "", "", errors.New("the response has not ended")
+			return "", "", "", errors.New("the response has not ended")
 		case st.Failed != "":
-			return "", "", fmt.Errorf("the response failed: %s", st.Failed)
+			return "", "", "", fmt.Errorf("the response failed: %s", st.Failed)
 		case st.BodyErr != nil:
-			return "", "", fmt.Errorf("read the response body: %w", st.BodyErr)
+			return "", "", "", fmt.Errorf("read the response body: %w", st.BodyErr)
 		}
-		text, err := extract(nw.spec, st.Body)
-		return text, FormatMarkdown, err
+		text, think, err := extractBoth(nw.spec, st.Body)
+		return text, FormatMarkdown, think, err
 	case MethodCopy:
 		if d.rs.copy == "" {
-			return "", "", errors.New("the site names no copy button (copy:)")
+			return "", "", "", errors.New("the site names no copy button (copy:)")
 		}
 		text, err := d.readCopy(ctx)
-		return text, FormatMarkdown, err
+		text, think := taskfile.SplitThink(text)
+		return text, FormatMarkdown, think, err
 	case MethodDOM:
 		if track != nil && track.head != "" {
-			return "", "", errors.New("the answer's top left the page while it streamed: its HTML is not whole")
+			return "", "", "", errors.New("the answer's top left the page while it streamed: its HTML is not whole")
 		}
 		v, err := d.answerView(ctx)
 		if err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 		md, err := htmlToMarkdown(v.HTML)
-		return md, FormatMarkdown, err
+		return md, FormatMarkdown, thinkMarkdown(v), err
 	case MethodText:
 		v, err := d.answerView(ctx)
 		text := v.Text
 		if track != nil {
 			text = track.whole(text)
 		}
-		return text, FormatText, err
+		return text, FormatText, thinkMarkdown(v), err
 	}
-	return "", "", fmt.Errorf("unknown method %q", m)
+	return "", "", "", fmt.Errorf("unknown method %q", m)
 }

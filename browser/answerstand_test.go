@@ -27,13 +27,10 @@ func mdSite(t *testing.T, url string) config.SiteConfig {
 	return cfg.Sites["standin-md"]
 }
 
-// The corpus through each renderer of the stand-in, in one browser: each
-// answer is read by every method on the same finished page. network and
-// copy give the streamed Markdown exactly; dom gives the same Markdown
-// elements (README: the normalisation); text gives the visible text
-// exactly. Then the stream variants: whole-text-so-far events (mode
-// full) and an answer shown raw while it streams (it shrinks at the end).
-func TestDriver_ReadAnswer_Standin(t *testing.T) {
+// standTab starts the stand-in (time scaled by 0.002) and a tab of its
+// own Chromium signed in to it as demo.
+func standTab(t *testing.T) (*chatstand.Server, context.Context) {
+	t.Helper()
 	needChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: 0.002})
 	if err != nil {
@@ -44,6 +41,33 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(stand.URL()+"login?user=demo")); err != nil {
 		t.Fatal(err)
 	}
+	return stand, ctx
+}
+
+// askByNetwork sends msg on the stand-in's Markdown page (site, its
+// network key net), read by network alone; the driver stays on the
+// finished page for the other methods.
+func askByNetwork(ctx context.Context, t *testing.T, site config.SiteConfig, net config.SiteNetwork, msg string) (*driver, Answer) {
+	t.Helper()
+	log := &syncBuf{}
+	site.Network = &net
+	d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
+	d.rs.methods = []string{MethodNetwork}
+	a, err := ask(ctx, t, d, msg)
+	if err != nil {
+		t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
+	}
+	return d, a
+}
+
+// The corpus through each renderer of the stand-in, in one browser: each
+// answer is read by every method on the same finished page. network and
+// copy give the streamed Markdown exactly; dom gives the same Markdown
+// elements (README: the normalisation); text gives the visible text
+// exactly. Then the stream variants: whole-text-so-far events (mode
+// full) and an answer shown raw while it streams (it shrinks at the end).
+func TestDriver_ReadAnswer_Standin(t *testing.T) {
+	stand, ctx := standTab(t)
 	type variant struct {
 		query string
 		net   config.SiteNetwork
@@ -70,21 +94,13 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 			}
 			msg := "[[md=" + c + "]] " + name
 			want := chatstand.MarkdownFor(msg)
-			log := &syncBuf{}
-			site := mdSite(t, stand.URL()+v.query)
-			site.Network = &v.net
-			d := newDriver(site, "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
-			d.rs.methods = []string{MethodNetwork}
-			a, err := ask(ctx, t, d, msg)
-			if err != nil {
-				t.Fatalf("%s: %v\nlog:\n%s", msg, err, log)
-			}
+			d, a := askByNetwork(ctx, t, mdSite(t, stand.URL()+v.query), v.net, msg)
 			if a.Method != MethodNetwork || a.Text != want || (a.EndedBy != SignalNetwork && a.EndedBy != SignalDone) {
 				t.Errorf("%s: network: by %s, ended by %s: %q, want %q", msg, a.Method, a.EndedBy, a.Text, want)
 			}
 			// The same finished page, read by each other method.
 			for _, m := range []string{MethodCopy, MethodDOM, MethodText} {
-				got, format, err := d.readOne(ctx, m, nil, nil)
+				got, format, _, err := d.readOne(ctx, m, nil, nil)
 				if err != nil {
 					t.Errorf("%s: %s: %v", msg, m, err)
 					continue
@@ -115,16 +131,7 @@ func TestDriver_ReadAnswer_Standin(t *testing.T) {
 // turn and the empty answer fail with the page's text; a pause longer
 // than quiet with the done bar absent gives the whole answer.
 func TestDriver_ReadAnswer_StandinTurns(t *testing.T) {
-	needChromium(t)
-	stand, err := chatstand.Start(chatstand.Options{Scale: 0.002})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stand.Close() })
-	ctx := tab(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(stand.URL()+"login?user=demo")); err != nil {
-		t.Fatal(err)
-	}
+	stand, ctx := standTab(t)
 	newD := func(methods ...string) (*driver, *syncBuf) {
 		log := &syncBuf{}
 		d := newDriver(mdSite(t, stand.URL()+"?renderer=marked"), "standin-md", Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}, slogTo(log))
@@ -134,7 +141,7 @@ func TestDriver_ReadAnswer_StandinTurns(t *testing.T) {
 		return d, log
 	}
 	d, log := newD()
-	_, err = ask(ctx, t, d, "[[errorturn]] hi")
+	_, err := ask(ctx, t, d, "[[errorturn]] hi")
 	if err == nil || !strings.Contains(err.Error(), "Something went wrong while generating the response.") || !strings.Contains(err.Error(), "error turn") {
 		t.Errorf("error turn: %v\nlog:\n%s", err, log)
 	}

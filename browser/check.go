@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -59,6 +61,7 @@ var absentNote = map[string]string{
 	"done":      "shows only under a finished answer: --send checks it",
 	"copy":      "shows only under a finished answer: --send checks it",
 	"errorTurn": "shows only in an error turn",
+	"thinking":  "shows only with a reasoning answer: --send checks it",
 }
 
 // CheckReport is what Check saw.
@@ -74,6 +77,54 @@ type CheckReport struct {
 	SendErr  string     `json:"sendError,omitempty"`
 	// Reading is how the answer is read and known to have ended.
 	Reading CheckReading `json:"reading"`
+	// Modes are the site's page modes, each control as the page shows it.
+	Modes []ModeCheck `json:"modes,omitempty"`
+	// Reasoning (--send): the thinking told apart from the answer.
+	Reasoning string `json:"reasoning,omitempty"`
+}
+
+// ModeCheck is one of the site's page modes as check found its control.
+type ModeCheck struct {
+	Mode     string `json:"mode"`
+	Kind     string `json:"kind"` // switch or menu
+	Selector string `json:"selector"`
+	State    string `json:"state,omitempty"` // a switch: how its state reads
+	Found    bool   `json:"found"`
+	On       bool   `json:"on,omitempty"` // a switch: it reads on
+	Shown    string `json:"shown"`        // the attribute or class it read, or the menu's chosen label
+}
+
+// Note says what the look means, for the one line `check` prints.
+func (m ModeCheck) Note() string {
+	switch {
+	case !m.Found:
+		return "NOT FOUND: a model that names this mode fails as environment"
+	case m.Kind == "menu":
+		return fmt.Sprintf("found, chosen %q", m.Shown)
+	}
+	return fmt.Sprintf("found, reads %s (%s)", onOff(m.On), m.Shown)
+}
+
+// lookModes reads each page mode's control as the page shows it now.
+func (d *driver) lookModes(ctx context.Context) ([]ModeCheck, error) {
+	var out []ModeCheck
+	for _, name := range slices.Sorted(maps.Keys(d.site.Modes)) {
+		m := d.site.Modes[name]
+		c := ModeCheck{Mode: name, Kind: "switch", Selector: m.Switch, State: m.State}
+		if m.Switch == "" {
+			c.Kind, c.Selector = "menu", m.Menu
+			if m.Chosen != "" {
+				c.Selector = m.Chosen
+			}
+		}
+		r, err := d.readMode(ctx, c.Selector, c.State)
+		if err != nil {
+			return nil, err
+		}
+		c.Found, c.On, c.Shown = r.Found, r.On, r.Shown
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // CheckReading is how check read (or would read) the site's answer.
@@ -135,6 +186,14 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 		return nil, fmt.Errorf("read the page: %w", err)
 	}
 	rep.Keys = keys
+	if rep.Modes, err = d.lookModes(tab); err != nil {
+		return nil, fmt.Errorf("read the page's modes: %w", err)
+	}
+	for _, m := range rep.Modes {
+		if !m.Found {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s: %s %q: %s", m.Mode, m.Kind, m.Selector, m.Note()))
+		}
+	}
 	rep.SignedIn = !st.LoggedOut && (st.Input || st.Limited != "")
 	rep.Limited = d.limitMsg(st, "")
 	for _, k := range keys {
@@ -159,7 +218,7 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 			rep.Problems = append(rep.Problems, "sending a message failed: "+err.Error())
 			rep.Ready = false
 		} else {
-			rep.Answer = ans.Text
+			rep.Answer, rep.Reasoning = ans.Text, ans.Reasoning
 			rep.Reading.Method, rep.Reading.Format, rep.Reading.EndedBy = ans.Method, ans.Format, ans.EndedBy
 			rep.Reading.Signals, rep.Reading.Fallbacks = ans.Signals, ans.Fallbacks
 			rep.Reading.Check, rep.Reading.CheckDiff = ans.Check.State, ans.Check.Diff
@@ -217,6 +276,7 @@ func siteKeys(s config.SiteConfig) []KeyCheck {
 		{Key: "done", Selector: s.Done},
 		{Key: "copy", Selector: s.Copy},
 		{Key: "errorTurn", Selector: s.ErrorTurn},
+		{Key: "thinking", Selector: s.Thinking},
 	}
 	var out []KeyCheck
 	for _, k := range all {

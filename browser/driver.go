@@ -73,6 +73,7 @@ type driver struct {
 	limitRE  []*regexp.Regexp
 	rs       readSpec  // how the answer is read and known to have ended
 	began    time.Time // the attempt's start, for the step log
+	modes    string    // the page modes set and read back before the send ("deepThink on, search off")
 	// holdScale multiplies a usage limit's hold (tests shorten it).
 	holdScale float64
 	// afterRead, when set, runs between a method's read and the check of
@@ -151,6 +152,14 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 			d.log.Warn("driver: newChat selector matches nothing; continuing in the current chat", "selector", d.site.NewChat)
 		} else {
 			d.step("new chat")
+		}
+	}
+
+	if len(model.Modes) > 0 {
+		d.stage("setting the modes")
+		var err error
+		if d.modes, err = d.setModes(ctx, model.Modes); err != nil {
+			return Answer{}, err
 		}
 	}
 

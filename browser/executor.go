@@ -160,7 +160,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
 		closeLater = true // the answer is written first; the browser closes meanwhile
-		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff}, nil
+		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Reasoning: ans.Reasoning, Modes: d.modes}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
 		return attempt.Result{}, stopped(ctx, stage)
@@ -180,7 +180,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	if s := saved.String(); s != "" {
 		te.Err = fmt.Errorf("%w (%s)", te.Err, s)
 	}
-	return attempt.Result{}, te
+	return attempt.Result{Modes: d.modes}, te
 }
 
 // stopped is the error for an attempt whose context ended: it wraps the

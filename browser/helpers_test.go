@@ -57,6 +57,8 @@ type envOpts struct {
 	// site, if set, replaces the stand-in's site keys: a format with one
 	// %q for the stand-in's URL, keys indented by four spaces.
 	site string
+	// models are more models (YAML flow mappings, one a line, "  - " in).
+	models string
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -85,8 +87,8 @@ web:
 models:
   - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}
   - {name: chat-web-prompt, kind: web, site: standin, needEmptyPrompt: false}
-sites:
-%s`, filepath.Join(t.TempDir(), "spool"), t.TempDir(), o.taskTimeout, site)
+%ssites:
+%s`, filepath.Join(t.TempDir(), "spool"), t.TempDir(), o.taskTimeout, o.models, site)
 	cfg, err := config.ParseConfig([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // NetSpec is a site's `network:` key (see config.SiteNetwork).
@@ -50,6 +51,32 @@ func extract(n NetSpec, body []byte) (string, error) {
 		return fromEvents(n, evs)
 	}
 	return "", fmt.Errorf("format %q: want sse, ndjson or text", n.Format)
+}
+
+// extractBoth takes the answer and a reasoning model's thinking out of a
+// whole response body: the thinking at the spec's reasoning path (joined
+// as the answer is), and a leading <think>…</think> of the answer's text
+// (taskfile.SplitThink), in that order, apart by a blank line.
+func extractBoth(n NetSpec, body []byte) (answer, thinking string, err error) {
+	answer, err = extract(n, body)
+	if err != nil && !(errors.Is(err, errNetNoText) && n.Reasoning != "") {
+		return "", "", err
+	}
+	if n.Reasoning != "" && n.Format != NetText {
+		r := n
+		r.Path = n.Reasoning
+		if t, rerr := extract(r, body); rerr == nil {
+			thinking = strings.TrimSpace(t)
+		}
+	}
+	if err != nil {
+		return "", thinking, err // thinking, but no answer: the model stopped before it answered
+	}
+	answer, inline := taskfile.SplitThink(answer)
+	if inline != "" {
+		thinking = strings.TrimSpace(strings.TrimSpace(thinking) + "\n\n" + inline)
+	}
+	return answer, thinking, nil
 }
 
 // fromEvents joins (delta) or keeps the last (full) text at Path of each

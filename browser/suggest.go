@@ -221,6 +221,12 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	if pk.Answer.Found {
 		ns, text := netFor(tab, nw, pk.Answer.Text)
 		ns.Current, rep.NetAnswer = netCurrent(sc.Network, ns), text
+		if ns.Current != "ok" && netPasses(sc.Network, nw.states(), text, pk.Answer.Text) {
+			// The config's own network key reads this probe's answer
+			// too: it is kept, never traded for another (--write).
+			ns.Current = "ok"
+			ns.Why += "; the config's network key reads this probe's answer as well, and is kept"
+		}
 		rep.Keys = append(rep.Keys, ns)
 	}
 	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -56,7 +57,7 @@ func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text 
 		return Suggestion{Key: "network", Confidence: "none", Why: netNone(len(all))}, ""
 	}
 	conf := "medium"
-	if score >= 0.99 {
+	if score >= 0.99 && spec.Reasoning == "" {
 		conf = "high"
 	}
 	how := spec.Format
@@ -64,6 +65,9 @@ func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text 
 		how += " events, their text at " + spec.Path
 		if spec.Mode == NetFull {
 			how += " (the whole text so far)"
+		}
+		if spec.Reasoning != "" {
+			how += "; the model's thinking at " + spec.Reasoning + ", kept apart as reasoning"
 		}
 	}
 	return Suggestion{Key: "network", Selector: netFlow(spec), Network: &spec, Confidence: conf,
@@ -78,17 +82,64 @@ func bestNet(all []netState, shown string) (best NetSpec, score float64, text st
 		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !utf8.Valid(st.Body) || len(st.Body) == 0 {
 			continue
 		}
-		for _, spec := range netSpecs(st.URL, st.Body) {
+		specs := netSpecs(st.URL, st.Body)
+		for _, spec := range specs {
 			got, err := extract(spec, st.Body)
 			if err != nil {
 				continue
 			}
 			if sc := likeness(got, shown); sc > score {
 				best, score, text = spec, sc, got
+				if a, think, ok := answerBeside(spec, specs, st.Body); ok {
+					// The stream carries a thinking field and an answer
+					// field: the answer is the answer field, whatever the
+					// page showed (its thinking block, taken for the
+					// answer), and the thinking goes to reasoning.
+					best, text = a, think
+				}
 			}
 		}
 	}
 	return best, score, text
+}
+
+// thinkingPath matches a JSON path whose last key names a reasoning
+// model's thinking (reasoning_content, reasoning, thinking, thoughts).
+var thinkingPath = regexp.MustCompile(`(?i)(^|[._])(reasoning|thinking|thought|thoughts|think)(_content|_text)?$`)
+
+// answerBeside reads one stream that carries both a thinking field and an
+// answer field: given the spec that read one of them, it returns the
+// spec that reads the answer, with Reasoning at the thinking field, and
+// the answer's text. A sibling key (same parent path, same mode) that is
+// not thinking and carries text is the answer; a thinking field beside
+// an answer path becomes its Reasoning. ok is false when the stream has
+// no such pair.
+func answerBeside(spec NetSpec, specs []NetSpec, body []byte) (NetSpec, string, bool) {
+	parent := func(p string) string {
+		if i := strings.LastIndex(p, "."); i >= 0 {
+			return p[:i]
+		}
+		return ""
+	}
+	for _, o := range specs {
+		if o.Path == spec.Path || o.Mode != spec.Mode || parent(o.Path) != parent(spec.Path) || thinkingPath.MatchString(o.Path) == thinkingPath.MatchString(spec.Path) {
+			continue
+		}
+		if t, err := extract(o, body); err != nil || strings.TrimSpace(t) == "" {
+			continue
+		}
+		ans, think := spec, o
+		if thinkingPath.MatchString(spec.Path) {
+			ans, think = o, spec
+		}
+		ans.Reasoning = think.Path
+		text, err := extract(ans, body)
+		if err != nil {
+			return NetSpec{}, "", false
+		}
+		return ans, text, true
+	}
+	return NetSpec{}, "", false
 }
 
 func netNone(n int) string {
@@ -106,6 +157,9 @@ func netFlow(spec NetSpec) string {
 	}
 	if spec.Mode != "" {
 		parts = append(parts, "mode: "+spec.Mode)
+	}
+	if spec.Reasoning != "" {
+		parts = append(parts, "reasoning: "+spec.Reasoning)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -261,6 +315,30 @@ func letters(s string, n int) []rune {
 		}
 	}
 	return out
+}
+
+// netPasses reports whether the config's network key (have) reads the
+// probe's answer from one of its responses: the same text as the
+// proposal's (answer), or, without one, text as alike the page's
+// (shown) as a proposal needs to be. A key that passes is never
+// replaced by a proposal.
+func netPasses(have *config.SiteNetwork, all []netState, answer, shown string) bool {
+	if have == nil {
+		return false
+	}
+	for _, st := range all {
+		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !strings.Contains(st.URL, have.URL) {
+			continue
+		}
+		got, _, err := extractBoth(*have, st.Body)
+		if err != nil || strings.TrimSpace(got) == "" {
+			continue
+		}
+		if answer != "" && likeness(got, answer) >= 0.99 || answer == "" && likeness(got, shown) >= netMatch {
+			return true
+		}
+	}
+	return false
 }
 
 // netCurrent says whether the config's network key reads the same

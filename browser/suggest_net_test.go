@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -12,6 +13,8 @@ func TestBestNet(t *testing.T) {
 		"data: [DONE]\n\n"
 	full := "{\"message\":{\"parts\":[\"Hello there.\"]},\"status\":\"in_progress\"}\n" +
 		"{\"message\":{\"parts\":[\"Hello there. This is **the** answer, in two lines.\\nThe end.\"]},\"status\":\"finished_successfully\"}\n"
+	reasoning := sseOf([2]string{"reasoning_content", "The user greets me; I will answer "}, [2]string{"reasoning_content", "with a short greeting and two lines."},
+		[2]string{"content", "Hello there. This is "}, [2]string{"content", "**the** answer, in two lines.\nThe end."})
 	end := func(url, body string) netState {
 		return netState{URL: url, Seen: true, Ended: true, Body: []byte(body)}
 	}
@@ -26,11 +29,19 @@ func TestBestNet(t *testing.T) {
 		{"JSON lines, the whole text so far", []netState{end("http://h/backend/conversation", full)}, NetSpec{URL: "/backend/conversation", Format: NetNDJSON, Path: "message.parts.0", Mode: NetFull}, true},
 		{"the answer's response among others", []netState{end("http://h/api/title", `{"title":"Greeting"}`), end("http://h/api/chat", shown), end("http://h/api/log", "ok")}, NetSpec{URL: "/api/chat", Format: NetText}, true},
 		{"a request to the root keeps its query", []netState{end("http://h/?op=chat", shown)}, NetSpec{URL: "/?op=chat", Format: NetText}, true},
+		{"a thinking field and an answer field: the answer is the answer field", []netState{end("http://h/api/chat", reasoning)},
+			NetSpec{URL: "/api/chat", Format: NetSSE, Path: "choices.0.delta.content", Reasoning: "choices.0.delta.reasoning_content"}, true},
+		{"the page's thinking block taken for the answer: still the answer field", []netState{end("http://h/api/chat", reasoning)},
+			NetSpec{URL: "/api/chat", Format: NetSSE, Path: "choices.0.delta.content", Reasoning: "choices.0.delta.reasoning_content"}, true},
 		{"nothing carries the answer", []netState{end("http://h/api/title", `{"title":"Greeting"}`), end("http://h/api/chat", "something else entirely, of about the same length as the answer")}, NetSpec{}, false},
 		{"a failed or unfinished response is not read", []netState{{URL: "http://h/api/chat", Seen: true, Ended: true, Failed: "net::ERR_FAILED", Body: []byte(shown)}, {URL: "http://h/api/chat2", Seen: true, Body: []byte(shown)}}, NetSpec{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			shown := shown
+			if strings.HasPrefix(tt.name, "the page's thinking block") {
+				shown = "The user greets me; I will answer with a short greeting and two lines."
+			}
 			got, score, text := bestNet(tt.all, shown)
 			if (score >= netMatch) != tt.match {
 				t.Fatalf("likeness %.2f (%+v, %q), want a match: %v", score, got, text, tt.match)

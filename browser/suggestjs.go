@@ -15,7 +15,7 @@ package browser
 //
 // The page's shared state and the making of selectors are in
 // suggestjs_select.go; this file finds the keys and watches the probe.
-const suggestJS = helpers + suggestSelectJS + `
+const suggestJS = helpers + suggestSelectJS + thinkingJS + `
 const first = (target) => (els) => els[0] === target || editable(els[0]) === target;
 const labelOf = (el) => [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('placeholder'), el.getAttribute('aria-placeholder'), el.getAttribute('data-placeholder'), el.value && el.tagName === 'INPUT' && el.type !== 'text' ? el.value : '', ...TESTIDS.map((a) => el.getAttribute(a)), el.id, String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || '')].filter(Boolean).join(' ');
 const iconOf = (el) => [...el.querySelectorAll('svg, use, img, i, [data-icon]')].map((i) => [i.getAttribute('data-icon'), i.getAttribute('class'), i.getAttribute('href'), i.getAttribute('xlink:href'), i.getAttribute('alt'), i.getAttribute('aria-label')].filter(Boolean).join(' ')).join(' ');
@@ -214,12 +214,26 @@ SG.finish = () => {
     if (err) out.error = {found: true, what: describe(err), why: 'showed after the send instead of an answer', text: textOf(err), cands: cands(err, first(err), 20)};
     return out;
   }
+  // A reasoning model's thinking block inside the answer's bubble (see
+  // thinkingJS) is never the answer: its text counts for nothing below,
+  // the descent never enters it, and the answer's text leaves it out.
+  const think = findThinking(box, '');
+  const inThink = (e) => !!think && think.nodes.some((n) => n === e || n.contains(e));
+  const thinkLen = (el) => think ? think.nodes.filter((n) => el.contains(n) && n !== el).reduce((s, n) => s + textOf(n).length, 0) : 0;
   // Descend while one child holds at least 80% of the text that is not
   // a button's (an action bar's "Copy Regenerate" is no part of the answer).
   const contentLen = (el) => {
-    let n = textOf(el).length;
-    for (const b of el.querySelectorAll(BUTTONISH)) if (!parentOf(b).closest(BUTTONISH)) n -= textOf(b).length;
+    if (inThink(el)) return 0;
+    let n = textOf(el).length - thinkLen(el);
+    for (const b of el.querySelectorAll(BUTTONISH)) if (!parentOf(b).closest(BUTTONISH) && !inThink(b)) n -= textOf(b).length;
     return Math.max(0, n);
+  };
+  const textNoThink = (el) => {
+    if (!think || !think.nodes.some((n) => el.contains(n))) return textOf(el);
+    const c = el.cloneNode(true);
+    const live = [el, ...el.querySelectorAll('*')], copy = [c, ...c.querySelectorAll('*')];
+    live.forEach((x, i) => { if (x !== el && think.nodes.includes(x)) copy[i].remove(); });
+    return norm(c.textContent);
   };
   let ans = box;
   for (;;) {
@@ -232,12 +246,12 @@ SG.finish = () => {
   // same text often has the better name (message-content, markdown...).
   const chain = [ans];
   for (let n = parentOf(ans); n && contains(box, n) && textOf(n) === textOf(ans); n = parentOf(n)) chain.push(n);
-  const text = textOf(ans);
+  const text = textNoThink(ans);
   SG.answer = ans;
   const oldCount = (els) => els.filter((e) => SG.old.has(e)).length;
   const answerOK = (els) => {
     const last = els[els.length - 1];
-    if (!last || textOf(last) !== text) return false;
+    if (!last || textNoThink(last) !== text || inThink(last)) return false;
     if (els.some((e) => bad(e) || (input && contains(input, e)))) return false;
     return els.length > oldCount(els);
   };
@@ -281,7 +295,11 @@ SG.finish = () => {
   const copyBtn = [...scope.querySelectorAll('*'), ...(scope.shadowRoot ? scope.shadowRoot.querySelectorAll('*') : [])].filter((e) => vis(e) && clickable(e) && !contains(ans, e) && /copy|复制|複製|コピー|copiar|copier|kopieren/i.test(labelOf(e) + ' ' + iconOf(e) + ' ' + (textOf(e).length <= 20 ? textOf(e) : ''))).pop();
   if (copyBtn) out.copy = {found: true, what: describe(copyBtn), why: 'a button named copy under the answer', cands: cands(copyBtn, lastIn(copyBtn), 30)};
   const doneEl = late.filter((e) => clickable(e) || e.matches('[role=toolbar], [role=group]')).sort((x, y) => depth(x) - depth(y))[0] || (copyBtn && late.includes(copyBtn) ? copyBtn : null);
-  if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing', cands: cands(doneEl, lastIn(doneEl), 30)};
+  // A done selector matches nothing inside the answer: a code block's own
+  // Copy button shows mid-stream, and a done that matches it ends the
+  // answer at its first code block.
+  const doneOK = (els) => lastIn(doneEl)(els) && !els.some((e) => contains(ans, e) || (contains(box, e) && box.contains(e.closest('pre, [class*=code-block], [class*=codeblock], [class*=code-header]'))));
+  if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing, and matches nothing inside it', cands: cands(doneEl, doneOK, 30)};
   out.gone = gone.slice(0, 8);
   out.maxGap = SG.maxGap;
   out.growEvents = SG.growEvents;

@@ -21,6 +21,8 @@ type attemptEnd struct {
 	Method    string
 	Check     string // how it compares with the page (attempt.Result)
 	CheckDiff string
+	Reasoning string // the thinking, apart from Text (success only)
+	Modes     string // the page modes the send ran in (web)
 	Stage     string // what the attempt was doing when a cancel reached it
 	Attempt   int    // this attempt's number (1 = the first)
 	Took      time.Duration
@@ -46,7 +48,7 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	if errors.Is(e.Cause, attempt.ErrFenced) {
 		return spool.Outcome{}, false
 	}
-	o.BrowserPID = e.BrowserPID
+	o.BrowserPID, o.Modes = e.BrowserPID, e.Modes
 	err := e.Err
 	var class taskfile.ErrorClass
 	var retryAfter time.Duration
@@ -54,12 +56,14 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	case err == nil && e.OutputErr == nil:
 		o.State, o.Result = taskfile.StateSuccess, e.Text
 		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
+		o.Reasoning = e.Reasoning
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the
 		// task fails without a retry (which would pay again).
 		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
 		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
+		o.Reasoning = e.Reasoning
 		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true
 	case errors.Is(e.Cause, attempt.ErrShutdown):

@@ -24,6 +24,12 @@ func TestRunner_Decide(t *testing.T) {
 	}{
 		{"success", with(func(e *attemptEnd) { e.Text = "answer"; e.BrowserPID = 42 }), true,
 			spool.Outcome{State: taskfile.StateSuccess, Result: "answer", BrowserPID: 42}},
+		{"success keeps the thinking and the modes", with(func(e *attemptEnd) { e.Text = "answer"; e.Reasoning = "why"; e.Modes = "deepThink on" }), true,
+			spool.Outcome{State: taskfile.StateSuccess, Result: "answer", Reasoning: "why", Modes: "deepThink on"}},
+		{"a mode failure keeps the modes read back, no thinking", with(func(e *attemptEnd) {
+			e.Err = attempt.Errorf(taskfile.ClassEnvironment, "mode deepThink: the switch stayed off")
+			e.Reasoning, e.Modes = "why", "search off"
+		}), true, spool.Outcome{State: taskfile.StateFailed, Class: taskfile.ClassEnvironment, Error: "mode deepThink: the switch stayed off", Modes: "search off"}},
 		{"success despite a late cancel", with(func(e *attemptEnd) { e.Text = "a"; e.Cause = attempt.ErrCanceled }), true,
 			spool.Outcome{State: taskfile.StateSuccess, Result: "a"}},
 		{"fenced writes nothing", with(func(e *attemptEnd) { e.Cause = attempt.ErrFenced; e.Text = "a" }), false, spool.Outcome{}},

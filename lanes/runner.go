@@ -221,9 +221,12 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	stage := r.stageAt
 	r.mu.Unlock()
 	end := attemptEnd{
-		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Stage: stage, Attempt: r.task.Attempt, Took: took,
+		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Reasoning: res.Reasoning, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
 		MaxAttempts: l.cfg().MaxAttempts(), StaleAfter: l.timing().StaleAfter, RetryBackoff: l.cfg().RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
+	}
+	if job.Model != nil && !job.Model.KeepsReasoning() {
+		end.Reasoning = "" // the model's keepReasoning: false
 	}
 	if err == nil && !errors.Is(end.Cause, attempt.ErrFenced) {
 		end.OutputErr = r.writeOutput(res.Text)

@@ -37,6 +37,10 @@ type Outcome struct {
 	ResultFormat, ResultMethod string
 	// ResultCheck and ResultDiff: how a web answer compares with the page.
 	ResultCheck, ResultDiff string
+	// Reasoning is the thinking kept beside Result (never part of it).
+	Reasoning string
+	// Modes are the page modes the attempt's send ran in, for its record.
+	Modes string
 	// Error is the one-line reason, with its Class, for anything but success.
 	Error string
 	Class taskfile.ErrorClass
@@ -227,10 +231,14 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
 	t.ResultCheck, t.ResultDiff = o.ResultCheck, o.ResultDiff
+	t.Reasoning = o.Reasoning
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
 		if n := len(t.Attempts); n > 0 && o.ResultMethod != "" {
 			t.Attempts[n-1].Method = o.ResultMethod // how this attempt's answer was read
+		}
+		if n := len(t.Attempts); n > 0 && o.Modes != "" {
+			t.Attempts[n-1].Modes = o.Modes // the page modes this attempt's send ran in
 		}
 	}
 	if o.State != taskfile.StatePending {

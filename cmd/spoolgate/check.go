@@ -80,6 +80,13 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	for _, k := range rep.Keys {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, line(k.Selector), line(k.Note()))
 	}
+	for _, m := range rep.Modes {
+		how := m.Kind
+		if m.State != "" {
+			how += " by " + m.State
+		}
+		fmt.Fprintf(tw, "  mode %s\t%s\t%s: %s\n", line(m.Mode), line(m.Selector), how, line(m.Note()))
+	}
 	_ = tw.Flush()
 	state := []string{"signed in"}
 	if !rep.SignedIn {
@@ -103,6 +110,9 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		}
 		if rep.Answer != "" {
 			fmt.Fprintf(env.Stdout, "answer: %q\n", rep.Answer)
+		}
+		if rep.Reasoning != "" {
+			fmt.Fprintf(env.Stdout, "thinking (kept apart, never in the answer): %q\n", rep.Reasoning)
 		}
 	}
 	printReading(env.Stdout, rep.Reading, *send != "")

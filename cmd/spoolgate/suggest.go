@@ -244,6 +244,7 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 	add("format", n.Format, 0)
 	add("path", n.Path, 0)
 	add("mode", n.Mode, 0)
+	add("reasoning", n.Reasoning, 0)
 	m.LineComment = clip(s.Confidence+": "+s.Why, 140)
 	*mapGet(site, "network", yaml.MappingNode) = *m
 }
@@ -256,7 +257,7 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 func safeValue(s browser.Suggestion) bool {
 	vs := []string{s.Selector}
 	if n := s.Network; n != nil {
-		vs = append(vs, n.URL, n.Format, n.Path, n.Mode)
+		vs = append(vs, n.URL, n.Format, n.Path, n.Mode, n.Reasoning)
 	}
 	for _, v := range vs {
 		if safetext.Line(v) != v {

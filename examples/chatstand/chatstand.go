@@ -112,6 +112,13 @@ type Options struct {
 	// each load, as a site built with CSS modules does after each deploy:
 	// only roles, labels, data attributes and structure stay; ?classes=random|plain.
 	RandomClasses bool
+	// Reasoning makes the modern page a reasoning page (reasoning.go):
+	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
+	Reasoning string
+	// StuckMode names a switch of the reasoning page (deepThink or
+	// search) that a click does not change, as a page whose control
+	// moved; ?stuck=NAME.
+	StuckMode string
 }
 
 // Message is one generation request the stand-in received, refused or not.
@@ -124,6 +131,9 @@ type Message struct {
 	// Renderer went into; Regenerate marks the page's Regenerate or Retry.
 	Conversation string
 	Regenerate   bool
+	// Modes are a reasoning page's switches and model at the send: the
+	// generation's log of which modes it ran in.
+	Modes Modes
 }
 
 // Server is a running stand-in.

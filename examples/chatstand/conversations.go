@@ -36,8 +36,9 @@ type conv struct {
 
 type turn struct {
 	content, system string
+	think           []string // a reasoning model's thinking, as the stream's deltas before the answer's
 	deltas          []string // the answer, as the stream's deltas
-	n               int      // deltas generated so far
+	n               int      // deltas generated so far, the thinking's first
 	state           string
 	changed         chan struct{} // closed and replaced at every change
 	stop            chan struct{} // closed by a stop request
@@ -52,7 +53,16 @@ func (t *turn) notify() {
 	t.changed = make(chan struct{})
 }
 
-func (t *turn) text(n int) string { return strings.Join(t.deltas[:n], "") }
+// text is the answer of the first n deltas (the thinking's counted).
+func (t *turn) text(n int) string {
+	return strings.Join(t.deltas[:max(n-len(t.think), 0)], "")
+}
+
+// thinking is the thinking of the first n deltas.
+func (t *turn) thinking(n int) string { return strings.Join(t.think[:min(n, len(t.think))], "") }
+
+// steps is how many deltas the turn streams, thinking and answer.
+func (t *turn) steps() int { return len(t.think) + len(t.deltas) }
 
 func newID(prefix string) string {
 	b := make([]byte, 8)
@@ -72,6 +82,9 @@ type Turn struct {
 	Content string // the message as sent
 	System  string
 	Answer  string // the answer generated so far (all of it once State is done)
+	// Thinking is a reasoning page's thinking streamed before the answer
+	// in its own events (Options.Reasoning field); inline, it is in Answer.
+	Thinking string
 	State   string // TurnStreaming, TurnDone, TurnStopped, TurnError or TurnPending
 	// EndedAt is when the answer ended on the server; DoneSent when the
 	// stream's end ([DONE]) was first written to a page: the instant a
@@ -83,7 +96,7 @@ type Turn struct {
 func (c *conv) snapshot() Conversation {
 	out := Conversation{ID: c.id, User: c.user}
 	for _, t := range c.turns {
-		out.Turns = append(out.Turns, Turn{Content: t.content, System: t.system, Answer: t.text(t.n), State: t.state, EndedAt: t.endedAt, DoneSent: t.doneSent})
+		out.Turns = append(out.Turns, Turn{Content: t.content, System: t.system, Answer: t.text(t.n), Thinking: t.thinking(t.n), State: t.state, EndedAt: t.endedAt, DoneSent: t.doneSent})
 	}
 	return out
 }

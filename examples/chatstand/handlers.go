@@ -48,6 +48,8 @@ type chatRequest struct {
 	// whether this regenerates its last answer.
 	Conversation string `json:"conversation"`
 	Regenerate   bool   `json:"regenerate"`
+	// Modes is a reasoning page's switches and model at the send.
+	Modes *Modes `json:"modes"`
 }
 
 // errCollision and errFail are the two refusals of begin.
@@ -62,6 +64,9 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate}
+	if req.Modes != nil {
+		msg.Modes = *req.Modes
+	}
 	s.active[user]++
 	if s.active[user] > s.maxActive {
 		s.maxActive = s.active[user]

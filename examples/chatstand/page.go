@@ -163,6 +163,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		// still coming and goes to PATH a moment later (a page that
 		// redirects away while its answer is read).
 		"leave": r.URL.Query().Get("leave"),
+		// A reasoning page (reasoning.go): its switches, model menu and
+		// thinking block; stuck names a switch a click does not change.
+		"reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
 	}
 	if notFound {
 		cfg["conversation"] = ""

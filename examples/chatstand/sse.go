@@ -15,6 +15,8 @@ import (
 //	data: {"type":"meta","conversation":"c…","url":"/c/c…"}   the send is accepted
 //	data: {"delta":"…"}                                       the next piece of the answer
 //	data: {"text":"…"}                                        ...or the whole answer so far (Options.StreamFull, ?stream=full)
+//	data: {"reasoning":"…"}                                   a reasoning page's thinking, before the answer (reasoning.go)
+//	data: {"reasoningText":"…"}                               ...or the whole thinking so far (?stream=full)
 //	data: {"type":"error","error":"Something went wrong…"}    the error turn
 //	data: [DONE]                                              the answer ended; the response ends with it
 //
@@ -65,8 +67,8 @@ func (s *Server) runTurn(t *turn, d directives, step time.Duration, end func()) 
 		t.notify()
 		s.mu.Unlock()
 	}
-	for i := range t.deltas {
-		if d.pause > 0 && i == len(t.deltas)/2 && !wait(d.pause) {
+	for i := range t.steps() {
+		if d.pause > 0 && i == len(t.think)+len(t.deltas)/2 && !wait(d.pause) {
 			finish(TurnStopped)
 			return
 		}
@@ -84,7 +86,7 @@ func (s *Server) runTurn(t *turn, d directives, step time.Duration, end func()) 
 			return
 		}
 	}
-	if len(t.deltas) == 0 && !wait(step) {
+	if t.steps() == 0 && !wait(step) {
 		finish(TurnStopped)
 		return
 	}
@@ -128,7 +130,8 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := parseDirectives(req.Content)
-	t := &turn{content: req.Content, system: req.System, deltas: splitDeltas(MarkdownFor(req.Content)),
+	think, deltas := s.turnDeltas(r, req)
+	t := &turn{content: req.Content, system: req.System, think: think, deltas: deltas,
 		state: TurnStreaming, changed: make(chan struct{}), stop: make(chan struct{})}
 	s.mu.Lock()
 	c, ok := s.convs[req.Conversation]
@@ -167,7 +170,7 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 	if d.duration > 0 {
 		step = s.scaled(d.duration)
 	}
-	step /= time.Duration(max(len(t.deltas), 1))
+	step /= time.Duration(max(t.steps(), 1))
 	s.wg.Add(1)
 	go s.runTurn(t, d, step, end)
 	s.follow(w, r, c.id, t)
@@ -354,6 +357,16 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *tu
 				from = n - 1 // catching up: what there is, in one event
 			}
 			for i := from; i < n; i++ {
+				if i < len(t.think) {
+					// the thinking, in events of its own
+					if full {
+						e.event(map[string]string{"reasoningText": t.thinking(i + 1)})
+					} else {
+						e.event(map[string]string{"reasoning": t.thinking(i + 1)[len(t.thinking(sent)):]})
+					}
+					sent = i + 1
+					continue
+				}
 				if full {
 					e.event(map[string]string{"text": t.text(i + 1)})
 				} else {

@@ -117,6 +117,7 @@ type taskView struct {
 	Content       string
 	Result        string
 	Rendered      template.HTML
+	Reasoning     *reasoningView // the thinking, collapsed under the result
 	Log           string
 	LogCut        string
 	Shots         []shotView
@@ -149,6 +150,8 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{end}}</div>{{end}}
 {{if .Result}}<h2>{{.D.Result}}</h2>
 <div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
+{{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
+<div class="result"><div class="rendered"><div class="md">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
 {{if .Prompt}}<h2>{{.D.Prompt}}</h2><pre class="prompt">{{.Prompt}}</pre>{{end}}
 {{if .Content}}<h2>{{.D.Content}}</h2><pre class="content">{{.Content}}</pre>{{end}}
 <h2>{{.D.Log}}</h2>{{if .LogCut}}<div class="meta">{{.LogCut}}</div>{{end}}
@@ -295,6 +298,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 			v.Rendered = html
 		}
 	}
+	v.Reasoning = reasoningOf(v.L.Lang, t)
 }
 
 // shots lists the screenshots (ID.N.png) and saved pages (ID.N.html) in

@@ -54,6 +54,8 @@ type Row struct {
 	// page showed (verified, differs with where, unchecked).
 	ResultCheck string `json:"resultCheck,omitempty"`
 	ResultDiff  string `json:"resultDiff,omitempty"`
+	// Reasoning: a reasoning model's thinking, kept apart from result.
+	Reasoning string `json:"reasoning,omitempty"`
 	Archived    string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
@@ -150,6 +152,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
+	r.Reasoning = t.Reasoning
 	opt := func(v time.Time) *time.Time {
 		if v.IsZero() {
 			return nil
@@ -180,8 +183,9 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // writeResultsCSV writes rows under resultColumns, then a `conversation`
 // column when a row has one (web tasks sent since issue 21), a
 // `resultCheck` column (verified, unchecked, or "differs: " and where)
-// when a row has one, and an `archived` column last when the archive was
-// read.
+// when a row has one, a `reasoning` column (the thinking kept apart from
+// the result) when a row has one, and an `archived` column last when the
+// archive was read.
 func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns
@@ -192,6 +196,10 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	check := slices.ContainsFunc(rows, func(r Row) bool { return r.ResultCheck != "" })
 	if check {
 		cols = append(slices.Clip(cols), "resultCheck")
+	}
+	reasoning := slices.ContainsFunc(rows, func(r Row) bool { return r.Reasoning != "" })
+	if reasoning {
+		cols = append(slices.Clip(cols), "reasoning")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -217,6 +225,9 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 		}
 		if check {
 			rec = append(rec, strings.TrimSuffix(r.ResultCheck+": "+r.ResultDiff, ": "))
+		}
+		if reasoning {
+			rec = append(rec, r.Reasoning)
 		}
 		if archive {
 			rec = append(rec, r.Archived)

@@ -69,6 +69,9 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			fmt.Fprintf(w, "  checked against the page: %d verified, %d DIFFER (%s; see their resultDiff), %d unchecked\n",
 				ln.ResultChecks["verified"], n, strings.Join(ln.Differs, ", "), ln.ResultChecks["unchecked"])
 		}
+		if ln.Reasoning > 0 {
+			fmt.Fprintf(w, "  thinking kept apart (reasoning): %d of the successes\n", ln.Reasoning)
+		}
 		for _, r := range ln.Running {
 			line := fmt.Sprintf("  running %s  model %s  attempt %d  elapsed %s  heartbeat %s ago",
 				r.TaskID, r.Model, r.Attempt, Dur(r.ElapsedSeconds), Dur(r.HeartbeatAgeSeconds))

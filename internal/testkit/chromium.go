@@ -71,7 +71,7 @@ func StandinMarkdownSite(url string) string {
     copy: "[aria-label='Message actions'] [aria-label='Copy']"
     errorTurn: "[role=alert]"
     chrome: [":has(> [aria-label='Copy code'])"]
-    network: {url: /api/conversation, format: sse, path: delta}
+    network: {url: /api/conversation, format: sse, path: delta, reasoning: reasoning}
 `, url)
 }
 

@@ -17,6 +17,7 @@ import (
 // answer is what a 2xx response held.
 type answer struct {
 	text   string
+	think  string // reasoning_content (or reasoning): the thinking, apart from text
 	finish string // the last finish_reason seen
 	form   string // "stream" or "json": how the server answered
 	events int    // stream events read
@@ -88,11 +89,28 @@ func (m *model) neither(resp *http.Response, body []byte, what string) *attempt.
 // that spoolgate reads.
 type completion struct {
 	Choices []struct {
-		Message      *struct{ Content any } `json:"message"`
-		Delta        *struct{ Content any } `json:"delta"`
-		FinishReason *string                `json:"finish_reason"`
+		Message      *message `json:"message"`
+		Delta        *message `json:"delta"`
+		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
 	Error json.RawMessage `json:"error"`
+}
+
+// message is a choice's message or delta: its content and, from a
+// reasoning model, its thinking (reasoning_content: DeepSeek, Qwen, Kimi
+// and most OpenAI-compatible servers; reasoning: OpenRouter, vLLM).
+type message struct {
+	Content          any `json:"content"`
+	ReasoningContent any `json:"reasoning_content"`
+	Reasoning        any `json:"reasoning"`
+}
+
+// thinking is the message's reasoning text, if any.
+func (m *message) thinking() string {
+	if t := contentText(m.ReasoningContent); t != "" {
+		return t
+	}
+	return contentText(m.Reasoning)
 }
 
 // hasError reports whether the body carries an error ("error": null does not).
@@ -101,17 +119,20 @@ func (c *completion) hasError() bool {
 	return len(e) > 0 && !bytes.Equal(e, []byte("null"))
 }
 
-// add appends the first choice's text to b and returns its finish_reason.
-func (c *completion) add(b *strings.Builder) string {
+// add appends the first choice's text to b, and its thinking to think,
+// and returns its finish_reason.
+func (c *completion) add(b, think *strings.Builder) string {
 	if len(c.Choices) == 0 {
 		return ""
 	}
 	ch := c.Choices[0]
-	switch {
-	case ch.Delta != nil:
-		b.WriteString(contentText(ch.Delta.Content))
-	case ch.Message != nil:
-		b.WriteString(contentText(ch.Message.Content))
+	msg := ch.Delta
+	if msg == nil {
+		msg = ch.Message
+	}
+	if msg != nil {
+		b.WriteString(contentText(msg.Content))
+		think.WriteString(msg.thinking())
 	}
 	if ch.FinishReason != nil {
 		return *ch.FinishReason
@@ -160,10 +181,10 @@ func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *attempt.Job
 	if jerr != nil || len(c.Choices) == 0 {
 		return answer{}, m.neither(resp, data, "")
 	}
-	var b strings.Builder
+	var b, think strings.Builder
 	a := answer{form: "json"}
-	a.finish = c.add(&b)
-	a.text = b.String()
+	a.finish = c.add(&b, &think)
+	a.text, a.think = b.String(), think.String()
 	return a, nil
 }
 
@@ -175,7 +196,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *attempt.J
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 64<<10), maxAnswer)
 	var (
-		b        strings.Builder
+		b, think strings.Builder
 		a        = answer{form: "stream"}
 		event    string
 		data     []byte
@@ -214,7 +235,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *attempt.J
 			}
 			return m.failure(e, "error event in the answer stream", resp.Header)
 		}
-		if f := c.add(&b); f != "" {
+		if f := c.add(&b, &think); f != "" {
 			a.finish, finished = f, true
 		}
 		return nil
@@ -248,7 +269,7 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *attempt.J
 	if err := dispatch(); err != nil { // an event the body ended without a blank line after
 		return answer{}, err
 	}
-	a.text = b.String()
+	a.text, a.think = b.String(), think.String()
 	switch {
 	case done || finished:
 		return a, nil

@@ -127,10 +127,16 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 			"class", attempt.Classify(err), "error", err.Error())
 		return attempt.Result{}, err
 	}
-	text := m.red.redact(ans.text)
-	if text != ans.text {
+	text, think := m.red.redact(ans.text), m.red.redact(ans.think)
+	if text != ans.text || think != ans.think {
 		job.Log.Warn("api answer contained the API key: masked", "model", m.cfg.Name)
 	}
+	if think == "" {
+		text, think = taskfile.SplitThink(text) // a model that thinks inline, as <think>…</think>
+	} else if a, inline := taskfile.SplitThink(text); inline != "" {
+		text, think = a, strings.TrimSpace(think)+"\n\n"+inline
+	}
+	think = strings.TrimSpace(think)
 	if strings.TrimSpace(text) == "" {
 		why := ""
 		if ans.finish != "" {
@@ -142,5 +148,5 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	}
 	job.Log.Info("api answer", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
 		"form", ans.form, "events", ans.events, "chars", len(text), "finish", m.red.keep(ans.finish, 40))
-	return attempt.Result{Text: text}, nil
+	return attempt.Result{Text: text, Reasoning: think}, nil
 }

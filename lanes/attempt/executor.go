@@ -40,6 +40,13 @@ type Result struct {
 	// page showed: "verified", "differs" (CheckDiff says where) or
 	// "unchecked"; empty for the API lane.
 	Check, CheckDiff string
+	// Reasoning is a reasoning model's thinking, told apart from Text
+	// (never part of it), as Markdown; empty when it showed none.
+	Reasoning string
+	// Modes (web) are the page modes the send ran in, as read back from
+	// the page ("deepThink on, search off"); set even when the attempt
+	// failed after they were set.
+	Modes string
 }
 
 // Job is one attempt of one task, as an executor sees it.

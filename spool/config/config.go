@@ -98,7 +98,18 @@ type ModelConfig struct {
 	// several; neither: any session of its site (see WebSessions).
 	Account  string   `yaml:"account"`
 	Accounts []string `yaml:"accounts"`
+	// KeepReasoning: a reasoning model's thinking is kept in the task
+	// file's `reasoning` (default true); false drops it.
+	KeepReasoning *bool `yaml:"keepReasoning"`
+	// Modes (web) are the page modes the model runs in, each a mode its
+	// site's `modes:` maps to a switch (on or off) or a menu (the label to
+	// choose): {deepThink: on, search: off}. Each is set and read back
+	// before every send.
+	Modes map[string]string `yaml:"modes"`
 }
+
+// KeepsReasoning reports the keepReasoning setting, default true.
+func (m ModelConfig) KeepsReasoning() bool { return m.KeepReasoning == nil || *m.KeepReasoning }
 
 // The values of a model's maxTokensField: the request field that carries
 // maxTokens. max_tokens is read by every OpenAI-compatible server; OpenAI's
@@ -186,7 +197,39 @@ type SiteConfig struct {
 	// not compare (resultCheck: unchecked), for a page whose rendering no
 	// text can match (math drawn as glyphs).
 	Verify string `yaml:"verify"`
+	// Thinking matches a reasoning model's thinking block (已深度思考,
+	// "Thought for 8 s"): never part of the answer, read into the task's
+	// `reasoning`. Without it, a block the page marks as thinking (a
+	// details/summary pair or a toggle labelled 思考, Thinking or Thought
+	// beside it) is found by itself.
+	Thinking string `yaml:"thinking"`
+	// Modes maps each page mode a model may name (deepThink, search,
+	// model...) to the page's control for it.
+	Modes map[string]SiteMode `yaml:"modes"`
 }
+
+// SiteMode is a page mode's control: a switch (Switch, whose state State
+// says how to read) or a menu (Menu opens it, Option are its choices,
+// Chosen shows the chosen label; default Menu itself).
+type SiteMode struct {
+	// Switch is the toggle's selector; State how its state reads:
+	// aria-pressed, aria-checked (true is on) or class:NAME (on while the
+	// element has the class NAME).
+	Switch string `yaml:"switch"`
+	State  string `yaml:"state"`
+	// Menu is the button that opens the menu; Option matches its choices
+	// (the one whose text is the model's value is clicked); Chosen shows
+	// the chosen label once the menu is closed (default: Menu).
+	Menu   string `yaml:"menu"`
+	Option string `yaml:"option"`
+	Chosen string `yaml:"chosen"`
+}
+
+// The values of a switch mode in a model's `modes:`.
+const (
+	ModeOn  = "on"
+	ModeOff = "off"
+)
 
 // Verify's values.
 const (

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -187,6 +188,9 @@ func (c *Config) Check() error {
 		}
 		switch m.Kind {
 		case taskfile.KindAPI:
+			if len(m.Modes) > 0 {
+				return &ConfigError{Key: key + ".modes", Msg: "an api model has no page modes: modes are for web models"}
+			}
 			if m.BaseURL == "" {
 				return &ConfigError{Key: key + ".baseURL", Msg: "missing (an OpenAI-compatible endpoint such as https://api.example.com/v1)"}
 			}
@@ -207,8 +211,12 @@ func (c *Config) Check() error {
 			if m.Site == "" {
 				return &ConfigError{Key: key + ".site", Msg: "missing: a web model names one of `sites:`"}
 			}
-			if _, ok := c.Sites[m.Site]; !ok {
+			site, ok := c.Sites[m.Site]
+			if !ok {
 				return &ConfigError{Key: key + ".site", Msg: fmt.Sprintf("%q is not in `sites:`", m.Site)}
+			}
+			if err := checkModelModes(key, m, site); err != nil {
+				return err
 			}
 		case "":
 			return &ConfigError{Key: key + ".kind", Msg: "missing: web or api"}
@@ -285,6 +293,57 @@ func (s SiteConfig) checkReading(key string) *ConfigError {
 	for i, c := range s.Chrome {
 		if strings.TrimSpace(c) == "" {
 			return &ConfigError{Key: fmt.Sprintf("%s.chrome[%d]", key, i), Msg: "empty selector"}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Modes)) {
+		if err := s.Modes[name].check(); err != nil {
+			return &ConfigError{Key: key + ".modes." + name, Msg: err.Error()}
+		}
+	}
+	return nil
+}
+
+// check says what is wrong with a site's mode, or nil.
+func (m SiteMode) check() error {
+	switch {
+	case m.Switch != "" && m.Menu != "":
+		return errors.New("a mode is a switch or a menu, not both")
+	case m.Switch != "":
+		if m.Option != "" || m.Chosen != "" {
+			return errors.New("option and chosen belong to a menu, not a switch")
+		}
+		if m.State != "aria-pressed" && m.State != "aria-checked" && (!strings.HasPrefix(m.State, "class:") || strings.TrimSpace(m.State[len("class:"):]) == "") {
+			return fmt.Errorf("state: %q: want aria-pressed, aria-checked or class:NAME (how the switch shows it is on)", m.State)
+		}
+	case m.Menu != "":
+		if m.Option == "" {
+			return errors.New("option: missing: the menu's choices (the one whose text is the model's value is clicked)")
+		}
+		if m.State != "" {
+			return errors.New("state belongs to a switch; a menu is read back by its chosen label")
+		}
+	default:
+		return errors.New("missing switch (a toggle) or menu (a picker)")
+	}
+	return nil
+}
+
+// checkModelModes checks a web model's modes against its site's.
+func checkModelModes(key string, m *ModelConfig, site SiteConfig) *ConfigError {
+	for _, name := range slices.Sorted(maps.Keys(m.Modes)) {
+		v := m.Modes[name]
+		sm, ok := site.Modes[name]
+		switch {
+		case !ok:
+			known := strings.Join(slices.Sorted(maps.Keys(site.Modes)), ", ")
+			if known == "" {
+				known = "none"
+			}
+			return &ConfigError{Key: key + ".modes." + name, Msg: fmt.Sprintf("site %q has no mode %q (its modes: %s)", m.Site, name, known)}
+		case sm.Switch != "" && v != ModeOn && v != ModeOff:
+			return &ConfigError{Key: key + ".modes." + name, Msg: fmt.Sprintf("%q: a switch is on or off", v)}
+		case strings.TrimSpace(v) == "":
+			return &ConfigError{Key: key + ".modes." + name, Msg: "empty: the menu's label to choose"}
 		}
 	}
 	return nil

@@ -23,6 +23,11 @@ type SiteNetwork struct {
 	// Mode says what Path holds: delta (the next piece: pieces are joined,
 	// the default) or full (the whole answer so far: the last one wins).
 	Mode string `yaml:"mode"`
+	// Reasoning is where a reasoning model's thinking is in each event
+	// (choices.0.delta.reasoning_content), read as Path is: never part of
+	// the answer, kept in the task's `reasoning`. Optional; thinking
+	// inline in the answer as <think>…</think> is told apart without it.
+	Reasoning string `yaml:"reasoning"`
 }
 
 // The extractor's formats and modes.
@@ -46,6 +51,9 @@ func (n SiteNetwork) Check() error {
 			return fmt.Errorf("path: missing: where the text is in each %s event, such as choices.0.delta.content", n.Format)
 		}
 	case NetText:
+		if n.Reasoning != "" {
+			return errors.New("reasoning: a text body has no JSON to look into; drop reasoning or use format sse or ndjson")
+		}
 		if n.Path != "" {
 			return errors.New("path: a text body has no JSON to look into; drop path or use format sse or ndjson")
 		}

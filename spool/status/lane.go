@@ -62,6 +62,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			}
 			ln.ResultMethods[m]++
 		}
+		if t.sum.reasoning && t.dir == taskfile.DirDone {
+			ln.Reasoning++
+		}
 		if c := t.sum.resultCheck; c != "" && t.dir == taskfile.DirDone {
 			if ln.ResultChecks == nil {
 				ln.ResultChecks = map[string]int{}

@@ -148,6 +148,9 @@ type Lane struct {
 	// the page showed: verified, differs or unchecked; Differs names the
 	// first few that differ (see their resultDiff).
 	ResultChecks map[string]int `json:"resultChecks,omitempty"`
+	// Reasoning counts the lane's successful answers (done/) that keep a
+	// reasoning model's thinking apart, in their `reasoning`.
+	Reasoning int `json:"reasoning,omitempty"`
 	Differs      []string       `json:"differs,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).

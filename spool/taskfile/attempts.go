@@ -30,6 +30,9 @@ type AttemptRecord struct {
 	Conversation       string      `yaml:"conversation,omitempty"`
 	DeliveryReason     string      `yaml:"deliveryReason,omitempty"`
 	PossibleDoubleSend bool        `yaml:"possibleDoubleSend,omitempty"`
+	// Modes (web) are the page modes the attempt's send ran in, as read
+	// back from the page before it: "deepThink on, search off".
+	Modes string `yaml:"modes,omitempty"`
 }
 
 // The outcomes an AttemptRecord names.
@@ -138,7 +141,7 @@ func countItems(data []byte) int {
 func attemptKey(k []byte) bool {
 	switch string(k) {
 	case "attempt", "claimedAt", "startedAt", "endedAt", "heldUntil", "outcome", "errorClass", "owner", "account", "method",
-		"delivery", "conversation", "deliveryReason", "possibleDoubleSend":
+		"delivery", "conversation", "deliveryReason", "possibleDoubleSend", "modes":
 		return true
 	}
 	return false
@@ -252,6 +255,8 @@ func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) 
 			cur.Conversation = v
 		case "deliveryReason":
 			cur.DeliveryReason = v
+		case "modes":
+			cur.Modes = v
 		case "possibleDoubleSend":
 			if v != "true" && v != "false" {
 				return nil, false // the decoder's other spellings

@@ -78,6 +78,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 				e.key(4, "possibleDoubleSend")
 				e.b = append(e.b, " true\n"...)
 			}
+			e.strOmit(4, "modes", a.Modes)
 		}
 	}
 	e.strOmit(0, "resultFormat", c.ResultFormat)
@@ -85,6 +86,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "resultCheck", c.ResultCheck)
 	e.strOmit(0, "resultDiff", c.ResultDiff)
 	e.strOmit(0, "result", c.Result)
+	e.strOmit(0, "reasoning", c.Reasoning)
 	return e.b, e.ok
 }
 

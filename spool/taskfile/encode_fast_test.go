@@ -158,9 +158,9 @@ func FuzzTask_EncodeFast(f *testing.F) {
 		f.Add(s, s, s, 1)
 	}
 	f.Fuzz(func(t *testing.T, content, result, other string, n int) {
-		tk := &Task{TaskID: "t-" + other, Model: other, Content: content, Result: result, Error: other, Attempt: n,
+		tk := &Task{TaskID: "t-" + other, Model: other, Content: content, Result: result, Reasoning: content, Error: other, Attempt: n,
 			Send:     &SendRecord{State: SendSent, Attempt: n, Conversation: other},
-			Attempts: []AttemptRecord{{N: n, Owner: other, DeliveryReason: content}}}
+			Attempts: []AttemptRecord{{N: n, Owner: other, DeliveryReason: content, Modes: other}}}
 		if strings.Count(other, "x") > 1 {
 			tk.Send, tk.Attempts = nil, nil
 		}

@@ -24,6 +24,7 @@ type Summary struct {
 	TaskID, Model, Batch, Owner, Output, Account               string
 	ResultMethod                                               string // how a web answer was read
 	ResultCheck                                                string // how it compares with the page
+	Reasoning                                                  bool   // the file keeps a reasoning model's thinking
 	ModelKind                                                  Kind
 	Priority                                                   Priority
 	State                                                      State
@@ -34,7 +35,7 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
@@ -64,11 +65,34 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		if line[0] == ' ' || line[0] == '#' || line[0] == '-' {
 			continue // nested lines never hold summary fields
 		}
+		if string(line) == "reasoning:" {
+			return Summary{}, false // a value on the lines below: not the encoder's
+		}
 		colon := bytes.Index(line, []byte(": "))
 		if colon < 0 {
 			continue // e.g. "content: |-" opens a block; its lines are nested
 		}
 		key, val := line[:colon], line[colon+2:]
+		if string(key) == "reasoning" {
+			// Only whether there is any: a block of the encoder's with a
+			// line of text, or a plain value other than null.
+			switch string(val) {
+			case "|", "|-", "|+", ">", ">-", ">+":
+				next, _ := cutLine(data)
+				if len(next) < 2 || next[0] != ' ' || len(bytes.TrimLeft(next, " ")) == 0 {
+					return Summary{}, false
+				}
+				s.Reasoning = true
+				continue
+			case "null", "Null", "NULL":
+				return Summary{}, false
+			}
+			if !plain(val) {
+				return Summary{}, false
+			}
+			s.Reasoning, indexLine = true, true
+			continue
+		}
 		switch string(key) {
 		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":

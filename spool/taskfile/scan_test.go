@@ -14,6 +14,9 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: か\u3099\nmodel: m\noutput: \"a b\"\n"))
 	f.Add([]byte("taskId: a\nmodel: m\npriority: high\nstate: pending\nsubmittedAt: 2026-01-01T00:00:00Z\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nowner: h:1\naccount: a1\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nresult: x\nreasoning: |-\n  why\n  because\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nreasoning: plain thinking\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nreasoning: |-\nstate: success\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {

@@ -113,6 +113,13 @@ type Task struct {
 	ResultCheck string `yaml:"resultCheck,omitempty"`
 	ResultDiff  string `yaml:"resultDiff,omitempty"`
 	Result      string `yaml:"result,omitempty"`
+	// Reasoning is a reasoning model's thinking, told apart from the
+	// answer (Result), as Markdown: the page's thinking block, a
+	// `reasoning` field of its stream, a leading <think>…</think> in the
+	// answer, or an API's reasoning_content. Empty when the model shows
+	// none, or when its model sets keepReasoning: false. Never part of
+	// Result.
+	Reasoning string `yaml:"reasoning,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.

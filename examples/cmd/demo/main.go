@@ -108,13 +108,21 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	defer api.Close()
-	chat, err := chatstand.Start(chatstand.Options{Scale: o.scale, Input: o.editor, Renderer: o.renderer})
+	co := chatstand.Options{Scale: o.scale, Input: o.editor, Renderer: o.renderer}
+	if o.renderer != "" {
+		co.Reasoning = chatstand.ReasoningField // a reasoning page: the demo's web model thinks before it answers
+	}
+	chat, err := chatstand.Start(co)
 	if err != nil {
 		return err
 	}
 	defer chat.Close()
 
-	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chat.URL(), o.sessions, o.renderer != "")
+	chatURL := chat.URL()
+	if o.renderer != "" {
+		chatURL += "?deep=1" // 深度思考 on: each answer's thinking streams first and is kept in `reasoning`
+	}
+	cfgPath, cfg, err := writeConfig(o.template, dir, api.URL(), chatURL, o.sessions, o.renderer != "")
 	if err != nil {
 		return err
 	}
@@ -162,6 +170,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			// One web result beside the Markdown the chat page streamed.
 			sum.sampleID = sampleWeb(tasks)
 			sum.sampleWant = chatstand.MarkdownFor(contents[sum.sampleID])
+			sum.sampleThink = chatstand.ThinkingFor(contents[sum.sampleID], chatstand.Modes{DeepThink: true, Model: chatstand.ModelV3})
 		}
 	}
 	stopped = true
@@ -258,7 +267,7 @@ const modernKeys = `    done: "[aria-label='Message actions']"
     copy: "[aria-label='Message actions'] [aria-label='Copy']"
     errorTurn: "[role=alert]"
     chrome: [":has(> [aria-label='Copy code'])"]
-    network: {url: /api/conversation, format: sse, path: delta}
+    network: {url: /api/conversation, format: sse, path: delta, reasoning: reasoning}
     conversation: "/c/[^/?#]+"
     userMessage: "[data-message-author-role='user']"
     history: "nav[aria-label='Chat history'] a[href^='/c/']"

@@ -37,6 +37,7 @@ type row struct {
 	ResultMethod string     `json:"resultMethod"`
 	ResultCheck  string     `json:"resultCheck"`
 	ResultDiff   string     `json:"resultDiff"`
+	Reasoning    string     `json:"reasoning"`
 }
 
 type laneSum struct {
@@ -46,23 +47,24 @@ type laneSum struct {
 }
 
 type summary struct {
-	scale      float64
-	apiConc    int
-	makespan   time.Duration
-	lowerBound time.Duration
-	lanes      map[taskfile.Kind]*laneSum
-	lost       int
-	failed     int
-	failures   []string
-	launch     []time.Duration
-	closing    []time.Duration
-	sessions   int            // web sessions (accounts)
-	perAccount map[string]int // the chat stand-in's most generations at once, per account
-	total      int            // ... and over all accounts
-	rows       map[string]row // the result table by taskId
-	sampleID   string         // a web task whose result the summary shows
-	sampleWant string         // ... and the Markdown the chat stand-in streamed for it
-	modern     bool           // the chat page is the Markdown one
+	scale       float64
+	apiConc     int
+	makespan    time.Duration
+	lowerBound  time.Duration
+	lanes       map[taskfile.Kind]*laneSum
+	lost        int
+	failed      int
+	failures    []string
+	launch      []time.Duration
+	closing     []time.Duration
+	sessions    int            // web sessions (accounts)
+	perAccount  map[string]int // the chat stand-in's most generations at once, per account
+	total       int            // ... and over all accounts
+	rows        map[string]row // the result table by taskId
+	sampleID    string         // a web task whose result the summary shows
+	sampleWant  string         // ... and the Markdown the chat stand-in streamed for it
+	sampleThink string         // ... and the thinking it streamed before it
+	modern      bool           // the chat page is the Markdown one
 }
 
 // summarize reads the batch's result table through `spoolgate results`.
@@ -237,6 +239,16 @@ func (s *summary) printSample(w io.Writer) {
 			break
 		}
 		fmt.Fprintln(w, "    | "+line)
+	}
+	if r.Reasoning != "" {
+		same := "differs from"
+		if r.Reasoning == s.sampleThink {
+			same = "is, character for character,"
+		}
+		fmt.Fprintf(w, "  its thinking, kept apart in `reasoning` (never in the result), %s the thinking the page streamed:\n", same)
+		for _, line := range strings.Split(r.Reasoning, "\n") {
+			fmt.Fprintln(w, "    > "+line)
+		}
 	}
 	if r.Result == s.sampleWant {
 		fmt.Fprintln(w, "  it is, character for character, the Markdown the chat page streamed")
