@@ -83,8 +83,11 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	}
 	r.submit(tasks...)
 	results := map[string]string{}
+	// One session runs every UI's tasks one at a time, in the lane's order
+	// (by id: nlux's come last), not this one: the first wait covers the
+	// whole queue (CI took over 2 minutes to reach nlux-0).
 	for _, tk := range tasks {
-		got := r.final(taskfile.KindWeb, tk.ID, 120*time.Second)
+		got := r.final(taskfile.KindWeb, tk.ID, 5*time.Minute)
 		if got.State != taskfile.StateSuccess {
 			t.Errorf("%s: %s: %s\nlog:\n%s", tk.ID, got.State, got.Error, testkit.Tail(r.taskLog(taskfile.KindWeb, tk.ID), 25))
 			continue
