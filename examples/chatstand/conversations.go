@@ -85,7 +85,7 @@ type Turn struct {
 	// Thinking is a reasoning page's thinking streamed before the answer
 	// in its own events (Options.Reasoning field); inline, it is in Answer.
 	Thinking string
-	State   string // TurnStreaming, TurnDone, TurnStopped, TurnError or TurnPending
+	State    string // TurnStreaming, TurnDone, TurnStopped, TurnError or TurnPending
 	// EndedAt is when the answer ended on the server; DoneSent when the
 	// stream's end ([DONE]) was first written to a page: the instant a
 	// reader could know the answer had ended, for the bench's "stream end

@@ -56,7 +56,7 @@ type Row struct {
 	ResultDiff  string `json:"resultDiff,omitempty"`
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
-	Archived    string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	Archived  string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",

@@ -25,7 +25,7 @@ func TestExecutor_Reasoning(t *testing.T) {
 		"json":             {200, "application/json", nil, whole},
 		"inline think": {200, sse, nil, chunkEvent("<think>\nThe user ", "") + chunkEvent("wants a title.\n</think>\n\n# Title", "") +
 			chunkEvent("\n\nBody.", "stop") + "data: [DONE]\n\n"},
-		"no thinking": {200, sse, nil, chunkEvent("# Title\n\nBody.", "stop") + "data: [DONE]\n\n"},
+		"no thinking":   {200, sse, nil, chunkEvent("# Title\n\nBody.", "stop") + "data: [DONE]\n\n"},
 		"only thinking": {200, sse, nil, thinkEvent("reasoning_content", "Hmm.") + chunkEvent("", "length") + "data: [DONE]\n\n"},
 	}
 	url := cannedServer(t, answers)

@@ -150,8 +150,8 @@ type Lane struct {
 	ResultChecks map[string]int `json:"resultChecks,omitempty"`
 	// Reasoning counts the lane's successful answers (done/) that keep a
 	// reasoning model's thinking apart, in their `reasoning`.
-	Reasoning int `json:"reasoning,omitempty"`
-	Differs      []string       `json:"differs,omitempty"`
+	Reasoning int      `json:"reasoning,omitempty"`
+	Differs   []string `json:"differs,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`
