@@ -131,7 +131,7 @@ func TestE2E_Web_Reasoning(t *testing.T) {
 			t.Errorf("status --json: the web lane's reasoning %d, want 12", l.Reasoning)
 		}
 	}
-	if csv := rig.cli("results"); !strings.Contains(strings.SplitN(csv, "\n", 2)[0], "reasoning") {
+	if csv := rig.cli("results", "--format", "csv"); !strings.Contains(strings.SplitN(csv, "\n", 2)[0], "reasoning") {
 		t.Errorf("results (CSV) has no reasoning column:\n%s", csv)
 	}
 }
