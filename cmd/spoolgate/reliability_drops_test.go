@@ -50,7 +50,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 	if testkit.Reliability() {
 		n = 10000
 	}
-	r := newRig(t, rigOpts{})
+	r := newRig(t, rigOpts{Fake: true})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := r.start(daemonOpts{Name: "tenk"})
+	d := r.startHost(daemonOpts{Name: "tenk"})
 	d.waitReady()
 	begin := time.Now()
 	for i := range n {
@@ -102,8 +102,8 @@ func TestReliability_TenThousandDrops(t *testing.T) {
 func TestReliability_Permissions(t *testing.T) {
 	old := syscall.Umask(0) // the daemon inherits it: its own modes must hold
 	defer syscall.Umask(old)
-	r := newRig(t, rigOpts{})
-	d := r.start(daemonOpts{Name: "perm"})
+	r := newRig(t, rigOpts{Fake: true})
+	d := r.startHost(daemonOpts{Name: "perm"})
 	syscall.Umask(old)
 	d.waitReady()
 	l := spool.NewLayout(r.spool)
