@@ -76,12 +76,11 @@ func newDoorRig(t *testing.T, scale float64, door string) *doorRig {
 	return &doorRig{e2eSites: r, web: r.sites["md"].stand, api: api, base: "http://" + addr}
 }
 
-// startDoor starts the daemon and waits until it serves the door.
+// startDoor starts the daemon and waits until it serves the door: its
+// READY=1 (onceStart) comes after the console's listener is bound.
 func (r *doorRig) startDoor(name string) onceDaemon {
 	r.t.Helper()
-	d := onceStart(r.e2eSites, name)
-	d.waitLog("front door", 30*time.Second)
-	return d
+	return onceStart(r.e2eSites, name)
 }
 
 // sdk is an official Go SDK client of the door with tok, no retries of
