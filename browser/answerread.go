@@ -338,11 +338,13 @@ func (d *driver) reread(ctx context.Context, m string, nw *netWatch, track *answ
 
 // checkSettle bounds how long a result that differs from the page waits
 // for the page to catch up (a renderer a frame behind the response's
-// end); checkCatchUp how long it waits while the page shows a beginning
+// end); checkAppear how long it waits for a page that shows no answer
+// yet; checkCatchUp how long it waits while the page shows a beginning
 // of the result and still grows (a page that types the answer out after
 // its response ended); checkPoll is how often it looks again meanwhile.
 const (
 	checkSettle  = 2 * time.Second
+	checkAppear  = 10 * time.Second
 	checkCatchUp = 30 * time.Second
 	checkPoll    = 100 * time.Millisecond
 )
@@ -363,8 +365,20 @@ func (d *driver) pageCheck(ctx context.Context, text, format string) (PageCheck,
 			d.log.Warn("driver: the answer could not be read from the page to check it", "err", err)
 			return PageCheck{State: CheckUnchecked}, false
 		}
-		if !v.Found {
-			return PageCheck{State: CheckUnchecked}, false
+		if !v.Found || strings.TrimSpace(v.Text) == "" {
+			// Not shown yet: a page that renders the answer after its
+			// stream ended (a typing animation, a busy machine) is
+			// given checkAppear to show it before the result goes
+			// unchecked.
+			if now := time.Now(); now.Sub(began) >= checkAppear {
+				return PageCheck{State: CheckUnchecked}, false
+			}
+			select {
+			case <-ctx.Done():
+				return PageCheck{State: CheckUnchecked}, false
+			case <-time.After(checkPoll):
+			}
+			continue
 		}
 		c := checkResult(text, format, v.Text)
 		if c.State != CheckDiffers {
