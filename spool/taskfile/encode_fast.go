@@ -88,7 +88,9 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "result", c.Result)
 	e.strOmit(0, "reasoning", c.Reasoning)
 	if len(c.Artifacts) > 0 {
-		return e.b, false // rare: yaml.v3 writes the list
+		// Their names begin with digits (01.png), which yaml.v3 may quote:
+		// its own encoder writes the list.
+		return e.b, false
 	}
 	return e.b, e.ok
 }
