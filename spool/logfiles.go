@@ -103,3 +103,13 @@ func (a ArtifactFiles) Save(name string, data []byte) (string, error) {
 	}
 	return "../" + taskfile.DirOutputs + "/" + a.id + "/" + name, nil
 }
+
+// ArtifactBase is the folder t's artifacts' paths are relative to: the
+// folder of its output: file, or taskDir, the folder its task file is in
+// (a lane's done/, or an archive month's).
+func (l Layout) ArtifactBase(taskDir string, t *taskfile.Task) string {
+	if t.Output != "" {
+		return filepath.Join(l.Output(), filepath.Dir(filepath.FromSlash(t.Output)))
+	}
+	return taskDir
+}

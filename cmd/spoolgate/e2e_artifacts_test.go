@@ -1,0 +1,121 @@
+//go:build linux
+
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/chatstand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// Issue 43, artefacts out, through `spoolgate run`: answers with two
+// generated images and a file link, read by network (the stream names
+// them) and by dom (the page shows them): each file is fetched through
+// the signed-in page's session (the stand-in serves them to no one else),
+// saved byte for byte as <lane>/outputs/ID/NN.ext (or beside output:),
+// listed in the task file's artifacts: and linked from the result, where
+// the site's address appears nowhere.
+func TestE2E_Web_GeneratedFiles(t *testing.T) {
+	keys := testkit.StandinMarkdownSite("x")
+	keys = keys[strings.Index(keys, "    input:"):]
+	sites := []*e2eSite{
+		{name: "net", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + "    read: [network]\n"},
+		{name: "dom", opts: chatstand.Options{Renderer: "react-markdown"}, keys: keys + "    read: [dom]\n"},
+	}
+	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+	d := rig.start()
+	tasks := []e2eTask{
+		{ID: "media-net", Model: "net", Content: "[[media]] charts by network"},
+		{ID: "media-dom", Model: "dom", Content: "[[media]] charts by dom"},
+		{ID: "media-out", Model: "net", Content: "[[media]] charts beside an output", Output: "reports/charts.md"},
+	}
+	rig.submit(tasks...)
+	for _, task := range tasks {
+		site := rig.sites[task.Model]
+		got := rig.final(taskfile.KindWeb, task.ID, 90*time.Second)
+		if got.State != taskfile.StateSuccess {
+			t.Errorf("%s: %s %s %q\nlog:\n%s", task.ID, got.State, got.ErrorClass, got.Error, testkit.Tail(rig.taskLog(taskfile.KindWeb, task.ID), 30))
+			continue
+		}
+		want := chatstand.MediaFiles(task.Content)
+		if len(got.Artifacts) != len(want) {
+			t.Errorf("%s: artifacts %+v, want %d", task.ID, got.Artifacts, len(want))
+			continue
+		}
+		// Where the result's links are relative to: the task file's
+		// folder, or the output file's.
+		base := rig.L.Lane(taskfile.KindWeb, taskfile.DirDone)
+		result := got.Result
+		if task.Output != "" {
+			base = filepath.Join(rig.L.Output(), filepath.Dir(task.Output))
+			out, err := os.ReadFile(filepath.Join(rig.L.Output(), task.Output))
+			if err != nil || string(out) != got.Result {
+				t.Errorf("%s: output file %q (%v), want the result", task.ID, out, err)
+			}
+		}
+		for i, a := range got.Artifacts {
+			sum := sha256.Sum256(want[i].Data)
+			data, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(a.Path)))
+			disk := sha256.Sum256(data)
+			if err != nil || a.SHA256 != hex.EncodeToString(sum[:]) || disk != sum || a.Size != int64(len(want[i].Data)) {
+				t.Errorf("%s: artifact %d %+v (read %v): want the %d bytes the stand-in served, sha256 %x", task.ID, i+1, a, err, len(want[i].Data), sum)
+			}
+			if !strings.Contains(result, "("+a.Path+")") {
+				t.Errorf("%s: the result does not link %s:\n%s", task.ID, a.Path, result)
+			}
+		}
+		wantNames := []string{"01.png", "02.png", "03.csv"}
+		wantType := []string{"image/png", "image/png", "text/plain"}
+		for i, a := range got.Artifacts {
+			name := wantNames[i]
+			if task.Output != "" {
+				name = "charts-" + name
+			}
+			if a.Name != name || a.Type != wantType[i] || (task.Output == "" && a.Path != "../outputs/"+task.ID+"/"+name) || a.Source != "" {
+				t.Errorf("%s: artifact %d is %+v, want %s of type %s", task.ID, i+1, a, name, wantType[i])
+			}
+		}
+		for _, leak := range []string{"/files/", site.stand.URL(), "127.0.0.1"} {
+			if strings.Contains(result, leak) {
+				t.Errorf("%s: the result names the site's address (%q):\n%s", task.ID, leak, result)
+			}
+		}
+		// The addresses work only in the signed-in session.
+		resp, err := http.Get(strings.TrimSuffix(site.stand.URL(), "/") + want[0].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: a request without the session got %d, want 403", task.ID, resp.StatusCode)
+		}
+	}
+	d.stop()
+	for _, s := range sites {
+		if served, _ := s.stand.MediaServed(); served < 3 {
+			t.Errorf("site %s served %d generated files to its session, want at least 3 a task", s.name, served)
+		}
+	}
+	var row struct {
+		TaskID    string
+		Artifacts []taskfile.Artifact
+	}
+	for _, line := range strings.Split(strings.TrimSpace(rig.cli("results", "--format", "jsonl", "media-net")), "\n") {
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("results: %v: %q", err, line)
+		}
+	}
+	if row.TaskID != "media-net" || len(row.Artifacts) != 3 || row.Artifacts[0].Path != "../outputs/media-net/01.png" {
+		t.Errorf("results --format jsonl media-net: %+v, want its three artifacts", row)
+	}
+}
