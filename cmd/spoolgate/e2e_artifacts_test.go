@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -117,5 +120,41 @@ func TestE2E_Web_GeneratedFiles(t *testing.T) {
 	}
 	if row.TaskID != "media-net" || len(row.Artifacts) != 3 || row.Artifacts[0].Path != "../outputs/media-net/01.png" {
 		t.Errorf("results --format jsonl media-net: %+v, want its three artifacts", row)
+	}
+}
+
+// Issue 43: a model with endpoint: images (OpenAI's images API on the API
+// stand-in) gets two pictures, one as b64_json and one as a url: both are
+// saved as the task's artifacts, byte for byte, listed and linked, and
+// the url is in neither the result nor the task file.
+func TestE2E_API_ImagesEndpoint(t *testing.T) {
+	t.Parallel()
+	stand := e2eAPIStand(t, apistand.Options{})
+	tail := fmt.Sprintf("models:\n  - {name: painter, kind: api, endpoint: images, baseURL: %q, model: stand-in-image, timeout: 10s}\n", stand.URL())
+	r := e2eNewRig(t, e2eOpts{Tail: tail})
+	d := r.start()
+	r.submit(e2eTask{ID: "poster-1", Model: "painter", Content: "a spring tea poster"})
+	got := r.final(taskfile.KindAPI, "poster-1", 20*time.Second)
+	d.stop()
+	want := apistand.Pictures("a spring tea poster")
+	if got.State != taskfile.StateSuccess || len(got.Artifacts) != len(want) {
+		t.Fatalf("poster-1: %s %q, artifacts %+v; want success with %d pictures", got.State, got.Error, got.Artifacts, len(want))
+	}
+	raw, err := os.ReadFile(r.L.TaskPath(taskfile.KindAPI, taskfile.DirDone, "poster-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range got.Artifacts {
+		data, err := os.ReadFile(filepath.Join(r.L.Lane(taskfile.KindAPI, taskfile.DirDone), filepath.FromSlash(a.Path)))
+		sum := sha256.Sum256(want[i])
+		if err != nil || !bytes.Equal(data, want[i]) || a.SHA256 != hex.EncodeToString(sum[:]) || a.Type != "image/png" || a.Name != fmt.Sprintf("%02d.png", i+1) {
+			t.Errorf("picture %d: %+v (read %v), want the stand-in's %d bytes", i+1, a, err, len(want[i]))
+		}
+		if !strings.Contains(got.Result, "]("+a.Path+")") {
+			t.Errorf("the result does not link %s: %q", a.Path, got.Result)
+		}
+	}
+	if strings.Contains(string(raw), "/v1/files/") {
+		t.Errorf("the task file names the picture's url:\n%s", raw)
 	}
 }
