@@ -35,12 +35,12 @@ func TestE2E_Web_GeneratedFiles(t *testing.T) {
 		{name: "net", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + "    read: [network]\n"},
 		{name: "dom", opts: chatstand.Options{Renderer: "react-markdown"}, keys: keys + "    read: [dom]\n"},
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true, HTTP: "127.0.0.1:0"}, 0.005, sites...)
 	d := rig.start()
+	console := e2eStatusURL(t, d)
 	tasks := []e2eTask{
 		{ID: "media-net", Model: "net", Content: "[[media]] charts by network"},
-		{ID: "media-dom", Model: "dom", Content: "[[media]] charts by dom"},
-		{ID: "media-out", Model: "net", Content: "[[media]] charts beside an output", Output: "reports/charts.md"},
+		{ID: "media-dom", Model: "dom", Content: "[[media]] charts by dom, beside an output", Output: "reports/charts.md"},
 	}
 	rig.submit(tasks...)
 	for _, task := range tasks {
@@ -103,10 +103,28 @@ func TestE2E_Web_GeneratedFiles(t *testing.T) {
 			t.Errorf("%s: a request without the session got %d, want 403", task.ID, resp.StatusCode)
 		}
 	}
+	// The console's task page shows the images inline and offers the
+	// file as a download, the bytes the stand-in served.
+	want := chatstand.MediaFiles(tasks[0].Content)
+	page, _ := e2eGet(t, console+"/task/web/media-net")
+	for _, w := range []string{`<img src="/task/web/media-net/file/01.png"`, `<img src="/task/web/media-net/file/02.png"`, `<a href="/task/web/media-net/file/03.csv" download>`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("the task page lacks %s:\n%s", w, page)
+		}
+	}
+	for i, name := range []string{"01.png", "03.csv"} {
+		body, h := e2eGet(t, console+"/task/web/media-net/file/"+name)
+		if body != string(want[i*2].Data) || h.Get("X-Content-Type-Options") != "nosniff" || (name == "03.csv") != strings.HasPrefix(h.Get("Content-Disposition"), "attachment") {
+			t.Errorf("console file %s: %d bytes, headers %v", name, len(body), h)
+		}
+	}
 	d.stop()
+	if csv := rig.cli("results", "--format", "csv", "media-net"); !strings.Contains(strings.SplitN(csv, "\n", 2)[0], ",artifacts") || !strings.Contains(csv, filepath.Join(rig.L.Lane(taskfile.KindWeb, taskfile.DirOutputs), "media-net", "02.png")) {
+		t.Errorf("results --format csv lacks the artifacts column with the files' paths:\n%s", csv)
+	}
 	for _, s := range sites {
-		if served, _ := s.stand.MediaServed(); served < 3 {
-			t.Errorf("site %s served %d generated files to its session, want at least 3 a task", s.name, served)
+		if served, refused := s.stand.MediaServed(); served < 3 || refused != 1 {
+			t.Errorf("site %s served %d generated files to its session and refused %d requests without it, want at least 3 and the test's 1", s.name, served, refused)
 		}
 	}
 	var row struct {
@@ -158,3 +176,4 @@ func TestE2E_API_ImagesEndpoint(t *testing.T) {
 		t.Errorf("the task file names the picture's url:\n%s", raw)
 	}
 }
+
