@@ -176,4 +176,3 @@ func TestE2E_API_ImagesEndpoint(t *testing.T) {
 		t.Errorf("the task file names the picture's url:\n%s", raw)
 	}
 }
-
