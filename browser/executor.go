@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spoolgate/spoolgate/browser/generated"
+	"github.com/spoolgate/spoolgate/internal/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -155,12 +157,17 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 		d.holdScale = e.HoldScale
 	}
 	ans, err := d.chat(dctx, model, job.Task)
+	var arts []taskfile.Artifact
+	if err == nil { // the answer's images and files, through the page's session (browser/generated)
+		job.SetStage("keeping generated files")
+		ans.Text, arts, err = generated.Keep(dctx, job, generated.Spec{Prelude: helpers, Answer: site.Answer, Extra: site.Artifacts, Limits: artifacts.Limits{MaxFile: e.cfg.Artifacts.MaxFile(), MaxTask: e.cfg.Artifacts.MaxTask()}, Optional: e.cfg.Artifacts.Optional, Log: log}, ans.Text)
+	}
 	stage := job.Stage()
 	switch {
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
 		closeLater = true // the answer is written first; the browser closes meanwhile
-		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Reasoning: ans.Reasoning, Modes: d.modes}, nil
+		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Reasoning: ans.Reasoning, Modes: d.modes, Artifacts: arts}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
 		return attempt.Result{}, stopped(ctx, stage)

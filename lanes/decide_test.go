@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func TestRunner_Decide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, write := decide(tt.in)
-			if write != tt.write || got != tt.want {
+			if write != tt.write || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("decide = %+v, %v\nwant      %+v, %v", got, write, tt.want, tt.write)
 			}
 		})

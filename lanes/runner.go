@@ -105,6 +105,7 @@ func (r *runner) run(parent context.Context) {
 		job.Session, exec = r.sess.spec, r.sess.exec
 	}
 	job.SetLogFiles(l.c.Store.LogFiles(l.c.Kind))
+	job.SetArtifactSaver(l.c.Store.ArtifactSaver(l.c.Kind, r.task.TaskID, r.task.Output))
 	job.SetRecorder(func(rec *taskfile.SendRecord, d *taskfile.Delivery) error { return r.recordSend(cancel, rec, d) })
 	r.mu.Lock()
 	r.job = job
@@ -221,7 +222,7 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	stage := r.stageAt
 	r.mu.Unlock()
 	end := attemptEnd{
-		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Reasoning: res.Reasoning, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
+		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Reasoning: res.Reasoning, Artifacts: res.Artifacts, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
 		MaxAttempts: l.cfg().MaxAttempts(), StaleAfter: l.timing().StaleAfter, RetryBackoff: l.cfg().RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}

@@ -156,13 +156,34 @@ func (a *archiver) task(dir, name string, cutoff time.Time) {
 			return
 		}
 	}
+	// The task's generated files (<lane>/outputs/ID, its artifacts:) go
+	// with it, to <month>/outputs/ID: its result's links (../outputs/ID/)
+	// hold from the archive's done/ as they did from the lane's.
+	outFrom, outDir := "", filepath.Join(month, taskfile.DirOutputs)
+	if fi, err := os.Lstat(filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirOutputs), id)); ok && err == nil && fi.IsDir() {
+		outFrom = filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirOutputs), id)
+		if err := a.s.files.MkdirBeneath(outDir); err != nil {
+			a.fail(src, err)
+			return
+		}
+	}
 	suffix := freeSuffix(func(sfx string) []string {
 		out := []string{filepath.Join(dst, id+sfx+strings.TrimPrefix(name, id))}
 		for _, l := range logs {
 			out = append(out, filepath.Join(logDir, id+sfx+strings.TrimPrefix(l, id)))
 		}
+		if outFrom != "" {
+			out = append(out, filepath.Join(outDir, id+sfx))
+		}
 		return out
 	})
+	if outFrom != "" {
+		if err := a.s.files.RenameNoReplace(outFrom, filepath.Join(outDir, id+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			a.fail(src, err)
+			return
+		}
+		a.stats.Files++
+	}
 	for _, l := range logs {
 		from := filepath.Join(a.s.Layout.Lane(a.k, taskfile.DirLogs), l)
 		if err := a.s.files.RenameNoReplace(from, filepath.Join(logDir, id+suffix+strings.TrimPrefix(l, id))); err != nil {

@@ -66,7 +66,8 @@ func TestStore_Archive(t *testing.T) {
 	file(filepath.Join(logs, "old.log"), "log of old", now)
 	file(filepath.Join(logs, "old.2.png"), "png", now)
 	file(filepath.Join(logs, "old.2.html"), "html", now)
-	file(filepath.Join(logs, "old.x.log"), "log of old.x", now)                   // another task's log
+	file(filepath.Join(logs, "old.x.log"), "log of old.x", now) // another task's log
+	file(filepath.Join(s.Layout.Lane(taskfile.KindWeb, taskfile.DirOutputs), "old", "01.png"), "generated png", now)
 	put(taskfile.KindWeb, taskfile.DirDone, "recent", now.Add(-10*day))           // kept
 	put(taskfile.KindWeb, taskfile.DirFailed, "failed-60", now.Add(-60*day))      // kept: failed keeps 90d
 	put(taskfile.KindWeb, taskfile.DirFailed, "failed-100", now.Add(-100*day))    // 2025-03: archived
@@ -112,7 +113,7 @@ func TestStore_Archive(t *testing.T) {
 		"api/archive/2024-11/failed/junk.yml", "api/archive/2024-11/failed/junk.error",
 		"api/archive/2025-02/failed/lone.error",
 		"web/archive/2025-05/done/old.yaml", "web/archive/2025-05/logs/old.log",
-		"web/archive/2025-05/logs/old.2.png", "web/archive/2025-05/logs/old.2.html",
+		"web/archive/2025-05/logs/old.2.png", "web/archive/2025-05/logs/old.2.html", "web/archive/2025-05/outputs/old/01.png",
 		"web/archive/2025-03/failed/failed-100.yaml",
 		"web/done/recent.yaml", "web/failed/failed-60.yaml", "web/canceled/canceled-1y.yaml",
 		"web/logs/old.x.log", "api/done/touched.yaml",
@@ -125,8 +126,8 @@ func TestStore_Archive(t *testing.T) {
 	if after[filepath.FromSlash("api/archive/2025-05/logs/again~2.log")] != "second run" {
 		t.Error("the second run's log is not beside its task")
 	}
-	if st.Tasks != 4 || st.Files != 6 || st.Failed != 0 {
-		t.Errorf("stats %+v, want 4 tasks (old, failed-100, again, junk) and 6 files (3 of old, again.log, 2 .error)", st)
+	if st.Tasks != 4 || st.Files != 7 || st.Failed != 0 {
+		t.Errorf("stats %+v, want 4 tasks (old, failed-100, again, junk) and 7 files (3 of old, its outputs, again.log, 2 .error)", st)
 	}
 	var left []string
 	for p := range after {

@@ -39,6 +39,8 @@ type Outcome struct {
 	ResultCheck, ResultDiff string
 	// Reasoning is the thinking kept beside Result (never part of it).
 	Reasoning string
+	// Artifacts are the generated files saved with Result.
+	Artifacts []taskfile.Artifact
 	// Modes are the page modes the attempt's send ran in, for its record.
 	Modes string
 	// Error is the one-line reason, with its Class, for anything but success.
@@ -231,7 +233,7 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
 	t.ResultCheck, t.ResultDiff = o.ResultCheck, o.ResultDiff
-	t.Reasoning = o.Reasoning
+	t.Reasoning, t.Artifacts = o.Reasoning, o.Artifacts
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)
 		if n := len(t.Attempts); n > 0 && o.ResultMethod != "" {

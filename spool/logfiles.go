@@ -57,3 +57,59 @@ func plainName(name string) error {
 	}
 	return nil
 }
+
+// ArtifactSaver is where task id's generated files go (an
+// attempt.ArtifactSaver): <lane>/outputs/<id>/NN.ext, linked from the
+// task file as ../outputs/<id>/NN.ext; or, when the task has output:,
+// beside that file as STEM-NN.ext (output.go's checks and race-free
+// write). Both are durable (fsx: temp, fsync, rename, fsync folder).
+func (s *Store) ArtifactSaver(k taskfile.Kind, id, output string) ArtifactFiles {
+	return ArtifactFiles{s: s, k: k, id: id, output: output}
+}
+
+// ArtifactFiles is one task's folder of generated files.
+type ArtifactFiles struct {
+	s          *Store
+	k          taskfile.Kind
+	id, output string
+}
+
+// Stem is the output's name without its extension, or "".
+func (a ArtifactFiles) Stem() string {
+	if a.output == "" {
+		return ""
+	}
+	b := filepath.Base(filepath.FromSlash(a.output))
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// Save writes name and returns its path relative to the result.
+func (a ArtifactFiles) Save(name string, data []byte) (string, error) {
+	if err := plainName(name); err != nil {
+		return "", err
+	}
+	if a.output != "" {
+		rel := filepath.Join(filepath.Dir(filepath.FromSlash(a.output)), name)
+		if err := a.s.WriteOutput(rel, data); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
+	if err := plainName(a.id); err != nil {
+		return "", err
+	}
+	if err := fsx.WriteBeneath(a.s.Layout.Root, filepath.Join(string(a.k), taskfile.DirOutputs, a.id, name), data, a.s.files.Tag); err != nil {
+		return "", err
+	}
+	return "../" + taskfile.DirOutputs + "/" + a.id + "/" + name, nil
+}
+
+// ArtifactBase is the folder t's artifacts' paths are relative to: the
+// folder of its output: file, or taskDir, the folder its task file is in
+// (a lane's done/, or an archive month's).
+func (l Layout) ArtifactBase(taskDir string, t *taskfile.Task) string {
+	if t.Output != "" {
+		return filepath.Join(l.Output(), filepath.Dir(filepath.FromSlash(t.Output)))
+	}
+	return taskDir
+}

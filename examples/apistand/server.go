@@ -126,6 +126,8 @@ func Start(opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.track(s.handleChat))
 	mux.HandleFunc("GET /v1/models", s.track(s.handleModels))
+	mux.HandleFunc("POST /v1/images/generations", s.track(s.handleImages))
+	mux.HandleFunc("GET /v1/files/{key}/{name}", s.handleFile)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown path "+r.URL.Path)
 	})

@@ -151,6 +151,7 @@ type Server struct {
 	perAccount   accountCounts // the real rule, per account: see counts.go
 	generations  int
 	collisions   int
+	media        mediaCounts    // generated files served and refused (media.go)
 	failuresSeen map[string]int // content -> [[fail]] failures given
 	received     []Message
 	instructions string
@@ -214,6 +215,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
 	mux.HandleFunc("POST /api/generate", s.handleGenerate)
+	mux.HandleFunc("GET /files/{key}/{name}", s.handleMedia)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

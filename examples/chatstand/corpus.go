@@ -52,5 +52,5 @@ func MarkdownFor(content string) string {
 		}
 		return "No corpus answer is named " + d.md + "."
 	}
-	return AnswerFor(content)
+	return AnswerFor(content) + mediaMarkdown(content)
 }

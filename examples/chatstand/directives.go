@@ -14,7 +14,8 @@ import (
 // also `[[md=NAME]]` (a corpus answer), `[[pause=D]]` (the answer stops
 // half way for D of real time, not scaled: it is measured against the
 // driver's quiet), `[[errorturn]]` (the answer is the site's error turn)
-// and `[[lie]]` (the page shows "Answre" where it streamed "Answer": see
+// `[[media]]` (the answer links two generated PNG images and a CSV file,
+// served to its signed-in session only: media.go) and `[[lie]]` (the page shows "Answre" where it streamed "Answer": see
 // page.html's show).
 type directives struct {
 	duration    time.Duration // 0: the default
@@ -27,6 +28,7 @@ type directives struct {
 	md          string        // a corpus answer's name
 	pause       time.Duration // real time the answer stops half way
 	errorTurn   bool          // the answer is the error turn
+	media       bool          // the answer links two generated images and a file (media.go)
 	cleanedText string        // content with directives removed, whitespace folded
 }
 
@@ -62,6 +64,8 @@ func parseDirectives(content string) directives {
 			}
 		case "errorturn":
 			d.errorTurn = true
+		case "media":
+			d.media = true
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n

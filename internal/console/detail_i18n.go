@@ -11,7 +11,7 @@ type detailLabels struct {
 	Account, Owner, Method, HeldUntil, NoAttempts         string
 	Prompt, Content, Result, Rendered, Source, Log        string
 	LogCut, NoLog, Screenshots, AttemptN, SavedPage       string
-	Unreadable, Rejected                                  string
+	Unreadable, Rejected, Files                           string
 	BatchPage, Progress, ETA, Failures, Retry, RetryNote  string
 	Downloads, CSV, JSONL, NoFailures, Lane, Task, Reason string
 	Outcomes                                              map[string]string
@@ -25,7 +25,7 @@ var (
 		Account: "account", Owner: "owner", Method: "method", HeldUntil: "held until", NoAttempts: "no attempt recorded",
 		Prompt: "prompt", Content: "content", Result: "result", Rendered: "rendered", Source: "Markdown source", Log: "log",
 		LogCut: "the last %d KiB of the log", NoLog: "no log", Screenshots: "failure screenshots", AttemptN: "attempt %s",
-		SavedPage: "saved page (download)", Unreadable: "the task file cannot be read: ", Rejected: "rejected drop: ",
+		SavedPage: "saved page (download)", Unreadable: "the task file cannot be read: ", Rejected: "rejected drop: ", Files: "generated files",
 		BatchPage: "batch", Progress: "progress", ETA: "ETA", Failures: "failed tasks", Retry: "retry the failed tasks",
 		RetryNote: "run where spoolgate's config is (add --config FILE if it is not ./spoolgate.yaml)",
 		Downloads: "results", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
@@ -38,7 +38,7 @@ var (
 		Account: "账号", Owner: "执行者", Method: "读取方式", HeldUntil: "暂停至", NoAttempts: "没有尝试记录",
 		Prompt: "系统提示词", Content: "内容", Result: "结果", Rendered: "渲染后", Source: "Markdown 原文", Log: "日志",
 		LogCut: "日志的最后 %d KiB", NoLog: "没有日志", Screenshots: "失败截图", AttemptN: "第 %s 次尝试",
-		SavedPage: "保存的网页（下载）", Unreadable: "无法读取任务文件：", Rejected: "被拒收的文件：",
+		SavedPage: "保存的网页（下载）", Unreadable: "无法读取任务文件：", Rejected: "被拒收的文件：", Files: "生成的文件",
 		BatchPage: "批次", Progress: "进度", ETA: "预计完成", Failures: "失败的任务", Retry: "重试失败的任务",
 		RetryNote: "在 spoolgate 配置所在的目录运行（配置不是 ./spoolgate.yaml 时加 --config FILE）",
 		Downloads: "结果", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",

@@ -169,6 +169,7 @@ func (h *httpServer) handler() http.Handler {
 	mux.HandleFunc("/task/{lane}/{id}", h.taskPage)
 	mux.HandleFunc("/task/{lane}/{id}/shot/{n}", h.taskFile)
 	mux.HandleFunc("/task/{lane}/{id}/page/{n}", h.taskFile)
+	mux.HandleFunc("/task/{lane}/{id}/file/{name}", h.artifactFile)
 	mux.HandleFunc("/batch/{name...}", h.batchPage)
 	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn)}))
 	mux.HandleFunc("/login", h.loginPage)

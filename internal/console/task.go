@@ -121,6 +121,7 @@ type taskView struct {
 	Log           string
 	LogCut        string
 	Shots         []shotView
+	Files         []fileView // the generated files (generated.go)
 	A             actView
 	Audit         []auditView
 }
@@ -147,6 +148,9 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{end}}</table>{{else}}<div class="meta">{{.D.NoAttempts}}</div>{{end}}
 {{if .Shots}}<h2>{{.D.Screenshots}}</h2>
 <div class="shots">{{range .Shots}}<figure class="shot">{{if .Src}}<img src="{{.Src}}" alt="{{printf $.D.AttemptN .N}}">{{end}}<figcaption>{{printf $.D.AttemptN .N}}{{if .PageHref}} · <a href="{{.PageHref}}" download>{{$.D.SavedPage}}</a>{{end}}</figcaption></figure>
+{{end}}</div>{{end}}
+{{if .Files}}<h2>{{.D.Files}}</h2>
+<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption><a href="{{.Href}}"{{if not .Image}} download{{end}}>{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
 {{if .Result}}<h2>{{.D.Result}}</h2>
 <div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
@@ -294,7 +298,9 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	v.Prompt, v.Content = safetext.Text(t.Prompt), safetext.Text(t.Content)
 	if t.Result != "" {
 		v.Result = safetext.Text(t.Result)
-		if html, err := markdown.Render(t.Result); err == nil {
+		files, linked := generatedFiles(loc, v.ID, t)
+		v.Files = files
+		if html, err := markdown.Render(linked); err == nil {
 			v.Rendered = html
 		}
 	}

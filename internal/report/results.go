@@ -57,6 +57,10 @@ type Row struct {
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
 	Archived  string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	// Artifacts are the files the model generated, as the task file lists
+	// them; ArtifactFiles their absolute paths, in the same order.
+	Artifacts     []taskfile.Artifact `json:"artifacts,omitempty"`
+	ArtifactFiles []string            `json:"artifactFiles,omitempty"`
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -118,6 +122,7 @@ func ReadResults(cfg *config.Config, batch string, archive bool) ([]Row, error) 
 					row.Error = err.Error()
 				} else {
 					fillRow(&row, L, t)
+					row.ArtifactFiles = artifactFiles(L.ArtifactBase(path, t), t)
 				}
 				if batch != "" && row.Batch != batch {
 					continue
@@ -153,6 +158,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	r.Reasoning = t.Reasoning
+	r.Artifacts = t.Artifacts
 	opt := func(v time.Time) *time.Time {
 		if v.IsZero() {
 			return nil
@@ -184,8 +190,9 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // column when a row has one (web tasks sent since issue 21), a
 // `resultCheck` column (verified, unchecked, or "differs: " and where)
 // when a row has one, a `reasoning` column (the thinking kept apart from
-// the result) when a row has one, and an `archived` column last when the
-// archive was read.
+// the result) when a row has one, an `artifacts` column (the generated
+// files' absolute paths, one a line) when a row has one, and an
+// `archived` column last when the archive was read.
 func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns
@@ -200,6 +207,10 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	reasoning := slices.ContainsFunc(rows, func(r Row) bool { return r.Reasoning != "" })
 	if reasoning {
 		cols = append(slices.Clip(cols), "reasoning")
+	}
+	arts := slices.ContainsFunc(rows, func(r Row) bool { return len(r.ArtifactFiles) > 0 })
+	if arts {
+		cols = append(slices.Clip(cols), "artifacts")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -229,6 +240,9 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 		if reasoning {
 			rec = append(rec, r.Reasoning)
 		}
+		if arts {
+			rec = append(rec, strings.Join(r.ArtifactFiles, "\n"))
+		}
 		if archive {
 			rec = append(rec, r.Archived)
 		}
@@ -241,4 +255,14 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// artifactFiles are t's artifacts' absolute paths, base the folder their
+// paths are relative to (spool.Layout.ArtifactBase).
+func artifactFiles(base string, t *taskfile.Task) []string {
+	var out []string
+	for _, a := range t.Artifacts {
+		out = append(out, filepath.Join(base, filepath.FromSlash(a.Path)))
+	}
+	return out
 }

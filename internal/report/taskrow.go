@@ -10,5 +10,6 @@ import (
 func TaskRow(L spool.Layout, k taskfile.Kind, dir string, t *taskfile.Task) Row {
 	r := Row{TaskID: t.TaskID, Lane: k, State: string(taskfile.FolderState[dir])}
 	fillRow(&r, L, t)
+	r.ArtifactFiles = artifactFiles(L.ArtifactBase(L.Lane(k, dir), t), t)
 	return r
 }

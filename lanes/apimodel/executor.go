@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -35,6 +36,7 @@ type Executor struct {
 	transport *http.Transport
 	client    *http.Client
 	models    map[string]*model
+	limits    artifacts.Limits // endpoint: images' pictures (config artifacts:)
 }
 
 // model is one api model, set up once at start.
@@ -57,6 +59,7 @@ func New(cfg *config.Config, getenv func(string) string) (*Executor, error) {
 	// Enough idle connections for the lane's cap of five per host.
 	t.MaxIdleConnsPerHost = 8
 	e := &Executor{transport: t, models: map[string]*model{}}
+	e.limits = artifacts.Limits{MaxFile: cfg.Artifacts.MaxFile(), MaxTask: cfg.Artifacts.MaxTask()}
 	e.client = &http.Client{
 		Transport: t,
 		// A redirect would turn the POST into a GET and drop the key on
@@ -110,6 +113,9 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	timeout := m.cfg.Timeout.D()
 	if timeout <= 0 {
 		timeout = 120 * time.Second
+	}
+	if m.cfg.Endpoint == config.EndpointImages {
+		return e.images(ctx, m, job, timeout)
 	}
 	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()

@@ -47,6 +47,9 @@ type Result struct {
 	// the page ("deepThink on, search off"); set even when the attempt
 	// failed after they were set.
 	Modes string
+	// Artifacts are the generated files kept with the answer (saved
+	// through Job.KeepArtifacts before the result goes back).
+	Artifacts []taskfile.Artifact
 }
 
 // Job is one attempt of one task, as an executor sees it.
@@ -69,6 +72,7 @@ type Job struct {
 	stage      string
 	record     func(*taskfile.SendRecord, *taskfile.Delivery) error
 	logFiles   LogFiles
+	saver      ArtifactSaver
 	deliveries []taskfile.Delivery // recorded without a lane (tests)
 }
 

@@ -37,6 +37,7 @@ type Config struct {
 	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
 	Door          DoorConfig             `yaml:"door"`
 	Console       ConsoleConfig          `yaml:"console"`
+	Artifacts     ArtifactsConfig        `yaml:"artifacts"` // generated files (artifacts.go)
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
@@ -106,6 +107,10 @@ type ModelConfig struct {
 	// choose): {deepThink: on, search: off}. Each is set and read back
 	// before every send.
 	Modes map[string]string `yaml:"modes"`
+	// Endpoint (api) is EndpointChat (default) or EndpointImages: the
+	// task's content is a prompt for OpenAI's images API and the answer
+	// is the pictures, kept as artifacts (see ArtifactsConfig).
+	Endpoint string `yaml:"endpoint"`
 }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
@@ -197,6 +202,11 @@ type SiteConfig struct {
 	// not compare (resultCheck: unchecked), for a page whose rendering no
 	// text can match (math drawn as glyphs).
 	Verify string `yaml:"verify"`
+	// Artifacts matches, inside the answer, elements whose files the
+	// answer generated beyond its <img> and a[download] links (a card
+	// with data-url, a <video>): each is fetched through the page's own
+	// session (README: "Generated files").
+	Artifacts string `yaml:"artifacts"`
 	// Thinking matches a reasoning model's thinking block (已深度思考,
 	// "Thought for 8 s"): never part of the answer, read into the task's
 	// `reasoning`. Without it, a block the page marks as thinking (a

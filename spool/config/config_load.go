@@ -233,6 +233,12 @@ func (c *Config) Check() error {
 	if err := c.checkConsole(); err != nil {
 		return err
 	}
+	if err := c.checkArtifacts(); err != nil {
+		return err
+	}
+	if err := c.checkArtifacts(); err != nil {
+		return err
+	}
 	if err := c.checkSessions(); err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func TestTask_EncodeFastFields(t *testing.T) {
 		switch v.Kind() {
 		case reflect.String:
 			v.SetString("some value")
-		case reflect.Int:
+		case reflect.Int, reflect.Int64:
 			v.SetInt(7)
 		case reflect.Bool:
 			v.SetBool(true)
@@ -143,6 +143,19 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				set(reflect.ValueOf(&a).Elem().Field(j))
 				tk.Attempts = []AttemptRecord{a, {N: 2, Outcome: AttemptSuccess}}
 				check("attempts."+at.Field(j).Name, tk)
+			}
+			continue
+		case "Artifacts":
+			at := reflect.TypeFor[Artifact]()
+			for j := range at.NumField() {
+				a := Artifact{Name: "01.png", Path: "../outputs/t-1/01.png", Type: "image/png", Size: 3, SHA256: "ab12"}
+				set(reflect.ValueOf(&a).Elem().Field(j))
+				tk.Artifacts = []Artifact{a, {Name: "02.csv", Path: "02.csv", Type: "text/plain"}}
+				if b, err := tk.Encode(); err != nil || !strings.Contains(string(b), "artifacts:\n  - name: ") {
+					t.Errorf("artifacts.%s: Encode wrote %s (%v)", at.Field(j).Name, b, err)
+				} else if back, err := DecodeRecord(b); err != nil || !reflect.DeepEqual(back.Artifacts, tk.Artifacts) {
+					t.Errorf("artifacts.%s: read back %+v (%v), want %+v", at.Field(j).Name, back.Artifacts, err, tk.Artifacts)
+				}
 			}
 			continue
 		}

@@ -9,6 +9,10 @@ import (
 // running daemon to read pending/ID again into its index.
 const DirPriority = "priority"
 
+// DirOutputs holds the files each task's model generated with its answer,
+// <lane>/outputs/ID/NN.ext (the task file's artifacts: list).
+const DirOutputs = "outputs"
+
 // DirArchive holds a lane's finished tasks past their retention:
 // <lane>/archive/YYYY-MM/{done,failed,canceled,logs}/, by the month (UTC)
 // in which each task finished.

@@ -120,6 +120,9 @@ type Task struct {
 	// none, or when its model sets keepReasoning: false. Never part of
 	// Result.
 	Reasoning string `yaml:"reasoning,omitempty"`
+	// Artifacts are the files the model generated with the answer,
+	// saved beside it (artifacts.go).
+	Artifacts []Artifact `yaml:"artifacts,omitempty"`
 }
 
 // Clone returns a copy that shares nothing mutable with t.
@@ -130,6 +133,7 @@ func (t *Task) Clone() *Task {
 		c.Send = &s
 	}
 	c.Attempts = append([]AttemptRecord(nil), t.Attempts...)
+	c.Artifacts = cloneArtifacts(t.Artifacts)
 	return &c
 }
 
