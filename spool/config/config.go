@@ -37,6 +37,7 @@ type Config struct {
 	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
 	Door          DoorConfig             `yaml:"door"`
 	Console       ConsoleConfig          `yaml:"console"`
+	Attachments   AttachmentsConfig      `yaml:"attachments"` // a task's files (attachments.go)
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
@@ -106,6 +107,9 @@ type ModelConfig struct {
 	// choose): {deepThink: on, search: off}. Each is set and read back
 	// before every send.
 	Modes map[string]string `yaml:"modes"`
+	// Vision (api): the model reads images, sent as image_url parts; an
+	// api model without it takes text attachments only.
+	Vision bool `yaml:"vision"`
 }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
@@ -206,6 +210,11 @@ type SiteConfig struct {
 	// Modes maps each page mode a model may name (deepThink, search,
 	// model...) to the page's control for it.
 	Modes map[string]SiteMode `yaml:"modes"`
+	// Upload is the page's file input (input[type=file]) or the button
+	// that opens one; Attached matches the attachment chips or thumbnails
+	// the page shows for the files it holds (browser/upload.go).
+	Upload   string `yaml:"upload"`
+	Attached string `yaml:"attached"`
 }
 
 // SiteMode is a page mode's control: a switch (Switch, whose state State

@@ -136,6 +136,19 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				check("send."+st.Field(j).Name, tk)
 			}
 			continue
+		case "Attachments":
+			tk.Attachments = []string{"ref.jpg", "说明.txt", "a: b"}
+			check("attachments", tk)
+			continue
+		case "AttachmentsChecked":
+			ct := reflect.TypeFor[Attachment]()
+			for j := range ct.NumField() {
+				a := Attachment{Name: "name", Path: "path", Type: "type", SHA256: "sum"}
+				set(reflect.ValueOf(&a).Elem().Field(j))
+				tk.AttachmentsChecked = []Attachment{a, {Name: "x.jpg", Path: "files/x.jpg", Type: "image/jpeg", Size: 3, SHA256: "abc"}}
+				check("attachmentsChecked."+ct.Field(j).Name, tk)
+			}
+			continue
 		case "Attempts":
 			at := reflect.TypeFor[AttemptRecord]()
 			for j := range at.NumField() {
