@@ -35,6 +35,7 @@ type Executor struct {
 	transport *http.Transport
 	client    *http.Client
 	models    map[string]*model
+	maxAttach int // attachments.maxBytes: the most one attachment's read takes
 }
 
 // model is one api model, set up once at start.
@@ -56,7 +57,7 @@ func New(cfg *config.Config, getenv func(string) string) (*Executor, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Enough idle connections for the lane's cap of five per host.
 	t.MaxIdleConnsPerHost = 8
-	e := &Executor{transport: t, models: map[string]*model{}}
+	e := &Executor{transport: t, models: map[string]*model{}, maxAttach: cfg.Attachments.MaxBytes}
 	e.client = &http.Client{
 		Transport: t,
 		// A redirect would turn the POST into a GET and drop the key on
@@ -114,7 +115,11 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
 
-	body := m.request(job.Task)
+	files, err := loadAttachments(job.Task, e.maxAttach)
+	if err != nil {
+		return attempt.Result{}, err
+	}
+	body := m.request(job.Task, files)
 	job.SetStage("calling " + m.cfg.BaseURL)
 	job.Log.Info("api call", "model", m.cfg.Name, "vendorModel", m.cfg.Model, "baseURL", m.cfg.BaseURL,
 		"systemPrompt", len(body.Messages) > 1, "timeout", timeout)

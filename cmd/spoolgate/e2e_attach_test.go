@@ -1,0 +1,119 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
+	"github.com/spoolgate/spoolgate/spool/attach"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// Attachments' test files: a JPEG (its first bytes are what the sniffer
+// reads, the rest arbitrary), a PDF and a text file with a CJK name.
+var (
+	e2eJPEG = append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F', 0, 1, 1}, bytes.Repeat([]byte{0x5a, 0xa5, 0x00, 0xff}, 600)...)
+	e2ePDF  = []byte("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
+	e2eText = []byte("春季新品：绿茶礼盒\n```\nnot a fence of ours\n")
+)
+
+// e2eAttachFiles writes the three files into the spool's files/ and
+// returns that folder.
+func e2eAttachFiles(t *testing.T, r *e2eRig) string {
+	t.Helper()
+	files := attach.FilesFolder(r.L.Root)
+	if err := os.MkdirAll(files, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"ref.jpg": e2eJPEG, "sheet.pdf": e2ePDF, "说明.txt": e2eText} {
+		if err := os.WriteFile(filepath.Join(files, name), b, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// e2eSubmitFile writes a task file with attachments and runs `spoolgate
+// submit` on it, returning the exit status and stderr.
+func e2eSubmitFile(t *testing.T, r *e2eRig, id, model string, paths ...string) (int, string) {
+	t.Helper()
+	tk := taskfile.Task{TaskID: id, Model: model, Content: "Describe the attached files for " + id, Attachments: paths}
+	data, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(r.dir, id+".yaml")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := r.e2eRun("submit", p)
+	return code, errOut
+}
+
+// Issue 43 (attachments in) through `spoolgate run` on the API lane: a
+// vision model gets the image as an image_url part whose data URL holds
+// the file's bytes exactly, and the text file inlined, named and fenced;
+// the command line refuses a PDF for it with the one-line reason, and
+// intake refuses a drop with ".." in a path, its bytes kept.
+func TestE2E_AttachAPI(t *testing.T) {
+	t.Parallel()
+	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
+	tail := e2eAPIModels(stand.URL()) + "  - {name: api-eyes, kind: api, baseURL: \"" + stand.URL() + "\", model: eyes, apiKeyEnv: E2E_API_KEY, timeout: 10s, vision: true}\n"
+	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
+	e2eAttachFiles(t, r)
+
+	if code, errOut := e2eSubmitFile(t, r, "seen", "api-eyes", "ref.jpg", "说明.txt"); code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	code, errOut := e2eSubmitFile(t, r, "pdf", "api-eyes", "sheet.pdf")
+	if code == 0 || !strings.Contains(errOut, "attachments: model api-eyes takes no PDF attachments") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("submit of a PDF to an api model: exit %d, stderr %q", code, errOut)
+	}
+	// A drop made by hand, not through submit: intake refuses it.
+	drop := []byte("taskId: escape\nmodel: api-eyes\ncontent: x\nattachments: [../../../etc/passwd]\n")
+	if err := os.WriteFile(filepath.Join(r.L.Lane(taskfile.KindAPI, taskfile.DirIncoming), "escape.yaml"), drop, 0o640); err != nil {
+		t.Fatal(err)
+	}
+
+	r.start()
+	done := r.final(taskfile.KindAPI, "seen", 20*time.Second)
+	if done.State != taskfile.StateSuccess {
+		t.Fatalf("seen: %s %s: %s", done.State, done.ErrorClass, done.Error)
+	}
+	var got *apistand.Request
+	for _, q := range stand.Requests() {
+		if strings.Contains(q.User, "for seen") {
+			q := q
+			got = &q
+		}
+	}
+	if got == nil {
+		t.Fatalf("the stand-in never got task seen: %+v", stand.Requests())
+	}
+	want := "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(e2eJPEG)
+	if len(got.Images) != 1 || got.Images[0] != want {
+		t.Fatalf("image parts: got %d, the first %.60q…; want the JPEG's data URL", len(got.Images), strings.Join(got.Images, ","))
+	}
+	if !strings.Contains(got.User, "Attached file 说明.txt:\n````\n"+strings.TrimSuffix(string(e2eText), "\n")+"\n````") {
+		t.Fatalf("the text file is not inlined, named and fenced: %q", got.User)
+	}
+
+	failed := r.L.Lane(taskfile.KindAPI, taskfile.DirFailed)
+	testkit.WaitFS(t, "the escaping drop rejected", 10*time.Second, []string{failed}, func() bool {
+		_, err := os.Stat(filepath.Join(failed, taskfile.ReasonFileName("escape")))
+		return err == nil
+	})
+	reason, _ := os.ReadFile(filepath.Join(failed, taskfile.ReasonFileName("escape")))
+	kept, _ := os.ReadFile(filepath.Join(failed, "escape.yaml"))
+	if !strings.Contains(string(reason), `attachments: "../../../etc/passwd" contains ".."`) || !bytes.Equal(kept, drop) {
+		t.Fatalf("reason %q; kept bytes equal: %v", reason, bytes.Equal(kept, drop))
+	}
+}
