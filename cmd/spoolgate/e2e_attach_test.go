@@ -4,7 +4,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
+	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/attach"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -116,4 +119,73 @@ func TestE2E_AttachAPI(t *testing.T) {
 	if !strings.Contains(string(reason), `attachments: "../../../etc/passwd" contains ".."`) || !bytes.Equal(kept, drop) {
 		t.Fatalf("reason %q; kept bytes equal: %v", reason, bytes.Equal(kept, drop))
 	}
+}
+
+// Issue 43 (attachments in) through `spoolgate run` on the web lane, a
+// real headless Chromium on the chat stand-in: three tasks with 1, 3 and 0
+// attachments. The paperclip button's file chooser is intercepted (no OS
+// dialog), the files go in through the page's own file input, and the
+// stand-in receives each file once, byte for byte (its SHA-256), with the
+// message it belongs to; each attempt's record lists what it attached.
+func TestE2E_AttachWeb(t *testing.T) {
+	w := e2eNewWeb(t, e2eOpts{}, 0.01, "")
+	e2eAttachFiles(t, w.e2eRig)
+	sums := map[string]string{}
+	for name, b := range map[string][]byte{"ref.jpg": e2eJPEG, "sheet.pdf": e2ePDF, "说明.txt": e2eText} {
+		sums[name] = e2eSHA(b)
+	}
+	tasks := []struct {
+		id    string
+		files []string
+	}{{"one", []string{"ref.jpg"}}, {"three", []string{"ref.jpg", "sheet.pdf", "说明.txt"}}, {"none", nil}}
+	for _, tk := range tasks {
+		if code, errOut := e2eSubmitFile(t, w.e2eRig, tk.id, "chat-web", tk.files...); code != 0 {
+			t.Fatalf("submit %s: exit %d: %s", tk.id, code, errOut)
+		}
+	}
+	w.start()
+	for _, tk := range tasks {
+		done := w.final(taskfile.KindWeb, tk.id, 60*time.Second)
+		if done.State != taskfile.StateSuccess {
+			t.Fatalf("%s: %s %s: %s\n%s", tk.id, done.State, done.ErrorClass, done.Error, w.taskLog(taskfile.KindWeb, tk.id))
+		}
+		last := done.Attempts[len(done.Attempts)-1]
+		if want := strings.Join(tk.files, ", "); last.Attached != want {
+			t.Errorf("%s: the attempt record lists attached %q, want %q", tk.id, last.Attached, want)
+		}
+		var msg *chatstand.Message
+		for _, m := range w.stand.Received() {
+			if strings.Contains(m.Content, "for "+tk.id) && m.Refused == "" {
+				m := m
+				msg = &m
+			}
+		}
+		if msg == nil {
+			t.Fatalf("%s: the stand-in never got its message", tk.id)
+		}
+		var want []string
+		for _, f := range tk.files {
+			want = append(want, sums[f])
+		}
+		if strings.Join(msg.Files, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: the message carried files %v, want %v", tk.id, msg.Files, want)
+		}
+	}
+	// Each file received once per task that carried it, byte for byte.
+	ups := w.stand.Uploads()
+	count := map[string]int{}
+	for _, u := range ups {
+		if sums[u.Name] != u.SHA256 {
+			t.Errorf("upload %s: SHA-256 %s, want %s (%d bytes)", u.Name, u.SHA256, sums[u.Name], u.Size)
+		}
+		count[u.Name]++
+	}
+	if len(ups) != 4 || count["ref.jpg"] != 2 || count["sheet.pdf"] != 1 || count["说明.txt"] != 1 {
+		t.Fatalf("uploads: %+v; want ref.jpg twice, sheet.pdf and 说明.txt once", ups)
+	}
+}
+
+func e2eSHA(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
