@@ -172,8 +172,10 @@ func FuzzTask_EncodeFast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content, result, other string, n int) {
 		tk := &Task{TaskID: "t-" + other, Model: other, Content: content, Result: result, Reasoning: content, Error: other, Attempt: n,
-			Send:     &SendRecord{State: SendSent, Attempt: n, Conversation: other},
-			Attempts: []AttemptRecord{{N: n, Owner: other, DeliveryReason: content, Modes: other}}}
+			Send:               &SendRecord{State: SendSent, Attempt: n, Conversation: other},
+			Attempts:           []AttemptRecord{{N: n, Owner: other, DeliveryReason: content, Modes: other, Attached: other}},
+			Attachments:        []string{other, content},
+			AttachmentsChecked: []Attachment{{Name: other, Path: content, Type: other, Size: n, SHA256: other}}}
 		if strings.Count(other, "x") > 1 {
 			tk.Send, tk.Attempts = nil, nil
 		}
