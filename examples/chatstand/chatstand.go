@@ -217,6 +217,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
 	mux.HandleFunc("POST /api/upload", s.handleUpload)
+	mux.HandleFunc("GET /uploader/dropzone.js", s.handleUploader)
 	mux.HandleFunc("POST /api/generate", s.handleGenerate)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()

@@ -3,17 +3,30 @@ package chatstand
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"io"
 	"net/http"
 )
 
-// A chat page takes files as the chat sites do: the composer's paperclip
-// button opens a file input (a real <input type=file>, also a drop zone:
-// a drag-and-drop component from npm, see examples/uploader), each chosen
-// file is uploaded at once to /api/upload and shows as a chip with its
-// name, and the message carries the uploads' ids. The server records every
+// A chat page takes files as the chat sites do: the composer is a drop
+// zone (Dropzone, a drag-and-drop component from npm: examples/uploader)
+// whose paperclip button opens Dropzone's own hidden <input type=file>,
+// and the form also holds a plain <input type=file>. Each file chosen in
+// either is uploaded at once to /api/upload and shows as a chip with its
+// name; the message carries the uploads' ids. The server records every
 // file it receives with its SHA-256, so a test can compare bytes.
+
+// uploaderJS is the drop-zone component: Dropzone's npm release, bundled
+// by examples/uploader/build.sh.
+//
+//go:embed uploader/dropzone.js
+var uploaderJS embed.FS
+
+// handleUploader serves the drop-zone bundle.
+func (s *Server) handleUploader(w http.ResponseWriter, r *http.Request) {
+	serveBundle(w, r, uploaderJS, "uploader/dropzone.js")
+}
 
 // Upload is one file the stand-in received.
 type Upload struct {
