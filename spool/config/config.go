@@ -37,7 +37,8 @@ type Config struct {
 	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
 	Door          DoorConfig             `yaml:"door"`
 	Console       ConsoleConfig          `yaml:"console"`
-	Artifacts     ArtifactsConfig        `yaml:"artifacts"` // generated files (artifacts.go)
+	Artifacts     ArtifactsConfig        `yaml:"artifacts"`   // generated files (artifacts.go)
+	Attachments   AttachmentsConfig      `yaml:"attachments"` // a task's files (attachments.go)
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
@@ -111,6 +112,9 @@ type ModelConfig struct {
 	// task's content is a prompt for OpenAI's images API and the answer
 	// is the pictures, kept as artifacts (see ArtifactsConfig).
 	Endpoint string `yaml:"endpoint"`
+	// Vision (api): the model reads images, sent as image_url parts; an
+	// api model without it takes text attachments only.
+	Vision bool `yaml:"vision"`
 }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
@@ -216,6 +220,11 @@ type SiteConfig struct {
 	// Modes maps each page mode a model may name (deepThink, search,
 	// model...) to the page's control for it.
 	Modes map[string]SiteMode `yaml:"modes"`
+	// Upload is the page's file input (input[type=file]) or the button
+	// that opens one; Attached matches the attachment chips or thumbnails
+	// the page shows for the files it holds (browser/upload.go).
+	Upload   string `yaml:"upload"`
+	Attached string `yaml:"attached"`
 }
 
 // SiteMode is a page mode's control: a switch (Switch, whose state State

@@ -230,6 +230,9 @@ func (c *Config) Check() error {
 	if err := c.checkDoor(); err != nil {
 		return err
 	}
+	if err := c.checkAttachments(); err != nil {
+		return err
+	}
 	if err := c.checkConsole(); err != nil {
 		return err
 	}
@@ -265,6 +268,9 @@ func (c *Config) Check() error {
 			}
 		}
 		if err := s.checkReading("sites." + n); err != nil {
+			return err
+		}
+		if err := s.checkUpload("sites." + n); err != nil {
 			return err
 		}
 	}
