@@ -98,7 +98,7 @@ models:
 	}
 	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
 	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}
-	t.Cleanup(func() { assertNoProcs(t, e.profile) })
+	t.Cleanup(func() { e.exec.Release(true); assertNoProcs(t, e.profile) })
 	if !o.noLogin {
 		e.login(t)
 	}
