@@ -76,6 +76,7 @@ func (e *Executor) takeWarm(ctx context.Context, log *slog.Logger) *Browser {
 	why := e.recycleReason(ctx, w.b)
 	if why == "" {
 		log.Info("browser: warm; reused", "pid", w.b.PID(), "task", w.b.tasks+1)
+		w.b.log = log // its close, if this attempt ends it, is this task's
 		return w.b
 	}
 	log.Info("browser: recycling the warm browser", "pid", w.b.PID(), "why", why, "tasks", w.b.tasks)
@@ -113,6 +114,7 @@ func (e *Executor) recycleReason(ctx context.Context, b *Browser) string {
 func (e *Executor) keepWarm(b *Browser) {
 	b.tasks++
 	b.used = time.Now()
+	b.log = e.log // no longer the finished task's: its log file has ended
 	w := &warm{b: b}
 	idle := e.cfg.Web.Warm.Idle.D()
 	if idle <= 0 {
