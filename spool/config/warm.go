@@ -110,19 +110,17 @@ func ParseProxy(s string) (Proxy, error) {
 	return p, nil
 }
 
-// RedactProxy is a proxy URL fit for a log or a page: its credentials,
-// if any, are replaced by "***".
+// RedactProxy is a proxy URL fit for a log or a page: whatever precedes
+// its last '@' after the scheme (the credentials, however malformed) is
+// replaced by "***". It works on the text, not a parse, so that a URL too
+// broken to parse is redacted too.
 func RedactProxy(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		// Not a URL: cut whatever precedes an '@' (it may be credentials).
-		if i := strings.LastIndex(s, "@"); i >= 0 {
-			return "***@" + s[i+1:]
-		}
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
 		return s
 	}
-	if u.User != nil {
-		u.User = url.User("***")
+	if i := strings.Index(s, "://"); i >= 0 && i < at {
+		return s[:i+3] + "***" + s[at:]
 	}
-	return u.String()
+	return "***" + s[at:]
 }
