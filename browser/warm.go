@@ -114,6 +114,7 @@ func (e *Executor) recycleReason(ctx context.Context, b *Browser) string {
 func (e *Executor) keepWarm(b *Browser) {
 	b.tasks++
 	b.used = time.Now()
+	b.log.Info("browser: kept warm for the session's next task", "pid", b.pid, "tasks", b.tasks)
 	b.log = e.log // no longer the finished task's: its log file has ended
 	w := &warm{b: b}
 	idle := e.cfg.Web.Warm.Idle.D()
