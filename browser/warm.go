@@ -27,6 +27,12 @@ import (
 type warm struct {
 	b     *Browser
 	timer *time.Timer // closes it after web.warm.idle without a task
+	// rss is the resident memory of its processes, measured once it was
+	// kept (off the next task's path: listing the process tree reads all
+	// of /proc); rssDone closes when it is there.
+	rss     uint64
+	rssErr  error
+	rssDone chan struct{}
 }
 
 // warmOn reports whether sessions keep their browser between tasks.
@@ -73,7 +79,7 @@ func (e *Executor) takeWarm(ctx context.Context, log *slog.Logger) *Browser {
 	}
 	e.warm = nil
 	w.timer.Stop()
-	why := e.recycleReason(ctx, w.b)
+	why := e.recycleReason(ctx, w)
 	if why == "" {
 		log.Info("browser: warm; reused", "pid", w.b.PID(), "task", w.b.tasks+1)
 		w.b.log = log // its close, if this attempt ends it, is this task's
@@ -84,9 +90,9 @@ func (e *Executor) takeWarm(ctx context.Context, log *slog.Logger) *Browser {
 	return nil
 }
 
-// recycleReason says why warm browser b may not run the next task, or "".
-func (e *Executor) recycleReason(ctx context.Context, b *Browser) string {
-	wc := e.cfg.Web.Warm
+// recycleReason says why warm browser w may not run the next task, or "".
+func (e *Executor) recycleReason(ctx context.Context, w *warm) string {
+	wc, b := e.cfg.Web.Warm, w.b
 	if b.Context().Err() != nil || b.exited() {
 		return "it exited"
 	}
@@ -96,8 +102,12 @@ func (e *Executor) recycleReason(ctx context.Context, b *Browser) string {
 	if idle := wc.Idle.D(); idle > 0 && time.Since(b.used) >= idle {
 		return fmt.Sprintf("it was idle for web.warm.idle (%s)", idle)
 	}
-	if rss, err := b.rss(); err == nil && wc.MaxMemoryMB > 0 && rss > uint64(wc.MaxMemoryMB)<<20 {
-		return fmt.Sprintf("its processes hold %d MB, above web.warm.maxMemoryMB (%d)", rss>>20, wc.MaxMemoryMB)
+	select {
+	case <-w.rssDone:
+		if w.rssErr == nil && wc.MaxMemoryMB > 0 && w.rss > uint64(wc.MaxMemoryMB)<<20 {
+			return fmt.Sprintf("its processes hold %d MB, above web.warm.maxMemoryMB (%d)", w.rss>>20, wc.MaxMemoryMB)
+		}
+	default: // not measured yet (a task right after the last): the next one checks
 	}
 	timeout := e.ProbeTimeout
 	if timeout <= 0 {
@@ -116,7 +126,11 @@ func (e *Executor) keepWarm(b *Browser) {
 	b.used = time.Now()
 	b.log.Info("browser: kept warm for the session's next task", "pid", b.pid, "tasks", b.tasks)
 	b.log = e.log // no longer the finished task's: its log file has ended
-	w := &warm{b: b}
+	w := &warm{b: b, rssDone: make(chan struct{})}
+	go func() {
+		defer close(w.rssDone)
+		w.rss, w.rssErr = b.rss()
+	}()
 	idle := e.cfg.Web.Warm.Idle.D()
 	if idle <= 0 {
 		idle = time.Duration(1<<63 - 1)
@@ -173,6 +187,9 @@ func (e *Executor) Release(wait bool) {
 	if w := e.warm; w != nil {
 		e.warm = nil
 		w.timer.Stop()
+		if wait {
+			<-w.rssDone // no goroutine of ours outlives a blocking Release
+		}
 		e.log.Info("browser: closing the warm browser", "pid", w.b.PID(), "why", "the session gave up its account", "tasks", w.b.tasks)
 		e.closeLater(w.b)
 	}

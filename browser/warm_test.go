@@ -91,7 +91,8 @@ func TestExecutor_WarmRecycles(t *testing.T) {
 	// Above the memory limit: the warm browser would not run the next
 	// task (asked directly; a launch costs seconds on a loaded machine).
 	e.cfg.Web.Warm.MaxMemoryMB = 100 // a signed-in page alone holds more
-	if why := e.exec.recycleReason(context.Background(), e.exec.warm.b); !strings.Contains(why, "above web.warm.maxMemoryMB (100)") {
+	<-e.exec.warm.rssDone
+	if why := e.exec.recycleReason(context.Background(), e.exec.warm); !strings.Contains(why, "above web.warm.maxMemoryMB (100)") {
 		t.Fatalf("recycle reason %q; want the memory limit", why)
 	}
 	e.cfg.Web.Warm.MaxMemoryMB = 4096
