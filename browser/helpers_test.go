@@ -95,7 +95,7 @@ models:
 	}
 	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
 	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}
-	t.Cleanup(func() { testkit.NoProcs(t, e.profile) })
+	t.Cleanup(func() { e.exec.Release(true); testkit.NoProcs(t, e.profile) })
 	if !o.noLogin {
 		e.login(t)
 	}

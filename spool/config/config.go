@@ -65,6 +65,8 @@ type WebConfig struct {
 	// conversation's account (switched off, held, leased by another
 	// host) before another account may send it again (default 10m).
 	ReattachWait Duration `yaml:"reattachWait"`
+	// Warm keeps each session's browser between tasks (see WarmConfig).
+	Warm WarmConfig `yaml:"warm"`
 }
 
 // DefaultReattachWait is web.reattachWait's default: longer than a
@@ -280,6 +282,10 @@ type AccountConf struct {
 	// Profile is the session's browser profile folder: absolute, or
 	// relative to web.profiles. Default: see WebSessions.
 	Profile string `yaml:"profile"`
+	// Proxy is the proxy the account's browser, and only it, goes
+	// through: http://, https:// or socks5:// host:port, credentials
+	// allowed (never logged or shown: see RedactProxy).
+	Proxy string `yaml:"proxy"`
 }
 
 // UnmarshalYAML on APIConfig records whether concurrency was given.

@@ -245,6 +245,12 @@ func (c *Config) Check() error {
 	if err := c.checkSessions(); err != nil {
 		return err
 	}
+	if err := c.checkWarm(); err != nil {
+		return err
+	}
+	if err := c.checkProxies(); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(c.Sites))
 	for n := range c.Sites {
 		names = append(names, n)
