@@ -164,3 +164,50 @@ func (l *RunnerLock) writeContent(s string) {
 	_ = f.Sync()
 	_ = f.Close()
 }
+
+// ErrSessionBusy is returned by Borrow while a task runs on the session.
+var ErrSessionBusy = errors.New("a task is running on the account")
+
+// borrowers holds who borrowed each session (Borrow), by lock file.
+var borrowers sync.Map // path -> string
+
+// Borrow takes the session for someone other than the web lane (the
+// console's live sign-in view), without waiting: the session's
+// process-wide mutex, so no runner of this process enters it (a runner
+// that claimed a task in the same instant waits for the release), and
+// the OS lock, so no other process drives the profile. When this process
+// already holds the OS lock (its web lane, whose lock file names our
+// pid) the mutex is enough; the lane claims nothing for a borrowed
+// session (Borrowed). It fails with ErrSessionBusy while a task runs on
+// the session and with ErrLockHeld while another process holds its lock.
+func (l *RunnerLock) Borrow(host, who string) (release func(), err error) {
+	if !l.mu.TryLock() {
+		return nil, fmt.Errorf("%w (%s)", ErrSessionBusy, l.path)
+	}
+	own := false
+	if err := l.TryLock(host); err == nil {
+		own = true
+	} else if pid, _ := ReadRunnerLock(l.path); !errors.Is(err, ErrLockHeld) || pid != os.Getpid() {
+		l.mu.Unlock()
+		return nil, err
+	}
+	key := filepath.Clean(l.path)
+	borrowers.Store(key, who)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			borrowers.Delete(key)
+			if own {
+				_ = l.Unlock()
+			}
+			l.mu.Unlock()
+		})
+	}, nil
+}
+
+// Borrowed is who borrowed the session (Borrow), "" when nobody has.
+func (l *RunnerLock) Borrowed() string {
+	v, _ := borrowers.Load(filepath.Clean(l.path))
+	s, _ := v.(string)
+	return s
+}
