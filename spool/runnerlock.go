@@ -177,7 +177,7 @@ var borrowers sync.Map // path -> string
 // that claimed a task in the same instant waits for the release), and
 // the OS lock, so no other process drives the profile. When this process
 // already holds the OS lock (its web lane, whose lock file names our
-// pid) the mutex is enough; the lane claims nothing for a borrowed
+// pid and host) the mutex is enough; the lane claims nothing for a borrowed
 // session (Borrowed). It fails with ErrSessionBusy while a task runs on
 // the session and with ErrLockHeld while another process holds its lock.
 func (l *RunnerLock) Borrow(host, who string) (release func(), err error) {
@@ -187,7 +187,7 @@ func (l *RunnerLock) Borrow(host, who string) (release func(), err error) {
 	own := false
 	if err := l.TryLock(host); err == nil {
 		own = true
-	} else if pid, _ := ReadRunnerLock(l.path); !errors.Is(err, ErrLockHeld) || pid != os.Getpid() {
+	} else if pid, by := ReadRunnerLock(l.path); !errors.Is(err, ErrLockHeld) || pid != os.Getpid() || by != host {
 		l.mu.Unlock()
 		return nil, err
 	}

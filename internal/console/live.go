@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/liveview"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // Signing in from the page (issue 42): /live/ACCOUNT is an account's live
@@ -33,7 +36,28 @@ func livePost(path string) bool {
 }
 
 // LivePath is the path of account's live view on the console.
-func LivePath(account string) string { return "/live/" + account }
+func LivePath(account string) string { return "/live/" + url.PathEscape(account) }
+
+// LiveURL is the link to account's live view on the console that cfg
+// serves: its address (the config's host name when it listens on every
+// address, as the Host check allows), https with console.tls.
+func LiveURL(cfg *config.Config, account string) (string, error) {
+	if !cfg.Console.LoginOn() {
+		return "", errors.New("the console has no login (console.users or console.token): nobody could open the live view")
+	}
+	host, port, err := net.SplitHostPort(cfg.HTTP)
+	if err != nil {
+		return "", fmt.Errorf("http: %q serves no console (want host:port)", cfg.HTTP)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = cfg.Host
+	}
+	scheme := "http"
+	if cfg.Console.TLSOn() {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + LivePath(account), nil
+}
 
 // newLive builds the live views (nil without logins: nobody could open
 // one).

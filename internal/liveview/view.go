@@ -175,6 +175,9 @@ func (v *View) run(ctx context.Context, p *browser.LoginPage, release func()) {
 		reason = "screencast: " + err.Error()
 		return
 	}
+	v.mu.Lock()
+	v.lastIn, v.lastSeen = time.Now(), time.Now() // the idle clocks start with the stream, not the launch
+	v.mu.Unlock()
 	v.vs.log.Info("live view opened", "account", v.Account, "operator", v.Operator)
 	poll := time.NewTicker(o.Poll)
 	defer poll.Stop()
