@@ -109,7 +109,7 @@ func TestLiveView_SignIn(t *testing.T) {
 	run("log in", chromedp.Navigate(base+"/login"),
 		chromedp.SetValue(chromedp.CSS("#user"), "王芳"), chromedp.SetValue(chromedp.CSS("#password"), "wang-secret"),
 		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
-	run("open the live view", chromedp.Navigate(base+"/live/a1"))
+	run("open the live view from the status page", chromedp.Click(chromedp.CSS(`tr.session[data-account="a1"] a.live`)))
 	look := func() liveState {
 		st, err := chromedp.Run(ctx, chromedp.Evaluate[liveState](liveStateJS))
 		if err != nil && ctx.Err() != nil {
