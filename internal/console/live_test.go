@@ -118,10 +118,12 @@ func TestLiveView_SignIn(t *testing.T) {
 		return st
 	}
 	var st liveState
+	opening := time.Now()
 	testkit.Wait(t, "the first frame on the operator's page", 30*time.Second, func() bool {
 		st = look()
 		return st.Seq > 0 && st.W > 0 && st.State == "open"
 	})
+	t.Logf("first frame %s after the page opened (the account's browser launched), viewport %gx%g", time.Since(opening).Round(time.Millisecond), st.W, st.H)
 	if st.State != "open" || !strings.Contains(st.Text, "click") {
 		t.Errorf("status %q %q", st.State, st.Text)
 	}
@@ -167,6 +169,7 @@ func TestLiveView_SignIn(t *testing.T) {
 		t.Errorf("the stand-in took the code %d times", n)
 	}
 
+	t.Logf("signed in %s after the page opened; %d frames shown", time.Since(opening).Round(time.Millisecond), look().Seq)
 	run("close the view", chromedp.Click(chromedp.CSS("#close")))
 	testkit.Wait(t, "the view to end", 20*time.Second, func() bool { return h.live.Get("a1") == nil })
 	lk := spool.OpenRunnerLock(sess.Lock)

@@ -18,8 +18,8 @@ import (
 // A view is one operator's per account: the same console session gets
 // it back, another is told who has it; it streams JPEG frames, refuses
 // an event it does not know, and ends by itself when its operator stops
-// giving input, closing its browser and letting the session go.
-func TestViews_OneOperatorAndIdle(t *testing.T) {
+// giving input or at Stop, closing its browser and letting the session go.
+func TestViews_OneOperatorIdleStop(t *testing.T) {
 	chromium := testkit.NeedChromium(t)
 	leaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
@@ -91,6 +91,26 @@ func TestViews_OneOperatorAndIdle(t *testing.T) {
 		t.Errorf("lock after the end: %v", err)
 	}
 	_ = lk.Unlock()
+
+	// Stop ends an open view the same way: browser closed, session free.
+	if _, _, err := vs.Open(ctx, "a1", "li", "s2", "127.0.0.2"); err != nil {
+		t.Fatal(err)
+	}
 	vs.Stop()
+	select {
+	case e := <-ended:
+		if e.Reason != "stopped" || e.Operator != "li" {
+			t.Errorf("ended at Stop %+v", e)
+		}
+	default:
+		t.Error("Stop returned before the view had ended")
+	}
+	if err := lk.TryLock("testhost"); err != nil {
+		t.Errorf("lock after Stop: %v", err)
+	}
+	_ = lk.Unlock()
 	vs.Stop()
+	if _, _, err := vs.Open(ctx, "a1", "li", "s2", ""); !errors.Is(err, ErrStopped) {
+		t.Errorf("open after Stop: %v", err)
+	}
 }
