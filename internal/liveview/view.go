@@ -190,15 +190,17 @@ func (v *View) run(ctx context.Context, p *browser.LoginPage, release func()) {
 			reason = "browser gone"
 			return
 		case <-v.evSig:
+			evs := v.publish()
 			if wait := o.FrameGap - time.Since(lastAck); wait > 0 {
-				// The rate limit: the next frame waits for this ack.
+				// The rate limit: the browser sends the next frame only
+				// once this one is acknowledged.
 				select {
 				case <-ctx.Done():
 					return
 				case <-time.After(wait):
 				}
 			}
-			v.takeFrames(tab)
+			ack(tab, evs)
 			lastAck = time.Now()
 		case now := <-poll.C:
 			if why := v.idle(now); why != "" {
@@ -210,14 +212,15 @@ func (v *View) run(ctx context.Context, p *browser.LoginPage, release func()) {
 	}
 }
 
-// takeFrames publishes the newest queued frame and acknowledges all.
-func (v *View) takeFrames(tab context.Context) {
+// publish shows the newest queued frame and returns the queue, to be
+// acknowledged.
+func (v *View) publish() []*page.EventScreencastFrame {
 	v.evMu.Lock()
 	evs := v.pending
 	v.pending = nil
 	v.evMu.Unlock()
 	if len(evs) == 0 {
-		return
+		return nil
 	}
 	last := evs[len(evs)-1]
 	v.mu.Lock()
@@ -228,6 +231,11 @@ func (v *View) takeFrames(tab context.Context) {
 	v.frame = f
 	v.notify()
 	v.mu.Unlock()
+	return evs
+}
+
+// ack acknowledges frames to the browser.
+func ack(tab context.Context, evs []*page.EventScreencastFrame) {
 	for _, ev := range evs {
 		actx, cancel := context.WithTimeout(tab, 5*time.Second)
 		_, _ = chromedp.Call(actx, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: ev.SessionID})
