@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/gofrs/flock"
 )
 
 // Borrow (the console's live view) takes a session as the web lane's
@@ -63,13 +65,24 @@ func TestRunnerLock_Borrow(t *testing.T) {
 	}
 	enter()
 
-	// Another process holds the lock (its pid or host in the file).
-	lane.writeContent("1 otherhost\n")
+	// Another process holds the lock (a handle no RunnerLock of this
+	// process has).
+	if err := lane.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	foreign := flock.New(path)
+	if ok, err := foreign.TryLock(); !ok || err != nil {
+		t.Fatalf("foreign lock: %v %v", ok, err)
+	}
+	defer foreign.Unlock()
 	if _, err := OpenRunnerLock(path).Borrow("here", "wang"); !errors.Is(err, ErrLockHeld) {
 		t.Errorf("borrow from another process's holder: %v, want held", err)
 	}
 	if lane.mu.TryLock() {
 		lane.mu.Unlock() // a refused borrow keeps nothing
+		if b := lane.Borrowed(); b != "" {
+			t.Errorf("a refused borrow is recorded: %q", b)
+		}
 	} else {
 		t.Error("a refused borrow kept the mutex")
 	}
