@@ -32,7 +32,7 @@ func TestViews_OneOperatorIdleStop(t *testing.T) {
 	dir := t.TempDir()
 	cfg.Spool, cfg.Web.Profiles, cfg.Web.Browser = filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), chromium
 	ended := make(chan Ended, 1)
-	vs := New(Options{Cfg: cfg, Idle: 3 * time.Second, Poll: 50 * time.Millisecond, Hooks: Hooks{OnEnd: func(e Ended) { ended <- e }}})
+	vs := New(Options{Cfg: cfg, Idle: 6 * time.Second, Poll: 50 * time.Millisecond, Hooks: Hooks{OnEnd: func(e Ended) { ended <- e }}})
 	ctx := context.Background()
 	if _, _, err := vs.Open(ctx, "a1", "wang", "s1", "127.0.0.1"); !errors.Is(err, ErrStopped) {
 		t.Errorf("open before Start: %v", err)
@@ -55,7 +55,7 @@ func TestViews_OneOperatorIdleStop(t *testing.T) {
 	if _, _, err := vs.Open(ctx, "a1", "li", "s2", ""); !errors.As(err, &iu) || iu.Operator != "wang" {
 		t.Errorf("another operator's open: %v", err)
 	}
-	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, time.Minute)
 	f, st := v.Frame(fctx, 0)
 	cancel()
 	if f.Seq < 1 || !bytes.HasPrefix(f.JPEG, []byte{0xff, 0xd8}) || f.Width <= 0 || f.Height <= 0 || st.Ended != "" || st.SignedIn {
@@ -76,7 +76,7 @@ func TestViews_OneOperatorIdleStop(t *testing.T) {
 		if e.Reason != "idle" || e.Account != "a1" || e.Operator != "wang" || e.Remote != "127.0.0.1" {
 			t.Errorf("ended %+v", e)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the idle view did not end")
 	}
 	<-v.Done()
