@@ -107,6 +107,8 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 	switch {
 	case standby:
 		return "standby"
+	case s.lock.Borrowed() != "":
+		return "signing in" // the console's live view has the session (spool.RunnerLock.Borrow)
 	case s.spec.Legacy:
 		return "" // its accounts' switches hold their tasks, not the session
 	}
