@@ -32,6 +32,8 @@ type pageState struct {
 	DoneLast bool `json:"doneLast"`
 	// ErrTurn: the last answer is the site's error turn (`errorTurn`).
 	ErrTurn bool `json:"errTurn"`
+	// Challenge names the challenge the page shows (challenge.go), "" for none.
+	Challenge string `json:"challenge"`
 }
 
 func (d *driver) stateExpr() string {
@@ -63,6 +65,7 @@ return {
   lastId: last ? last[SID] : 0,
   doneLast: !!last && qa(` + js(d.rs.done) + `).els.some((e) => vis(e) && (last.contains(e) || !!(last.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING))),
   errTurn,
+  challenge: ` + challengeJS(s.Challenge) + `,
 };
 })()`
 }

@@ -304,6 +304,8 @@ func (l *Lane) round(ctx context.Context) time.Time {
 				// A usage limit holds the account, as a disabled one:
 				// its tasks wait, spending nothing; others run.
 				l.holdOnce("account " + e.Account + " held by a usage limit until " + until.Format(time.RFC3339) + ": its tasks wait")
+			case "signed out", "challenge":
+				l.holdOnce("account " + e.Account + " held (" + why + "): its tasks wait until an operator signs in or releases it")
 			}
 			d = why != ""
 			disabled[e.Account] = d

@@ -277,6 +277,10 @@ func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
 			si.State = taskfile.SessionDisabled
 		case s.lastReason == "held":
 			si.State = taskfile.SessionHeld
+		case s.lastReason == "signed out":
+			si.State = taskfile.SessionSignedOut
+		case s.lastReason == "challenge":
+			si.State = taskfile.SessionChallenge
 		case s.loggedOut:
 			si.State = taskfile.SessionLoggedOut
 		default:

@@ -190,3 +190,18 @@ func (s *Store) Holds() []taskfile.Hold {
 	sort.Slice(out, func(i, j int) bool { return out[i].Account < out[j].Account })
 	return out
 }
+
+// ClearSignInHold ends the account's hold when it is a signed-out page's
+// or a challenge's (taskfile.Hold.SignIn), and reports whether it ended
+// one; a usage limit's hold is left to run out (signing in does not lift
+// a site's limit). `spoolgate login` calls it once the page shows the
+// account signed in; so may anything else that sees the page signed in
+// again (a remote sign-in). The account's tasks are then tried at the next
+// round, and the page is checked again by the next task.
+func (s *Store) ClearSignInHold(account string) (bool, error) {
+	h, ok := s.AccountHold(account)
+	if !ok || !h.SignIn() {
+		return false, nil
+	}
+	return s.ReleaseAccount(account)
+}

@@ -152,6 +152,12 @@ type SiteConfig struct {
 	// ends the attempt as `account` and holds the account.
 	Limited     string   `yaml:"limited"`
 	LimitedText []string `yaml:"limitedText"`
+	// Challenge matches the site's own challenge page or widget (a
+	// captcha, a slider, a "checking your browser" page), beside the
+	// built-in ones (Cloudflare, hCaptcha, reCAPTCHA, GeeTest, 安全验证...):
+	// a page that shows one holds the account until an operator clears it.
+	// spoolgate never tries to solve one.
+	Challenge string `yaml:"challenge"`
 	// LimitHold is how long a usage limit holds the account when its
 	// message names no reset time (default 1h).
 	LimitHold Duration `yaml:"limitHold"`

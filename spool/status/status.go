@@ -100,6 +100,11 @@ type Account struct {
 	Wait string `json:"wait,omitempty"`
 	// Since is when the limit was met.
 	Since *time.Time `json:"since,omitempty"`
+	// Kind is "" for a usage limit, signedOut or challenge (which hold
+	// until released: Until is null); Screenshot is then the page that
+	// held it, relative to the spool.
+	Kind       string `json:"kind,omitempty"`
+	Screenshot string `json:"screenshot,omitempty"`
 }
 
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.

@@ -11,6 +11,10 @@ const (
 	SessionDisabled  = "disabled"
 	SessionHeld      = "held"
 	SessionLoggedOut = "logged out"
+	// SessionSignedOut and SessionChallenge: a signed-out page or a
+	// challenge holds the account (taskfile.Hold) until it is released.
+	SessionSignedOut = "signed out"
+	SessionChallenge = "challenge"
 	SessionLeased    = "leased by another host"
 	SessionStandby   = "standby"
 	// SessionBlocked: a foreign lease file (not written by a daemon of
