@@ -70,6 +70,9 @@ type Config struct {
 	// SessionExecutor, for the web lane, builds each session's executor;
 	// without it every session uses Executor.
 	SessionExecutor SessionExecutor
+	// PaceScale multiplies the accounts' paces (config.Pace.Scaled): a
+	// test's time scale; 0 means 1.
+	PaceScale float64
 }
 
 // withDefaults checks c and returns it with its defaults filled in.

@@ -36,9 +36,13 @@ type session struct {
 	// (for staleAfter at most), when one does.
 	leaseForeign string
 	loggedOut    bool // its last attempt ended signed out (class account)
-	finished     int
-	failed       int
-	lastReason   string
+	// pacedUntil is when the account's pace lets its next task start, by
+	// the rule pacedBy, while the session waits for it (pace.go).
+	pacedUntil time.Time
+	pacedBy    string
+	finished   int
+	failed     int
+	lastReason string
 }
 
 // SessionExecutor builds the executor of one web session (its browser on
@@ -153,6 +157,12 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		}
 		if len(entries) == 0 {
 			l.sessionIdle(s, "", now)
+			continue
+		}
+		if until := l.sessionPaced(s, now); !until.IsZero() {
+			if wake.IsZero() || until.Before(wake) {
+				wake = until
+			}
 			continue
 		}
 		if !l.takeLease(s, now) {
@@ -288,6 +298,9 @@ func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
 		}
 		if s.lease != nil {
 			si.Holder = l.c.Owner
+		}
+		if si.State == taskfile.SessionIdle && s.pacedUntil.After(now) {
+			si.PacedUntil, si.PacedBy = s.pacedUntil, s.pacedBy
 		}
 		s.mu.Unlock()
 		out = append(out, si)

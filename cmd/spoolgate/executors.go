@@ -21,6 +21,10 @@ func newAPIExecutor(cfg *config.Config, env *Env) (attempt.Executor, error) {
 // not a positive number: 1.
 const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
 
+// paceScaleEnv multiplies the accounts' paces (gap, jitter and the
+// minute, hour and day windows; not the working hours), for tests.
+const paceScaleEnv = "SPOOLGATE_PACE_SCALE"
+
 func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (attempt.Executor, error) {
 	e := browser.NewExecutor(cfg, log.With("component", "browser"))
 	if v, err := strconv.ParseFloat(env.Getenv(holdScaleEnv), 64); err == nil && v > 0 {

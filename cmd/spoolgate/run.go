@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -71,6 +72,10 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		return &UsageError{Msg: err.Error()}
 	}
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
+	if v, err := strconv.ParseFloat(env.Getenv(paceScaleEnv), 64); err == nil && v > 0 {
+		d.PaceScale = v
+		log.Warn("account paces are time-scaled", "env", paceScaleEnv, "scale", v)
+	}
 	defer closeExecutors(execs)
 	// console.Start handles "off" and a port in use itself (a warning).
 	hs, err := console.Start(ctx, store, d.Info, log.With("component", "http"))

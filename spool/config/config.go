@@ -152,6 +152,8 @@ type SiteConfig struct {
 	// ends the attempt as `account` and holds the account.
 	Limited     string   `yaml:"limited"`
 	LimitedText []string `yaml:"limitedText"`
+	// Pace is the default pace of the site's accounts (pace.go).
+	Pace *Pace `yaml:"pace"`
 	// Challenge matches the site's own challenge page or widget (a
 	// captcha, a slider, a "checking your browser" page), beside the
 	// built-in ones (Cloudflare, hCaptcha, reCAPTCHA, GeeTest, 安全验证...):
@@ -267,6 +269,9 @@ type AccountConf struct {
 	// Profile is the session's browser profile folder: absolute, or
 	// relative to web.profiles. Default: see WebSessions.
 	Profile string `yaml:"profile"`
+	// Pace is how often the account may send (pace.go); default its
+	// site's pace, else none.
+	Pace *Pace `yaml:"pace"`
 }
 
 // UnmarshalYAML on APIConfig records whether concurrency was given.

@@ -236,6 +236,13 @@ func (c *Config) Check() error {
 	if err := c.checkSessions(); err != nil {
 		return err
 	}
+	for _, n := range slices.Sorted(maps.Keys(c.Accounts)) {
+		if p := c.Accounts[n].Pace; p != nil {
+			if err := p.check("accounts." + n + ".pace"); err != nil {
+				return err
+			}
+		}
+	}
 	names := make([]string, 0, len(c.Sites))
 	for n := range c.Sites {
 		names = append(names, n)
@@ -260,6 +267,11 @@ func (c *Config) Check() error {
 		}
 		if err := s.checkReading("sites." + n); err != nil {
 			return err
+		}
+		if s.Pace != nil {
+			if err := s.Pace.check("sites." + n + ".pace"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

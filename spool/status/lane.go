@@ -172,6 +172,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			Message: fmt.Sprintf("%s: %s", wait(heldAccount[a]), disabledText(a))})
 	}
 	if k == taskfile.KindWeb {
+		ln.Held = append(ln.Held, s.pacedHeld(ts, now)...)
 		pid, host := s.runner()
 		if pid != 0 {
 			ln.Runner = fmt.Sprintf("pid %d on %s", pid, host)

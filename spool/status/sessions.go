@@ -104,6 +104,11 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo
 				}
 			}
 		}
+		if v.State == taskfile.SessionIdle {
+			if u, by, ok := s.pacedUntil(sp.Account, now); ok {
+				v.PacedUntil, v.PacedBy = ptr(u), by
+			}
+		}
 		if v.State != taskfile.SessionDisabled && v.State != taskfile.SessionHeld && v.State != taskfile.SessionStandby &&
 			v.State != taskfile.SessionSignedOut && v.State != taskfile.SessionChallenge {
 			runnable++

@@ -242,7 +242,7 @@ const (
 
 // Held is one reason tasks of a lane do not run.
 type Held struct {
-	// Kind is one of paused, account, runner, standby, deferred.
+	// Kind is one of paused, account, paced, runner, standby, deferred.
 	Kind string `json:"kind"`
 	// Message is the reason in one line, for people.
 	Message string `json:"message"`
