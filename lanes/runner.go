@@ -279,6 +279,11 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 	if r.sess != nil && !r.sess.spec.Legacy {
 		acct = r.sess.spec.Account // the session's account met the limit, whatever the model names
 	}
+	if h := attempt.HoldOf(err); h != nil && h.SignIn() && acct == "" && r.sess != nil {
+		// The one session of a config without accounts: its page is
+		// signed out whatever the model, and its account holds it.
+		acct = r.sess.spec.Account
+	}
 	if acct == "" {
 		return
 	}

@@ -112,7 +112,14 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 	case standby:
 		return "standby"
 	case s.spec.Legacy:
-		return "" // its accounts' switches hold their tasks, not the session
+		// Its accounts' switches hold their tasks, not the session; but a
+		// signed-out page or a challenge is the profile's, whatever the
+		// task's account.
+		if h, ok := l.c.Store.AccountHold(s.spec.Account); ok && h.SignIn() {
+			why, _ := accountBlocked(l.c.Store, s.spec.Account, now)
+			return why
+		}
+		return ""
 	}
 	why, _ := accountBlocked(l.c.Store, s.spec.Account, now)
 	return why
