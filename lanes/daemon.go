@@ -27,7 +27,7 @@ type Daemon struct {
 	// SessionExecutor builds each web session's executor (its browser on
 	// its profile); without it every session uses Executors[web].
 	SessionExecutor SessionExecutor
-	// PaceScale multiplies the accounts' paces (Config.PaceScale).
+	// PaceScale multiplies the windows of the accounts' paces (Config.PaceScale).
 	PaceScale float64
 	Log       *slog.Logger
 	Hooks     Hooks

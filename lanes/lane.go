@@ -70,8 +70,8 @@ type Config struct {
 	// SessionExecutor, for the web lane, builds each session's executor;
 	// without it every session uses Executor.
 	SessionExecutor SessionExecutor
-	// PaceScale multiplies the accounts' paces (config.Pace.Scaled): a
-	// test's time scale; 0 means 1.
+	// PaceScale multiplies the windows of the accounts' paces
+	// (config.Pace.Scaled): a test's time scale; 0 means 1.
 	PaceScale float64
 }
 

@@ -21,9 +21,10 @@ func newAPIExecutor(cfg *config.Config, env *Env) (attempt.Executor, error) {
 // not a positive number: 1.
 const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
 
-// paceScaleEnv multiplies the accounts' paces (gap, jitter and the
-// minute, hour and day windows; not the working hours), for tests.
-const paceScaleEnv = "SPOOLGATE_PACE_SCALE"
+// paceScaleEnv multiplies the minute, hour and day windows of the
+// accounts' paces (not the gap, its jitter or the working hours), for
+// tests that cannot wait out a minute.
+const paceScaleEnv = "SPOOLGATE_PACE_WINDOW_SCALE"
 
 func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (attempt.Executor, error) {
 	e := browser.NewExecutor(cfg, log.With("component", "browser"))

@@ -74,7 +74,7 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
 	if v, err := strconv.ParseFloat(env.Getenv(paceScaleEnv), 64); err == nil && v > 0 {
 		d.PaceScale = v
-		log.Warn("account paces are time-scaled", "env", paceScaleEnv, "scale", v)
+		log.Warn("account pace windows are time-scaled", "env", paceScaleEnv, "scale", v)
 	}
 	defer closeExecutors(execs)
 	// console.Start handles "off" and a port in use itself (a warning).

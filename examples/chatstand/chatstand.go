@@ -134,6 +134,8 @@ type Message struct {
 	// Modes are a reasoning page's switches and model at the send: the
 	// generation's log of which modes it ran in.
 	Modes Modes
+	// At is when the stand-in received it.
+	At time.Time
 }
 
 // Server is a running stand-in.
@@ -161,6 +163,7 @@ type Server struct {
 	conts        map[string]string // continuation token -> the rest of the answer
 	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
 	draft        string            // SetDraft's leftover composer text
+	challenges   map[string]bool   // users whose pages show a challenge frame (holds.go)
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -201,6 +204,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET "+ChallengeFramePath, handleChallengeFrame)
 	mux.HandleFunc("GET /c/{id}", s.handlePage)
 	mux.HandleFunc("GET /editors/{name}", s.handleEditor)
 	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
@@ -296,6 +300,7 @@ func (s *Server) Login(user string) string {
 	tok := hex.EncodeToString(b)
 	s.mu.Lock()
 	s.tokens[tok] = user
+	delete(s.challenges, user) // the person who signed in cleared it
 	s.mu.Unlock()
 	return tok
 }

@@ -63,7 +63,7 @@ var (
 func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate}
+	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate, At: time.Now()}
 	if req.Modes != nil {
 		msg.Modes = *req.Modes
 	}
@@ -108,7 +108,8 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.perAccount.generated(user)
 	msg.Conversation = req.Conversation
 	s.received = append(s.received, msg)
-	return s.ender(user), nil
+	done := s.ender(user)
+	return func() { done(); s.afterAnswer(user, req.Content) }, nil
 }
 
 // ender returns the end of one admitted request of user.

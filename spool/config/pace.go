@@ -91,13 +91,13 @@ func clockMinutes(s string) (int, bool) {
 	return (hh*60 + mm) % (24 * 60), true
 }
 
-// Scaled is the pace with its gap, jitter and windows multiplied by f (a
-// test's time scale, SPOOLGATE_PACE_SCALE); working hours stay clock times.
+// Scaled is the pace with its minute, hour and day windows multiplied by
+// f (a test's time scale, SPOOLGATE_PACE_WINDOW_SCALE: a test cannot wait
+// out a minute); the gap, the jitter and the working hours stay as given.
 func (p Pace) Scaled(f float64) Pace {
 	if f <= 0 || f == 1 {
 		return p
 	}
-	p.Gap, p.Jitter = Duration(float64(p.Gap)*f), Duration(float64(p.Jitter)*f)
 	p.scale = f
 	return p
 }

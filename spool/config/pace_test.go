@@ -71,9 +71,9 @@ func TestPace_NextGapJitter(t *testing.T) {
 			t.Errorf("r %v: gap %v, want %v", c.r, got, c.want)
 		}
 	}
-	sc := p.Scaled(0.5)
-	if sc.Gap.D() != time.Second || sc.Jitter.D() != 250*time.Millisecond {
-		t.Errorf("scaled: %v %v", sc.Gap.D(), sc.Jitter.D())
+	sc := p.Scaled(0.5) // windows only: the gap and its jitter stay
+	if sc.Gap.D() != 2*time.Second || sc.Jitter.D() != 500*time.Millisecond || sc.window(time.Minute) != 30*time.Second {
+		t.Errorf("scaled: %v %v %v", sc.Gap.D(), sc.Jitter.D(), sc.window(time.Minute))
 	}
 }
 
