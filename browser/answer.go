@@ -115,7 +115,10 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 			return Answer{}, attempt.Errorf(taskfile.ClassTransient, "site %s shows an error: %s", d.siteName, st.Error)
 		}
 		if st.LoggedOut {
-			return Answer{}, attempt.Errorf(taskfile.ClassAccount, "site %s signed out during the answer: run `spoolgate login %s`", d.siteName, d.siteName)
+			return Answer{}, d.signedOut()
+		}
+		if st.Challenge != "" {
+			return Answer{}, d.challenged(st.Challenge)
 		}
 		sawBusy = sawBusy || st.Busy
 		if !started && (st.Busy || fresh || ns.Seen) {

@@ -264,6 +264,13 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 	clock := newLoadClock(d.t, time.Now())
 	for {
 		st, err := d.look(ctx)
+		if err == nil && st.Challenge != "" && (st.Input || clock.graceOver(time.Now())) {
+			// A widget over the chat page holds at once; a page without
+			// the input gets the grace first: an interstitial that passes
+			// by itself is no challenge.
+			d.step("page loaded", "url", u)
+			return st, d.challenged(st.Challenge)
+		}
 		if err == nil && (st.LoggedOut || st.Input || st.Limited != "") {
 			d.step("page loaded", "url", u)
 			if st.LoggedOut {
@@ -331,7 +338,8 @@ func (c *loadClock) expired(now time.Time) bool {
 // signedOut is the error of a page that shows the site's signed-out
 // page, the front page's or a conversation's: an account problem.
 func (d *driver) signedOut() error {
-	return attempt.Errorf(taskfile.ClassAccount, "site %s shows its signed-out page: run `spoolgate login %s` to sign the web profile in", d.siteName, d.siteName)
+	return d.signInHold(taskfile.HoldSignedOut, "the page shows its signed-out link ("+d.site.LoggedOut+")",
+		fmt.Sprintf("site %s shows its signed-out page: the account is held until `spoolgate login %s` signs the web profile in", d.siteName, d.siteName))
 }
 
 // fail wraps a driving failure. When ctx ended, the cause is kept so the

@@ -179,6 +179,9 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	if s := saved.String(); s != "" {
 		te.Err = fmt.Errorf("%w (%s)", te.Err, s)
 	}
+	if te.Hold != nil && te.Hold.Screenshot == "" {
+		te.Hold.Screenshot = saved.png // the page the operator must see to clear the hold
+	}
 	return attempt.Result{Modes: d.modes}, te
 }
 

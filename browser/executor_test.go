@@ -87,6 +87,9 @@ func TestExecutor_Execute_LoggedOut(t *testing.T) {
 	if e.stand.Generations() != 0 {
 		t.Fatal("a generation started on a signed-out page")
 	}
+	if h := attempt.HoldOf(err); h == nil || h.Kind != taskfile.HoldSignedOut || !h.Until.IsZero() || h.Site != "standin" {
+		t.Fatalf("hold %+v: want a signed-out hold on the account, until released", h)
+	}
 }
 
 // The page's own "one message at a time" error (the account is busy

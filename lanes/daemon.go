@@ -27,8 +27,10 @@ type Daemon struct {
 	// SessionExecutor builds each web session's executor (its browser on
 	// its profile); without it every session uses Executors[web].
 	SessionExecutor SessionExecutor
-	Log             *slog.Logger
-	Hooks           Hooks
+	// PaceScale multiplies the windows of the accounts' paces (Config.PaceScale).
+	PaceScale float64
+	Log       *slog.Logger
+	Hooks     Hooks
 
 	cfg     *config.Config
 	owner   string
@@ -109,7 +111,7 @@ func (d *Daemon) start(ctx context.Context) error {
 			}
 		}
 		l, err := NewLane(Config{Kind: k, Executor: ex, Store: d.Store, Owner: d.owner,
-			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor})
+			Log: laneLogger(d.Log, k), Hooks: d.Hooks, Index: NewIndex(entries[k]), Admission: adm, SessionExecutor: d.SessionExecutor, PaceScale: d.PaceScale})
 		if err != nil {
 			return err
 		}

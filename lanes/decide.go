@@ -85,11 +85,16 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 		class = taskfile.ClassTransient
 		err = fmt.Errorf("%w after %s: %s", attempt.ErrTimeout, e.Took.Round(time.Millisecond), err)
 	case attempt.HoldOf(err) != nil:
-		// A usage limit holds the account, not the task: back to pending
-		// unspent; the account's hold gates when it runs again.
+		// A usage limit, a signed-out page or a challenge holds the
+		// account, not the task: back to pending unspent; the account's
+		// hold gates when it runs again.
 		h := attempt.HoldOf(err)
 		o.State, o.Unspent, o.HeldUntil = taskfile.StatePending, true, h.Until
-		o.Error = taskfile.OneLine(fmt.Sprintf("account held by a usage limit until %s: %s", h.Until.UTC().Format(time.RFC3339), err.Error()))
+		what := "held by a usage limit until " + h.Until.UTC().Format(time.RFC3339)
+		if h.SignIn() {
+			what = h.What() // signed out, or a challenge: until released
+		}
+		o.Error = taskfile.OneLine(fmt.Sprintf("account %s: %s", what, err.Error()))
 		return o, true
 	default:
 		class = attempt.Classify(err)

@@ -24,6 +24,7 @@ func (r *runner) recordSend(cancel context.CancelCauseFunc, rec *taskfile.SendRe
 		r.log.Error("cannot record the send in the task file: nothing is sent", "err", err)
 		return attempt.Errorf(taskfile.ClassTransient, "record the send: %w", err)
 	}
+	r.recordPaceSend(rec)
 	if rec != nil {
 		switch rec.State {
 		case taskfile.SendSending:

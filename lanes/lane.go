@@ -70,6 +70,9 @@ type Config struct {
 	// SessionExecutor, for the web lane, builds each session's executor;
 	// without it every session uses Executor.
 	SessionExecutor SessionExecutor
+	// PaceScale multiplies the windows of the accounts' paces
+	// (config.Pace.Scaled): a test's time scale; 0 means 1.
+	PaceScale float64
 }
 
 // withDefaults checks c and returns it with its defaults filled in.
@@ -304,6 +307,8 @@ func (l *Lane) round(ctx context.Context) time.Time {
 				// A usage limit holds the account, as a disabled one:
 				// its tasks wait, spending nothing; others run.
 				l.holdOnce("account " + e.Account + " held by a usage limit until " + until.Format(time.RFC3339) + ": its tasks wait")
+			case "signed out", "challenge":
+				l.holdOnce("account " + e.Account + " held (" + why + "): its tasks wait until an operator signs in or releases it")
 			}
 			d = why != ""
 			disabled[e.Account] = d

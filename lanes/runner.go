@@ -252,7 +252,7 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 		case t.ErrorClass != "":
 			r.log.Warn("attempt failed: retry scheduled", "errorClass", t.ErrorClass, "error", t.Error, "notBefore", t.NotBefore.Format(time.RFC3339))
 		case attempt.HoldOf(err) != nil:
-			r.log.Info("attempt met a usage limit: back to pending, no attempt spent")
+			r.log.Info("attempt met a hold on its account (" + attempt.HoldOf(err).What() + "): back to pending, no attempt spent")
 		default:
 			r.log.Info("attempt interrupted by shutdown: back to pending")
 		}
@@ -280,6 +280,11 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 	if r.sess != nil && !r.sess.spec.Legacy {
 		acct = r.sess.spec.Account // the session's account met the limit, whatever the model names
 	}
+	if h := attempt.HoldOf(err); h != nil && h.SignIn() && acct == "" && r.sess != nil {
+		// The one session of a config without accounts: its page is
+		// signed out whatever the model, and its account holds it.
+		acct = r.sess.spec.Account
+	}
 	if acct == "" {
 		return
 	}
@@ -290,6 +295,13 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 		if werr := st.HoldAccount(hold); werr != nil {
 			r.log.Error("cannot write the account's hold: deferring the task instead", "account", acct, "err", werr)
 			o.NotBefore = hold.Until
+			if hold.SignIn() {
+				o.NotBefore = now.Add(r.l.cfg().RetryBackoff.D())
+			}
+			return
+		}
+		if hold.SignIn() {
+			r.log.Warn("account held: "+hold.What()+": its tasks wait until an operator signs in or releases it", "account", acct, "reason", hold.Reason, "screenshot", hold.Screenshot)
 			return
 		}
 		r.log.Warn("account held by a usage limit: its tasks wait", "account", acct, "until", hold.Until.Format(time.RFC3339), "reason", hold.Reason)

@@ -36,9 +36,13 @@ type session struct {
 	// (for staleAfter at most), when one does.
 	leaseForeign string
 	loggedOut    bool // its last attempt ended signed out (class account)
-	finished     int
-	failed       int
-	lastReason   string
+	// pacedUntil is when the account's pace lets its next task start, by
+	// the rule pacedBy, while the session waits for it (pace.go).
+	pacedUntil time.Time
+	pacedBy    string
+	finished   int
+	failed     int
+	lastReason string
 }
 
 // SessionExecutor builds the executor of one web session (its browser on
@@ -110,7 +114,14 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 	case s.lock.Borrowed() != "":
 		return "signing in" // the console's live view has the session (spool.RunnerLock.Borrow)
 	case s.spec.Legacy:
-		return "" // its accounts' switches hold their tasks, not the session
+		// Its accounts' switches hold their tasks, not the session; but a
+		// signed-out page or a challenge is the profile's, whatever the
+		// task's account.
+		if h, ok := l.c.Store.AccountHold(s.spec.Account); ok && h.SignIn() {
+			why, _ := accountBlocked(l.c.Store, s.spec.Account, now)
+			return why
+		}
+		return ""
 	}
 	why, _ := accountBlocked(l.c.Store, s.spec.Account, now)
 	return why
@@ -155,6 +166,12 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		}
 		if len(entries) == 0 {
 			l.sessionIdle(s, "", now)
+			continue
+		}
+		if until := l.sessionPaced(s, now); !until.IsZero() {
+			if wake.IsZero() || until.Before(wake) {
+				wake = until
+			}
 			continue
 		}
 		if !l.takeLease(s, now) {
@@ -284,6 +301,10 @@ func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
 			si.State = taskfile.SessionDisabled
 		case s.lastReason == "held":
 			si.State = taskfile.SessionHeld
+		case s.lastReason == "signed out":
+			si.State = taskfile.SessionSignedOut
+		case s.lastReason == "challenge":
+			si.State = taskfile.SessionChallenge
 		case s.loggedOut:
 			si.State = taskfile.SessionLoggedOut
 		default:
@@ -291,6 +312,9 @@ func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
 		}
 		if s.lease != nil {
 			si.Holder = l.c.Owner
+		}
+		if si.State == taskfile.SessionIdle && s.pacedUntil.After(now) {
+			si.PacedUntil, si.PacedBy = s.pacedUntil, s.pacedBy
 		}
 		s.mu.Unlock()
 		out = append(out, si)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -189,4 +191,102 @@ func (s *Store) Holds() []taskfile.Hold {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Account < out[j].Account })
 	return out
+}
+
+// ClearSignInHold ends the account's hold when it is a signed-out page's
+// or a challenge's (taskfile.Hold.SignIn), and reports whether it ended
+// one; a usage limit's hold is left to run out (signing in does not lift
+// a site's limit). `spoolgate login` calls it once the page shows the
+// account signed in; so may anything else that sees the page signed in
+// again (a remote sign-in). The account's tasks are then tried at the next
+// round, and the page is checked again by the next task.
+func (s *Store) ClearSignInHold(account string) (bool, error) {
+	h, ok := s.AccountHold(account)
+	if !ok || !h.SignIn() {
+		return false, nil
+	}
+	return s.ReleaseAccount(account)
+}
+
+// An account's pace record, beside its hold: both are facts about the
+// account that every daemon on the spool acts on alike.
+
+// SealPace: accounts/NAME.pace, an account's sends as its pace counts them.
+const SealPace = "pace"
+
+func (s *Store) pacePath(account string) string {
+	return filepath.Join(s.Layout.Accounts(), account+taskfile.PaceExt)
+}
+
+// PaceRecord reads the account's pace record; ok is false when there is
+// none or it is foreign (then the account paces as if it had not sent:
+// logged once, never deleted, replaced at its next send).
+func (s *Store) PaceRecord(account string) (r taskfile.PaceRecord, ok bool) {
+	if !taskfile.ValidAccount(account) {
+		return r, false
+	}
+	p := s.pacePath(account)
+	body, _, err := s.ReadSealed(SealPace, p, taskfile.MaxPaceSize+256)
+	if err != nil {
+		return r, false
+	}
+	r, err = taskfile.DecodePace(body)
+	if err != nil {
+		_ = s.foreign(SealPace, p, err)
+		return taskfile.PaceRecord{}, false
+	}
+	r.Account = account
+	return r, true
+}
+
+// RecordPaceSend adds a send of account at to its pace record, drops the
+// sends that no longer count, and draws the next gap's jitter; the
+// account's lease (or its session's lock) makes this daemon its only
+// writer meanwhile.
+func (s *Store) RecordPaceSend(account string, at time.Time, p config.Pace) error {
+	r, _ := s.PaceRecord(account)
+	keep := p.Keep()
+	sends := r.Sends[:0:0]
+	for _, t := range r.Sends {
+		if keep > 0 && t.After(at.Add(-keep)) && !t.After(at) {
+			sends = append(sends, t)
+		}
+	}
+	if keep > 0 {
+		sends = append(sends, at)
+	}
+	if n := max(p.PerMinute, p.PerHour, p.PerDay); len(sends) > n {
+		sends = sends[len(sends)-n:] // the older ones bind no cap
+	}
+	r.Sends, r.Next = sends, p.NextGap(at, rand.Float64())
+	r.PacedUntil, r.PacedBy = time.Time{}, ""
+	return s.writePace(account, r)
+}
+
+// MarkPaced records that the account's next task waits for its pace
+// until until (by rule by), for status; it writes only when that changed.
+func (s *Store) MarkPaced(account string, until time.Time, by string) error {
+	r, _ := s.PaceRecord(account)
+	if r.PacedUntil.Equal(until.UTC().Truncate(time.Millisecond)) && r.PacedBy == by {
+		return nil
+	}
+	r.PacedUntil, r.PacedBy = until, by
+	return s.writePace(account, r)
+}
+
+func (s *Store) writePace(account string, r taskfile.PaceRecord) error {
+	if !taskfile.ValidAccount(account) {
+		return fmt.Errorf("pace: account %q cannot name a file", account)
+	}
+	data, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Layout.Accounts(), DirPerm); err != nil {
+		return err
+	}
+	if err := s.WriteSealedAtomic(SealPace, s.pacePath(account), data); err != nil {
+		return fmt.Errorf("pace record of %s: %w", account, err)
+	}
+	return nil
 }

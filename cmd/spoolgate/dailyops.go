@@ -117,6 +117,9 @@ func (o *dailyOps) accountHolds() map[string]notify.Hold {
 		if !o.store.AccountDisabled(a) {
 			if h, ok := o.store.AccountHold(a); ok && h.Active(now) {
 				out[a] = notify.Hold{Reason: "usage limit: " + h.Reason, Until: h.Until}
+				if h.SignIn() {
+					out[a] = notify.Hold{Reason: h.What() + ": " + h.Reason, Kind: h.Kind, Task: h.Task, Screenshot: h.Screenshot}
+				}
 			}
 			continue
 		}

@@ -327,7 +327,9 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 }
 
 // Cancel mid-answer ends canceled with no process left; then, with the
-// session signed out, a task ends failed with errorClass account.
+// session signed out, a task holds the account instead of failing (back
+// to pending, its attempt given back, a screenshot of the page) until
+// the profile is signed in again and the hold released.
 func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	t.Parallel()
 	w := e2eNewWeb(t, rigOpts{}, 0.01, "")
@@ -349,12 +351,39 @@ func TestE2E_Web_CancelAndSignedOut(t *testing.T) {
 	w.stand.LogoutAll()
 	gens := w.stand.Generations()
 	w.submit(e2eTask{ID: "signed-out", Model: "chat-web", Content: "hello"})
-	got = w.final(taskfile.KindWeb, "signed-out", 20*time.Second)
-	if got.State != taskfile.StateFailed || got.ErrorClass != taskfile.ClassAccount || got.Attempt != 1 || !strings.Contains(got.Error, "spoolgate login standin") {
-		t.Errorf("state %s class %s attempt %d error %q; want failed, account, attempt 1, naming `spoolgate login standin`", got.State, got.ErrorClass, got.Attempt, got.Error)
+	// The signed-out page holds the account: the task goes back to
+	// pending with its attempt given back, never failed.
+	st := w.store()
+	var h taskfile.Hold
+	testkit.WaitFS(t, "the signed-out page to hold account demo", 20*time.Second, []string{w.L.Accounts(), w.L.Lane(taskfile.KindWeb, taskfile.DirPending)}, func() bool {
+		var ok bool
+		h, ok = st.AccountHold("demo")
+		tk := w.read(taskfile.KindWeb, taskfile.DirPending, "signed-out")
+		return ok && tk != nil && tk.Attempt == 0
+	})
+	if h.Kind != taskfile.HoldSignedOut || h.Screenshot != "web/logs/signed-out.1.png" || h.Task != "signed-out" {
+		t.Errorf("hold %+v: want signedOut with the page's screenshot", h)
+	}
+	if fi, err := os.Stat(filepath.Join(w.L.Root, h.Screenshot)); err != nil || fi.Size() == 0 {
+		t.Errorf("screenshot: %v", err)
+	}
+	if tk := w.read(taskfile.KindWeb, taskfile.DirPending, "signed-out"); tk == nil || !strings.Contains(tk.Error, "account signed out") || !strings.Contains(tk.Error, "spoolgate login standin") {
+		t.Errorf("pending task %+v: want its error to say the account is signed out", tk)
+	}
+	if out := w.cli("status"); !strings.Contains(out, "account demo is signed out") || !strings.Contains(out, "screenshot web/logs/signed-out.1.png") {
+		t.Errorf("status does not show the hold:\n%s", out)
 	}
 	if w.stand.Generations() != gens {
 		t.Errorf("a generation started on the signed-out page")
+	}
+	// Signed in again and released: the next task checks the page and runs.
+	w.login(t)
+	if out := w.cli("resume", "--account", "demo"); !strings.Contains(out, "hold ended by hand (it was signed out") {
+		t.Errorf("resume printed %q", out)
+	}
+	got = w.final(taskfile.KindWeb, "signed-out", 30*time.Second)
+	if got.State != taskfile.StateSuccess || got.Attempt != 1 {
+		t.Errorf("after the release: state %s attempt %d error %q; want success at attempt 1", got.State, got.Attempt, got.Error)
 	}
 	d.stop()
 	testkit.NoProcs(t, w.profile)

@@ -23,6 +23,11 @@ func newAPIExecutor(cfg *config.Config, env *Env) (attempt.Executor, error) {
 // not a positive number: 1.
 const holdScaleEnv = "SPOOLGATE_HOLD_SCALE"
 
+// paceScaleEnv multiplies the minute, hour and day windows of the
+// accounts' paces (not the gap, its jitter or the working hours), for
+// tests that cannot wait out a minute.
+const paceScaleEnv = "SPOOLGATE_PACE_WINDOW_SCALE"
+
 func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (attempt.Executor, error) {
 	e := browser.NewExecutor(cfg, log.With("component", "browser"))
 	if v, err := strconv.ParseFloat(env.Getenv(holdScaleEnv), 64); err == nil && v > 0 {

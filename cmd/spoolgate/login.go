@@ -64,6 +64,18 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	if err := browser.LoginProfile(ctx, cfg, site, sess.Profile, log); err != nil {
 		return fmt.Errorf("login: %w", err)
 	}
+	// A signed-out or challenge hold ends with the sign-in; the next task
+	// checks the page again (and holds the account again if it is still
+	// signed out). A usage limit's hold runs on.
+	if c.store != nil {
+		ended, err := c.store.ClearSignInHold(sess.Account)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Stdout, "account %s: its hold could not be ended (%v): run spoolgate resume --account %s\n", sess.Account, err, sess.Account)
+		case ended:
+			fmt.Fprintf(env.Stdout, "account %s: hold ended by the sign-in; its tasks are tried again\n", sess.Account)
+		}
+	}
 	return nil
 }
 

@@ -74,9 +74,18 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "account %s was not held\n", *account)
 		}
 	case actions.ReleaseEnded:
-		fmt.Fprintf(env.Stdout, "account %s: hold ended by hand (it ran until %s: %s); its tasks are tried again\n", *account, h.Until.Local().Format(time.RFC3339), h.Reason)
+		fmt.Fprintf(env.Stdout, "account %s: hold ended by hand (it was %s: %s); its tasks are tried again\n", *account, holdWhat(h), h.Reason)
 	default:
 		fmt.Fprintf(env.Stdout, "account %s: hold file removed\n", *account)
 	}
 	return nil
+}
+
+// holdWhat names a hold as the operator reads it: "held by a usage limit
+// until T" (in local time), "signed out", "held by a challenge".
+func holdWhat(h taskfile.Hold) string {
+	if h.SignIn() {
+		return h.What()
+	}
+	return "held by a usage limit until " + h.Until.Local().Format(time.RFC3339)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -72,6 +73,10 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 	}
 	sessions := newWebSessions(execs)
 	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessions.executors()}
+	if v, err := strconv.ParseFloat(env.Getenv(paceScaleEnv), 64); err == nil && v > 0 {
+		d.PaceScale = v
+		log.Warn("account pace windows are time-scaled", "env", paceScaleEnv, "scale", v)
+	}
 	defer closeExecutors(execs)
 	// console.Start handles "off" and a port in use itself (a warning).
 	hs, err := console.Start(ctx, store, d.Info, log.With("component", "http"))
@@ -79,7 +84,15 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		return &UsageError{Msg: err.Error()}
 	}
 	defer hs.Stop()
-	hs.SetLiveHooks(nil, sessions.free)
+	// A live view that sees the page signed in ends a signed-out or
+	// challenge hold (a usage limit's runs out by itself).
+	hs.SetLiveHooks(func(account string) {
+		if ended, err := store.ClearSignInHold(account); err != nil {
+			log.Error("signed in from the page: the account's hold not ended", "account", account, "err", err)
+		} else if ended {
+			log.Info("signed in from the page: the account's hold ended", "account", account)
+		}
+	}, sessions.free)
 	ops := newDailyOps(cfg, store, log)
 	d.Hooks = hs.Hooks().And(ops.hooks())
 	// The daemon's own goroutines must not end with ctx: shutdown is staged.

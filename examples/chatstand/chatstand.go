@@ -136,6 +136,8 @@ type Message struct {
 	Modes Modes
 	// Files are the SHA-256 of each uploaded file the message carried.
 	Files []string
+	// At is when the stand-in received it.
+	At time.Time
 }
 
 // Server is a running stand-in.
@@ -165,6 +167,7 @@ type Server struct {
 	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
 	draft        string            // SetDraft's leftover composer text
 	uploads      []Upload          // every file received (uploads.go)
+	challenges   map[string]bool   // users whose pages show a challenge frame (holds.go)
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -205,6 +208,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET "+ChallengeFramePath, handleChallengeFrame)
 	mux.HandleFunc("GET /c/{id}", s.handlePage)
 	mux.HandleFunc("GET /editors/{name}", s.handleEditor)
 	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
@@ -303,6 +307,7 @@ func (s *Server) Login(user string) string {
 	tok := hex.EncodeToString(b)
 	s.mu.Lock()
 	s.tokens[tok] = user
+	delete(s.challenges, user) // the person who signed in cleared it
 	s.mu.Unlock()
 	return tok
 }

@@ -9,7 +9,7 @@ import (
 
 // directives are what the shared stand-in scheme lets a task's content ask
 // of the stand-in: `[[duration=31s]]`, `[[hang]]`, `[[fail=N]]`, `[[empty]]`,
-// `[[nostart]]`, `[[cut=N]]`, `[[limit]]` (`[[status=N]]` is the API
+// `[[nostart]]`, `[[cut=N]]`, `[[limit]]`, `[[signout]]`, `[[challenge]]` (`[[status=N]]` is the API
 // stand-in's and is ignored here); for a page with a Markdown renderer
 // also `[[md=NAME]]` (a corpus answer), `[[pause=D]]` (the answer stops
 // half way for D of real time, not scaled: it is measured against the
@@ -29,6 +29,8 @@ type directives struct {
 	pause       time.Duration // real time the answer stops half way
 	errorTurn   bool          // the answer is the error turn
 	media       bool          // the answer links two generated images and a file (media.go)
+	signout     bool          // the user is signed out once the answer is given (holds.go)
+	challenge   bool          // the user's next pages show a challenge frame (holds.go)
 	cleanedText string        // content with directives removed, whitespace folded
 }
 
@@ -66,6 +68,10 @@ func parseDirectives(content string) directives {
 			d.errorTurn = true
 		case "media":
 			d.media = true
+		case "signout":
+			d.signout = true
+		case "challenge":
+			d.challenge = true
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n

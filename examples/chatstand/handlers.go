@@ -65,7 +65,7 @@ var (
 func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate, Files: s.filesOf(req.Files)}
+	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate, Files: s.filesOf(req.Files), At: time.Now()}
 	if req.Modes != nil {
 		msg.Modes = *req.Modes
 	}
@@ -110,7 +110,8 @@ func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.perAccount.generated(user)
 	msg.Conversation = req.Conversation
 	s.received = append(s.received, msg)
-	return s.ender(user), nil
+	done := s.ender(user)
+	return func() { done(); s.afterAnswer(user, req.Content) }, nil
 }
 
 // ender returns the end of one admitted request of user.

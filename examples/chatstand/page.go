@@ -176,7 +176,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"LoggedIn": ok, "User": u, "Instructions": instr, "Limit": s.limitNow(),
 		"Input": s.opts.Input, "Script": script, "Shadow": s.opts.Shadow,
 		"Modern": po.Renderer != "", "Renderer": renderer, "Config": cfg, "NotFound": notFound,
-		"History": hist, "ErrTurn": ErrTurn, "Draft": draft,
+		"History": hist, "ErrTurn": ErrTurn, "Draft": draft, "Challenge": ok && s.challenged(u), "ChallengeSrc": challengeSrc,
 	})
 }
 

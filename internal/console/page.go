@@ -9,6 +9,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // pageRefresh is how often the status page reloads itself.
@@ -21,6 +22,7 @@ const pageRefresh = 2 * time.Second
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":          report.Dur,
 	"taskHref":     status.TaskHref,
+	"shotHref":     taskfile.ShotHref,
 	"batchHref":    batchHref,
 	"sessionState": func(st *status.Status, s status.Session) string { return report.SessionStateText(st.Now, s) },
 	"eta":          func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, false) },
@@ -63,7 +65,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 ` + userBar + `
 <h1>spoolgate</h1>
 <div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
-{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}">{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}} · {{.Reason}}{{if $.A.User}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
+{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}" data-kind="{{.Kind}}">{{if eq .Kind "signedOut"}}{{$.L.AccountSignedOut}} {{.Account}}{{else if eq .Kind "challenge"}}{{$.L.AccountChallenge}} {{.Account}}{{else}}{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}}{{end}} · {{.Reason}}{{with shotHref .Screenshot}} · <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}{{if $.A.User}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
 {{end}}{{if .Timeline}}<section class="timeline-box">
 <h2>{{.D.Timeline}} <span class="meta spans">{{.D.Last}} {{.Since}}{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}} <a href="?since=off">{{.D.Hide}}</a></span></h2>
 {{.Timeline}}
@@ -82,7 +84,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{range .Running}}<tr class="run"><td><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
-{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}{{if and $.A.User .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
+{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}{{if and $.A.User .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}{{with shotHref .Screenshot}} <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>

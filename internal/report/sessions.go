@@ -39,6 +39,14 @@ func SessionStateText(now time.Time, s status.Session) string {
 		if s.HeldUntil != nil {
 			return "held until " + clockText(now, *s.HeldUntil)
 		}
+	case taskfile.SessionSignedOut, taskfile.SessionChallenge:
+		if s.Screenshot != "" {
+			return s.State + " (screenshot " + s.Screenshot + ")"
+		}
+	case taskfile.SessionIdle:
+		if s.PacedUntil != nil {
+			return "paced until " + clockText(now, *s.PacedUntil) + " (" + s.PacedBy + ")"
+		}
 	}
 	return s.State
 }

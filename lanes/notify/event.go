@@ -10,6 +10,7 @@ package notify
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
@@ -52,6 +53,11 @@ type Event struct {
 	Reason  string     `json:"reason,omitempty"`
 	Until   *time.Time `json:"until,omitempty"`
 	Holder  string     `json:"holder,omitempty"`
+	// account.loggedOut and account.challenge of a held account: the page
+	// that held it, relative to the spool, and its link on the status
+	// page (absolute when the config's http: names a reachable address).
+	Screenshot    string `json:"screenshot,omitempty"`
+	ScreenshotURL string `json:"screenshotUrl,omitempty"`
 }
 
 // Counts are a finished batch's tasks by final state.
@@ -87,6 +93,44 @@ func AccountLoggedOut(cfg *config.Config, account string, t *taskfile.Task) Even
 	e := newEvent(cfg, config.EventAccountLoggedOut, time.Now())
 	e.Lane, e.Account, e.TaskID, e.Model, e.Batch, e.Reason = string(taskfile.KindWeb), account, t.TaskID, t.Model, t.Batch, t.Error
 	return e
+}
+
+// AccountSignInHeld is the event of an account that a signed-out page
+// (account.loggedOut) or a challenge (account.challenge) holds until an
+// operator signs in or releases it: once per hold, with the page's
+// screenshot and its link.
+func AccountSignInHeld(cfg *config.Config, account string, h Hold) Event {
+	name := config.EventAccountLoggedOut
+	if h.Kind == taskfile.HoldChallenge {
+		name = config.EventAccountChallenge
+	}
+	e := newEvent(cfg, name, time.Now())
+	e.Lane, e.Account, e.Reason, e.TaskID = string(taskfile.KindWeb), account, h.Reason, h.Task
+	e.Screenshot = h.Screenshot
+	if href := taskfile.ShotHref(h.Screenshot); href != "" {
+		e.ScreenshotURL = consoleBase(cfg) + href
+	}
+	return e
+}
+
+// consoleBase is the status page's origin for links in events, "" (links
+// relative to the page) when the config serves no page.
+func consoleBase(cfg *config.Config) string {
+	if cfg.HTTP == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(cfg.HTTP)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = cfg.Host
+	}
+	scheme := "http"
+	if cfg.Console.TLSOn() {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // AccountHeld is the event of an account whose tasks now wait; until is
@@ -156,6 +200,9 @@ func Sample(cfg *config.Config, name string) Event {
 	case config.EventAccountLoggedOut:
 		e = AccountLoggedOut(cfg, "sample-account", &taskfile.Task{TaskID: "sample-task", Model: "sample-web-model",
 			Error: "site sample shows its signed-out page"})
+	case config.EventAccountChallenge:
+		e = AccountSignInHeld(cfg, "sample-account", Hold{Kind: taskfile.HoldChallenge, Reason: "sample: Cloudflare challenge",
+			Task: "sample-task", Screenshot: "web/logs/sample-task.1.png"})
 	case config.EventLaneStandby:
 		e = LaneStandby(cfg, taskfile.KindWeb, "pid 4242 on sample-host")
 	default:

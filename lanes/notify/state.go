@@ -15,6 +15,12 @@ import (
 type Hold struct {
 	Reason string
 	Until  time.Time
+	// Kind, Task and Screenshot are a signed-out or challenge hold's
+	// (taskfile.Hold): it is told as account.loggedOut or
+	// account.challenge, with the page's screenshot.
+	Kind       string
+	Task       string
+	Screenshot string
 }
 
 // StateWatch turns states that the daemon only shows (its web lane in
@@ -76,6 +82,10 @@ func (w *StateWatch) poll() {
 	if w.holds != nil {
 		for _, a := range sortedKeys(held) {
 			if _, was := w.holds[a]; !was {
+				if h := held[a]; h.Kind == taskfile.HoldSignedOut || h.Kind == taskfile.HoldChallenge {
+					w.Notifier.Notify(AccountSignInHeld(w.Cfg, a, h))
+					continue
+				}
 				w.Notifier.Notify(AccountHeld(w.Cfg, a, held[a].Reason, held[a].Until))
 			}
 		}

@@ -163,6 +163,14 @@ type SiteConfig struct {
 	// ends the attempt as `account` and holds the account.
 	Limited     string   `yaml:"limited"`
 	LimitedText []string `yaml:"limitedText"`
+	// Pace is the default pace of the site's accounts (pace.go).
+	Pace *Pace `yaml:"pace"`
+	// Challenge matches the site's own challenge page or widget (a
+	// captcha, a slider, a "checking your browser" page), beside the
+	// built-in ones (Cloudflare, hCaptcha, reCAPTCHA, GeeTest, 安全验证...):
+	// a page that shows one holds the account until an operator clears it.
+	// spoolgate never tries to solve one.
+	Challenge string `yaml:"challenge"`
 	// LimitHold is how long a usage limit holds the account when its
 	// message names no reset time (default 1h).
 	LimitHold Duration `yaml:"limitHold"`
@@ -286,6 +294,9 @@ type AccountConf struct {
 	// through: http://, https:// or socks5:// host:port, credentials
 	// allowed (never logged or shown: see RedactProxy).
 	Proxy string `yaml:"proxy"`
+	// Pace is how often the account may send (pace.go); default its
+	// site's pace, else none.
+	Pace *Pace `yaml:"pace"`
 }
 
 // UnmarshalYAML on APIConfig records whether concurrency was given.

@@ -251,6 +251,13 @@ func (c *Config) Check() error {
 	if err := c.checkProxies(); err != nil {
 		return err
 	}
+	for _, n := range slices.Sorted(maps.Keys(c.Accounts)) {
+		if p := c.Accounts[n].Pace; p != nil {
+			if err := p.check("accounts." + n + ".pace"); err != nil {
+				return err
+			}
+		}
+	}
 	names := make([]string, 0, len(c.Sites))
 	for n := range c.Sites {
 		names = append(names, n)
@@ -278,6 +285,11 @@ func (c *Config) Check() error {
 		}
 		if err := s.checkUpload("sites." + n); err != nil {
 			return err
+		}
+		if s.Pace != nil {
+			if err := s.Pace.check("sites." + n + ".pace"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

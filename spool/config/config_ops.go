@@ -20,10 +20,13 @@ const (
 	EventAccountReleased  = "account.released"
 	EventAccountLoggedOut = "account.loggedOut"
 	EventLaneStandby      = "lane.standby"
+	// EventAccountChallenge: a page showed a challenge (a captcha, a
+	// slider, "Just a moment..."): the account is held until cleared.
+	EventAccountChallenge = "account.challenge"
 )
 
 // Events lists every event spoolgate sends, in a fixed order.
-var Events = []string{EventBatchFinished, EventTaskFailed, EventAccountHeld, EventAccountReleased, EventAccountLoggedOut, EventLaneStandby}
+var Events = []string{EventBatchFinished, EventTaskFailed, EventAccountHeld, EventAccountReleased, EventAccountLoggedOut, EventAccountChallenge, EventLaneStandby}
 
 // NotifyConfig is `notify:`: who is told about events, and how.
 type NotifyConfig struct {

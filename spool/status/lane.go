@@ -95,7 +95,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			if acct, held := s.heldBy(t.sum.model, func(a string) bool { return off(a) || holds[a].Account != "" }); held {
 				heldAccount[acct]++
 				if t.sum.batch != "" {
-					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held by a usage limit"
+					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held"
 				}
 				continue
 			}
@@ -152,9 +152,16 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	for _, a := range accts {
 		if h, ok := holds[a]; ok && !s.disabledAccount(a, disabled) {
 			hd := Held{Kind: HeldAccount, Account: a, Count: heldAccount[a], Reason: h.Reason}
-			if h.Err != "" {
+			switch {
+			case h.Err != "":
 				hd.Message = fmt.Sprintf("%s: account %s is held: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Reason, a)
-			} else {
+			case h.SignIn():
+				shot := ""
+				if h.Screenshot != "" {
+					shot = "; screenshot " + h.Screenshot
+				}
+				hd.Message = fmt.Sprintf("%s: account %s is %s: %s%s (sign in: spoolgate login %s --account %s; or spoolgate resume --account %s)", wait(heldAccount[a]), a, h.What(), h.Reason, shot, h.Site, a, a)
+			default:
 				hd.Until = ptr(h.Until)
 				hd.Message = fmt.Sprintf("%s: account %s is held by a usage limit until %s: %q (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Until.Format(time.RFC3339), h.Reason, a)
 			}
@@ -165,6 +172,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			Message: fmt.Sprintf("%s: %s", wait(heldAccount[a]), disabledText(a))})
 	}
 	if k == taskfile.KindWeb {
+		ln.Held = append(ln.Held, s.pacedHeld(ts, now)...)
 		pid, host := s.runner()
 		if pid != 0 {
 			ln.Runner = fmt.Sprintf("pid %d on %s", pid, host)
@@ -255,8 +263,12 @@ func (s *Snapshotter) holds(st *Status, now time.Time) map[string]taskfile.Hold 
 			continue
 		}
 		m[h.Account] = h
-		a := Account{Account: h.Account, Held: true, Reason: h.Reason, Site: h.Site, Wait: h.Wait}
-		if h.Err == "" {
+		a := Account{Account: h.Account, Held: true, Reason: h.Reason, Site: h.Site, Wait: h.Wait, Kind: h.Kind, Screenshot: h.Screenshot}
+		switch {
+		case h.Err != "":
+		case h.SignIn():
+			a.Since = ptr(h.Since)
+		default:
 			a.Until, a.Since = ptr(h.Until), ptr(h.Since)
 		}
 		st.Accounts = append(st.Accounts, a)

@@ -28,6 +28,14 @@ type Session struct {
 	BlockedBy string `json:"blockedBy,omitempty"`
 	// HeldUntil is when a usage limit's hold ends (state held).
 	HeldUntil *time.Time `json:"heldUntil,omitempty"`
+	// Screenshot is the page that held the account (states signed out
+	// and challenge), relative to the spool.
+	Screenshot string `json:"screenshot,omitempty"`
+	// PacedUntil is when the account's pace lets its next task start
+	// (accounts.NAME.pace), set while it is later than now; PacedBy says
+	// which rule ("gap", "4 per minute", "working hours").
+	PacedUntil *time.Time `json:"pacedUntil,omitempty"`
+	PacedBy    string     `json:"pacedBy,omitempty"`
 	// Finished and Failed count the tasks whose last attempt ran on the
 	// account, in done/ and failed/.
 	Finished int `json:"finished"`
@@ -78,7 +86,7 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo
 		case s.disabledAccount(sp.Account, disabled):
 			v.State = taskfile.SessionDisabled
 		case held:
-			v.State = taskfile.SessionHeld
+			v.State, v.Screenshot = heldState(s.store, sp.Account)
 			if !until.IsZero() {
 				v.HeldUntil = ptr(until)
 			}
@@ -96,7 +104,13 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo
 				}
 			}
 		}
-		if v.State != taskfile.SessionDisabled && v.State != taskfile.SessionHeld && v.State != taskfile.SessionStandby {
+		if v.State == taskfile.SessionIdle {
+			if u, by, ok := s.pacedUntil(sp.Account, now); ok {
+				v.PacedUntil, v.PacedBy = ptr(u), by
+			}
+		}
+		if v.State != taskfile.SessionDisabled && v.State != taskfile.SessionHeld && v.State != taskfile.SessionStandby &&
+			v.State != taskfile.SessionSignedOut && v.State != taskfile.SessionChallenge {
 			runnable++
 		}
 		out = append(out, v)

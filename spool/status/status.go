@@ -100,6 +100,11 @@ type Account struct {
 	Wait string `json:"wait,omitempty"`
 	// Since is when the limit was met.
 	Since *time.Time `json:"since,omitempty"`
+	// Kind is "" for a usage limit, signedOut or challenge (which hold
+	// until released: Until is null); Screenshot is then the page that
+	// held it, relative to the spool.
+	Kind       string `json:"kind,omitempty"`
+	Screenshot string `json:"screenshot,omitempty"`
 }
 
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
@@ -237,7 +242,7 @@ const (
 
 // Held is one reason tasks of a lane do not run.
 type Held struct {
-	// Kind is one of paused, account, runner, standby, deferred.
+	// Kind is one of paused, account, paced, runner, standby, deferred.
 	Kind string `json:"kind"`
 	// Message is the reason in one line, for people.
 	Message string `json:"message"`

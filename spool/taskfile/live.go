@@ -1,5 +1,7 @@
 package taskfile
 
+import "time"
+
 // LaneInfo and SessionInfo are a running daemon's live view: lanes fill
 // them, status and the pages show them. They live in this leaf so that
 // lanes need not import status.
@@ -11,6 +13,10 @@ const (
 	SessionDisabled  = "disabled"
 	SessionHeld      = "held"
 	SessionLoggedOut = "logged out"
+	// SessionSignedOut and SessionChallenge: a signed-out page or a
+	// challenge holds the account (taskfile.Hold) until it is released.
+	SessionSignedOut = "signed out"
+	SessionChallenge = "challenge"
 	SessionLeased    = "leased by another host"
 	SessionStandby   = "standby"
 	// SessionBlocked: a foreign lease file (not written by a daemon of
@@ -31,6 +37,10 @@ type SessionInfo struct {
 	Holder   string `json:"holder,omitempty"`
 	Finished int    `json:"finished"`
 	Failed   int    `json:"failed"`
+	// PacedUntil is when the account's pace lets its next task start,
+	// by the rule PacedBy (an idle session waiting for it).
+	PacedUntil time.Time `json:"pacedUntil,omitempty"`
+	PacedBy    string    `json:"pacedBy,omitempty"`
 }
 
 // LaneInfo is a running daemon's live view of one lane: what only the
