@@ -12,8 +12,12 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/spoolgate ./cmd/spoolgate
 
 # The test command of the README and of CI: vet, the race-enabled suite
-# (fuzz seed corpora included), and Windows and macOS builds.
-test: vet race windows darwin
+# (fuzz seed corpora included), and Windows and macOS builds. The four run
+# at once: the suite spends much of its time waiting on daemons and
+# browsers, and the cross builds fill that time (-Oline keeps each output
+# line whole). Any one failing fails the target.
+test:
+	$(MAKE) --no-print-directory -j4 -Oline vet race windows darwin
 
 vet:
 	$(GO) vet ./...
@@ -79,6 +83,8 @@ fuzz:
 	$(GO) test ./internal/frontdoor -run '^$$' -fuzz '^FuzzParseChat$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/tableimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzOpenAuditLine$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime $(FUZZTIME)
 
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.

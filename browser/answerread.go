@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -336,61 +337,6 @@ func (d *driver) reread(ctx context.Context, m string, nw *netWatch, track *answ
 	return again, true
 }
 
-// checkSettle bounds how long a result that differs from the page waits
-// for the page to catch up (a renderer a frame behind the response's
-// end); checkCatchUp how long it waits while the page shows a beginning
-// of the result and still grows (a page that types the answer out after
-// its response ended); checkPoll is how often it looks again meanwhile.
-const (
-	checkSettle  = 2 * time.Second
-	checkCatchUp = 30 * time.Second
-	checkPoll    = 100 * time.Millisecond
-)
-
-// pageCheck compares a result with the answer element as the page shows
-// it now. A difference counts only once the page has held still between
-// two looks: a page still rendering the end it was sent is looked at
-// again, up to checkSettle. A page that shows a beginning of the result
-// is catching up (a typing animation): it is waited for until it has
-// held still for the site's quiet, up to checkCatchUp, so that a whole
-// result is never dropped for a page's shorter, unfinished text.
-func (d *driver) pageCheck(ctx context.Context, text, format string) (PageCheck, bool) {
-	began := time.Now()
-	prev, changed := "", began
-	for {
-		v, err := d.answerView(ctx)
-		if err != nil {
-			d.log.Warn("driver: the answer could not be read from the page to check it", "err", err)
-			return PageCheck{State: CheckUnchecked}, false
-		}
-		if !v.Found {
-			return PageCheck{State: CheckUnchecked}, false
-		}
-		c := checkResult(text, format, v.Text)
-		if c.State != CheckDiffers {
-			return c, false
-		}
-		now := time.Now()
-		still := v.Text == prev
-		if !still {
-			prev, changed = v.Text, now
-		}
-		behind := pageBehind(text, format, v.Text)
-		if behind {
-			if now.Sub(changed) >= max(d.t.Quiet, checkPoll) || now.Sub(began) >= checkCatchUp {
-				return c, true
-			}
-		} else if still || now.Sub(began) >= checkSettle {
-			return c, false
-		}
-		select {
-		case <-ctx.Done():
-			return c, false
-		case <-time.After(checkPoll):
-		}
-	}
-}
-
 // readOne reads the answer by method m: its text and format, and the
 // thinking told apart from it.
 func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *answerTrack) (text, format, think string, err error) {
@@ -441,4 +387,16 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 		return text, FormatText, thinkMarkdown(v), err
 	}
 	return "", "", "", fmt.Errorf("unknown method %q", m)
+}
+
+// readSpecOf is how the site's answer is read and known to have ended:
+// its keys done, copy, errorTurn, chrome, network and read.
+func readSpecOf(site config.SiteConfig) readSpec {
+	rs := readSpec{done: site.Done, copy: site.Copy, errorTurn: site.ErrorTurn, chrome: site.Chrome, strict: site.Verify == config.VerifyStrict, noCheck: site.Verify == config.VerifyOff}
+	if site.Network != nil {
+		n := *site.Network
+		rs.network = &n
+	}
+	rs.methods = orderMethods(site.Read, rs.network != nil, rs.copy != "")
+	return rs
 }

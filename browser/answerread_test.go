@@ -246,6 +246,34 @@ func TestDriver_ReadAnswer_LateRender(t *testing.T) {
 	}
 }
 
+// TestDriver_ReadAnswer_ShownLate: the page's answer element is empty
+// when the result has been read (a page that renders after its stream
+// ended, on a busy machine) and fills 800 ms later: the check waits for
+// it and verifies, where it used to give up at once as unchecked.
+func TestDriver_ReadAnswer_ShownLate(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["cjk"]
+	msg := "shown late"
+	p.set(msg, md)
+	log := &syncBuf{}
+	d := readDriver(t, p.url, []string{MethodNetwork}, log)
+	d.afterRead = func(ctx context.Context) {
+		const hide = `(() => { const all = document.querySelectorAll('.msg.assistant'); const a = all[all.length - 1];
+			const h = a.innerHTML; a.innerHTML = ''; setTimeout(() => { a.innerHTML = h; }, 800); return true; })()`
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](hide)); err != nil {
+			t.Errorf("hide: %v", err)
+		}
+	}
+	a, err := ask(ctx, t, d, msg)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, log)
+	}
+	if a.Method != MethodNetwork || a.Check.State != CheckVerified {
+		t.Errorf("read by %s, %s (%s); want network, verified\nlog:\n%s", a.Method, a.Check.State, a.Check.Diff, log)
+	}
+}
+
 func TestDriver_ReadAnswer_Differs(t *testing.T) {
 	p := startReadPage(t)
 	ctx := tab(t)

@@ -194,7 +194,7 @@ func Check(ctx context.Context, cfg *config.Config, site string, opts CheckOptio
 			rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s: %s %q: %s", m.Mode, m.Kind, m.Selector, m.Note()))
 		}
 	}
-	rep.SignedIn = !st.LoggedOut && (st.Input || st.Limited != "")
+	rep.SignedIn = st.signedIn()
 	rep.Limited = d.limitMsg(st, "")
 	for _, k := range keys {
 		if k.Bad != "" || (k.Must && !k.Found) {

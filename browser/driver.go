@@ -89,6 +89,8 @@ type driver struct {
 	// The attempt's sending record and delivery line, once written.
 	sending  *taskfile.SendRecord
 	delivery *taskfile.Delivery
+	// What the attempt attached (upload.go), for its delivery line.
+	attached, attachNote string
 }
 
 func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
@@ -188,6 +190,11 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 		return Answer{}, err
 	}
 	d.step("text typed", "chars", ty.Chars, "field", ty.Kind, "method", ty.Method, "verified", true, "took", ty.Took.Round(time.Millisecond))
+	cleanup, err := d.attachFiles(ctx, task)
+	defer cleanup()
+	if err != nil {
+		return Answer{}, err
+	}
 
 	before, err := d.look(ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -24,7 +25,8 @@ const defaultProbeTimeout = 5 * time.Second
 
 // Executor is the web lane's attempt.Executor: one attempt is self-check →
 // single-instance check → launch → drive the chat page → close, with the
-// close on every path.
+// close on every path but a success, whose browser a warm session keeps
+// for its next task (warm.go).
 type Executor struct {
 	cfg *config.Config
 	log *slog.Logger
@@ -47,6 +49,9 @@ type Executor struct {
 	// after the close); the next attempt waits for it before its
 	// self-check, so one profile never has two browsers.
 	closing chan struct{}
+	// warm is the browser kept for the next task (web.warm), if any.
+	warm     *warm
+	launches atomic.Int64 // browsers started, for tests and the bench
 }
 
 // NewExecutor returns the web executor for cfg.
@@ -99,27 +104,10 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 		return attempt.Result{}, attempt.Errorf(taskfile.ClassEnvironment, "%w", err)
 	}
 
-	job.SetStage("self-check")
-	if err := SelfCheck(profile, log); err != nil {
-		return attempt.Result{}, err
-	}
-	if ctx.Err() != nil {
-		return attempt.Result{}, stopped(ctx, "self-check")
-	}
-	job.SetStage("single-instance check")
-	if err := checkSingleInstance(profile, log); err != nil {
-		return attempt.Result{}, err
-	}
-
-	job.SetStage("launching browser")
-	b, err := Launch(ctx, e.cfg, profile, e.cfg.Web.IsHeadless(), log)
+	b, err := e.browserFor(ctx, job, profile, log)
 	if err != nil {
-		if ctx.Err() != nil {
-			return attempt.Result{}, stopped(ctx, "launching browser")
-		}
 		return attempt.Result{}, err
 	}
-	b.grace = e.closeGrace
 	job.SetBrowserPID(b.PID())
 	probeTimeout := e.ProbeTimeout
 	if probeTimeout <= 0 {
@@ -129,8 +117,12 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	closeLater := false
 	defer func() {
 		job.SetProbe(nil)
-		if closeLater {
-			e.closing = closeAsync(b)
+		switch {
+		case closeLater && e.warmOn():
+			e.keepWarm(b)
+			return
+		case closeLater:
+			e.closeLater(b)
 			return
 		}
 		job.SetStage("closing browser")
@@ -166,7 +158,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	switch {
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
-		closeLater = true // the answer is written first; the browser closes meanwhile
+		closeLater = true // the answer is written first; the browser closes meanwhile, or stays warm
 		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Reasoning: ans.Reasoning, Modes: d.modes, Artifacts: arts}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
@@ -198,19 +190,6 @@ func stopped(ctx context.Context, stage string) error {
 
 // closes counts the browser closes still running after their attempt.
 var closes sync.WaitGroup
-
-// closeAsync closes b in the background; the channel closes when it is
-// closed (or killed and checked gone, as b.Close does).
-func closeAsync(b *Browser) chan struct{} {
-	done := make(chan struct{})
-	closes.Add(1)
-	go func() {
-		defer closes.Done()
-		defer close(done)
-		b.Close()
-	}()
-	return done
-}
 
 // WaitClosed waits for every browser close still running after its
 // attempt's result went back (a daemon calls it once its lanes stopped, so

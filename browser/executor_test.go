@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 
@@ -190,7 +191,7 @@ func TestExecutor_Execute_Cancel(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("Execute returned %s after the cancel", d)
 	}
-	assertNoProcs(t, e.profile)
+	testkit.NoProcs(t, e.profile)
 	waitUntil(t, "the stand-in to see the generation end", 5*time.Second, func() bool { return e.stand.Active() == 0 })
 }
 

@@ -3,12 +3,9 @@
 package browser
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,7 +95,7 @@ models:
 	}
 	e := &env{stand: stand, cfg: cfg, profile: ProfileDir(cfg), exec: NewExecutor(cfg, nil)}
 	e.exec.Timings = Timings{Quiet: 150 * time.Millisecond, PageLoad: 10 * time.Second, Start: 10 * time.Second}
-	t.Cleanup(func() { assertNoProcs(t, e.profile) })
+	t.Cleanup(func() { e.exec.Release(true); testkit.NoProcs(t, e.profile) })
 	if !o.noLogin {
 		e.login(t)
 	}
@@ -136,40 +133,6 @@ func (e *env) job(t *testing.T, model, prompt, content string) (*attempt.Job, *s
 	job := attempt.NewJob(task, m, slog.New(slog.NewTextHandler(buf, nil)))
 	job.SetLogFiles(spool.NewStore(e.cfg, nil).LogFiles(taskfile.KindWeb)) // as a lane does
 	return job, buf
-}
-
-// pgrep lists the pids whose command line contains s (pgrep -f), which is
-// how an operator would look for what spoolgate left behind.
-func pgrep(t testing.TB, s string) []string {
-	t.Helper()
-	out, err := exec.Command("pgrep", "-f", s).Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-			return nil
-		}
-		t.Fatalf("pgrep: %v", err)
-	}
-	return strings.Fields(string(out))
-}
-
-// assertNoProcs waits (with a deadline) until no process names profile.
-func assertNoProcs(t testing.TB, profile string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pids := pgrep(t, profile)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, p := range pids {
-				cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
-				t.Errorf("process %s on the profile remains: %s", p, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
-			}
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // waitUntil is testkit.Wait under the name the browser's tests call it by

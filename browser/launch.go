@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/shirou/gopsutil/v4/process"
 
@@ -98,6 +99,10 @@ type Browser struct {
 	grace       time.Duration
 
 	closeOnce sync.Once
+
+	// A warm session's count of tasks and the end of its last one.
+	tasks int
+	used  time.Time
 }
 
 // PID is the browser's main process.
@@ -126,6 +131,13 @@ func Launch(ctx context.Context, cfg *config.Config, profile string, headless bo
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	opts = append(opts, chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { fsx.OwnGroup(cmd, true) }))
+	px, err := proxyOf(cfg, profile)
+	if err != nil {
+		return nil, attempt.Errorf(taskfile.ClassEnvironment, "proxy: %w", err)
+	}
+	if px.Server != "" {
+		opts = append(opts, proxyFlags(px)...)
+	}
 
 	// The browser's life is bound to a context of its own, not to the
 	// task's: a cancel must close it through the close procedure, not by
@@ -153,7 +165,13 @@ func Launch(ctx context.Context, cfg *config.Config, profile string, headless bo
 	if c := chromedp.FromContext(tabCtx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		b.pid = c.Browser.Process().Pid
 	}
-	log.Info("browser: launched", "pid", b.pid, "path", path, "headless", headless, "profile", profile, "took", time.Since(started).Round(time.Millisecond))
+	if px.User != "" {
+		if err := answerProxyAuth(tabCtx, px); err != nil {
+			b.Close()
+			return nil, attempt.Errorf(taskfile.ClassEnvironment, "launch %s: proxy authentication: %w", path, err)
+		}
+	}
+	log.Info("browser: launched", "pid", b.pid, "path", path, "headless", headless, "profile", profile, "proxy", px.Server, "proxyAuth", px.User != "", "took", time.Since(started).Round(time.Millisecond))
 	return b, nil
 }
 
@@ -281,3 +299,80 @@ func (b *Browser) exited() bool {
 
 // errBrowserGone marks a browser that died under the task.
 var errBrowserGone = errors.New("browser exited")
+
+// An account's proxy (accounts.NAME.proxy) applies to every browser on
+// that account's profile: the task's, `login`'s, `check`'s. It is found by
+// the profile, so no caller can launch the account's browser without it.
+
+// proxyOf returns the proxy of the account whose session runs on profile,
+// if it has one.
+func proxyOf(cfg *config.Config, profile string) (config.Proxy, error) {
+	for _, s := range cfg.WebSessions() {
+		if !samePath(s.Profile, profile) {
+			continue
+		}
+		if raw := cfg.Accounts[s.Account].Proxy; raw != "" {
+			return config.ParseProxy(raw) // checked at start; an error here is a config changed under us
+		}
+	}
+	return config.Proxy{}, nil
+}
+
+// proxyFlags are Chromium's flags for p: the server without credentials,
+// and "<-loopback>", which takes back Chromium's implicit bypass of
+// localhost and 127.0.0.1 so that every request of the account, to any
+// host, goes through its proxy (a test's loopback proxy sees it, and a
+// site reached through an SSH tunnel on localhost goes out the same way).
+func proxyFlags(p config.Proxy) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ProxyServer(p.Server),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+	}
+}
+
+// answerProxyAuth makes the tab answer its proxy's 407 with the account's
+// credentials (CDP Fetch.authRequired → Fetch.continueWithAuth). Fetch
+// pauses every request of the tab while it is on; each goes on at once.
+// A challenge from a web server (not the proxy) gets the browser's
+// default, and a second challenge for one request (wrong credentials) is
+// canceled instead of answered again, so a bad password fails the page
+// load instead of looping. The credentials go only into CDP calls.
+func answerProxyAuth(tab context.Context, p config.Proxy) error {
+	var mu sync.Mutex
+	tried := map[fetch.RequestID]bool{}
+	// CDP calls never run on chromedp's event goroutine (see chromedp.Listen).
+	cont := func(id fetch.RequestID) {
+		go func() { _, _ = chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) }()
+	}
+	auth := func(id fetch.RequestID, r *fetch.AuthChallengeResponse) {
+		go func() {
+			_, _ = chromedp.Call(tab, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: id, AuthChallengeResponse: r})
+		}()
+	}
+	err := chromedp.Listen(tab, func(ev any) {
+		switch e := ev.(type) {
+		case *fetch.EventRequestPaused:
+			cont(e.RequestID)
+		case *fetch.EventAuthRequired:
+			resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseDefault}
+			mu.Lock()
+			again := tried[e.RequestID]
+			tried[e.RequestID] = true
+			mu.Unlock()
+			switch {
+			case e.AuthChallenge == nil || e.AuthChallenge.Source != fetch.AuthChallengeSourceProxy:
+			case again:
+				resp.Response = fetch.AuthChallengeResponseResponseCancelAuth
+			default:
+				resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: p.User, Password: p.Password}
+			}
+			auth(e.RequestID, resp)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	on := true
+	_, err = chromedp.Call(tab, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &on})
+	return err
+}

@@ -367,6 +367,7 @@ func (d *driver) recordSending(p plan) error {
 	now := time.Now()
 	rec := &taskfile.SendRecord{State: taskfile.SendSending, Attempt: d.send.attempt, Account: d.send.account, SendingAt: now}
 	del := &taskfile.Delivery{Attempt: d.send.attempt, How: p.how, Account: d.send.account, Reason: p.reason, PossibleDoubleSend: p.double}
+	d.withAttached(del)
 	d.sending, d.delivery = rec, del
 	return d.send.record(rec, del)
 }

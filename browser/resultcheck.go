@@ -1,9 +1,11 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/spoolgate/spoolgate/internal/markdown"
@@ -106,4 +108,73 @@ func pageDiff(a, b []rune) string {
 		return fmt.Sprintf("at character %d the page ends; the result goes on %q", i+1, quote(a))
 	}
 	return fmt.Sprintf("at character %d (white space left out) the result reads %q, the page %q", i+1, quote(a), quote(b))
+}
+
+// checkSettle bounds how long a result that differs from the page waits
+// for the page to catch up (a renderer a frame behind the response's
+// end); checkAppear how long it waits for a page that shows no answer
+// yet; checkCatchUp how long it waits while the page shows a beginning
+// of the result and still grows (a page that types the answer out after
+// its response ended); checkPoll is how often it looks again meanwhile.
+const (
+	checkSettle  = 2 * time.Second
+	checkAppear  = 10 * time.Second
+	checkCatchUp = 30 * time.Second
+	checkPoll    = 100 * time.Millisecond
+)
+
+// pageCheck compares a result with the answer element as the page shows
+// it now. A difference counts only once the page has held still between
+// two looks: a page still rendering the end it was sent is looked at
+// again, up to checkSettle. A page that shows a beginning of the result
+// is catching up (a typing animation): it is waited for until it has
+// held still for the site's quiet, up to checkCatchUp, so that a whole
+// result is never dropped for a page's shorter, unfinished text.
+func (d *driver) pageCheck(ctx context.Context, text, format string) (PageCheck, bool) {
+	began := time.Now()
+	prev, changed := "", began
+	for {
+		v, err := d.answerView(ctx)
+		if err != nil {
+			d.log.Warn("driver: the answer could not be read from the page to check it", "err", err)
+			return PageCheck{State: CheckUnchecked}, false
+		}
+		if !v.Found || strings.TrimSpace(v.Text) == "" {
+			// Not shown yet: a page that renders the answer after its
+			// stream ended (a typing animation, a busy machine) is
+			// given checkAppear to show it before the result goes
+			// unchecked.
+			if now := time.Now(); now.Sub(began) >= checkAppear {
+				return PageCheck{State: CheckUnchecked}, false
+			}
+			select {
+			case <-ctx.Done():
+				return PageCheck{State: CheckUnchecked}, false
+			case <-time.After(checkPoll):
+			}
+			continue
+		}
+		c := checkResult(text, format, v.Text)
+		if c.State != CheckDiffers {
+			return c, false
+		}
+		now := time.Now()
+		still := v.Text == prev
+		if !still {
+			prev, changed = v.Text, now
+		}
+		behind := pageBehind(text, format, v.Text)
+		if behind {
+			if now.Sub(changed) >= max(d.t.Quiet, checkPoll) || now.Sub(began) >= checkCatchUp {
+				return c, true
+			}
+		} else if still || now.Sub(began) >= checkSettle {
+			return c, false
+		}
+		select {
+		case <-ctx.Done():
+			return c, false
+		case <-time.After(checkPoll):
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/spoolgate/spoolgate/examples/chatuistand"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -43,7 +44,7 @@ func TestSuggest_ChatUIs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			rep, err := Suggest(ctx, cfg, ui, config.SiteConfig{URL: s.URL()}, SuggestOptions{Send: "hello"})
-			assertNoProcs(t, ProfileDir(cfg))
+			testkit.NoProcs(t, ProfileDir(cfg))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
@@ -55,7 +56,7 @@ func tab(t testing.TB) context.Context {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close(); assertNoProcs(t, prof) })
+	t.Cleanup(func() { b.Close(); testkit.NoProcs(t, prof) })
 	return b.Context()
 }
 

@@ -107,6 +107,8 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 	switch {
 	case standby:
 		return "standby"
+	case s.lock.Borrowed() != "":
+		return "signing in" // the console's live view has the session (spool.RunnerLock.Borrow)
 	case s.spec.Legacy:
 		return "" // its accounts' switches hold their tasks, not the session
 	}
@@ -177,6 +179,7 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 		l.holdOnce("account " + s.spec.Account + " " + why + ": its tasks wait")
 	}
 	if lease != nil {
+		s.releaseExec(false) // the warm browser goes with the account
 		if err := lease.Release(now); err != nil {
 			l.c.Store.Limiter().Fail("account lease release:"+s.spec.Account, "account lease release", err, "account", s.spec.Account)
 		}
@@ -217,6 +220,9 @@ func (l *Lane) takeLease(s *session, now time.Time) bool {
 			}
 			l.c.Log.Info(what, "account", s.spec.Account, "holder", by)
 		}
+		if s.lease != nil {
+			s.releaseExec(false) // the account went elsewhere: so does its warm browser
+		}
 		s.leasedBy, s.leaseForeign, s.lease = by, foreign, nil
 		return false
 	}
@@ -235,6 +241,7 @@ func (l *Lane) releaseSessions() {
 		lease := s.lease
 		s.lease = nil
 		s.mu.Unlock()
+		s.releaseExec(true) // Stop returns once the session's browser is gone
 		if lease != nil {
 			_ = lease.Release(time.Now())
 		}

@@ -86,6 +86,9 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 		rej = s.CheckOutput(t, lane)
 	}
 	if rej == nil {
+		rej = s.CheckAttachments(t, dir)
+	}
+	if rej == nil {
 		if where := s.Layout.Locate(lane, t.TaskID); where != "" {
 			if where == taskfile.DirPending && s.inFlight(lane, t.TaskID, data) {
 				return IntakeResult{Outcome: Vanished}, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -129,13 +130,15 @@ func TestStore_IntakeRejects(t *testing.T) {
 			// A hard link is first taken for another daemon's move in
 			// flight and left alone; it is rejected once it has stayed
 			// for settle.
-			deadline := time.Now().Add(5 * time.Second)
-			for res.Outcome == Vanished && tt.name == "hard link" && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
+			testkit.Until(5*time.Second, func() bool {
+				if res.Outcome != Vanished || tt.name != "hard link" {
+					return true
+				}
 				if res, err = s.Intake(dir, tt.file, tt.lane); err != nil {
 					t.Fatal(err)
 				}
-			}
+				return false
+			})
 			if res.Outcome != Rejected {
 				t.Fatalf("outcome %v, want rejected", res.Outcome)
 			}

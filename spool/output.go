@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool/attach"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -96,5 +97,21 @@ func (s *Store) WriteOutput(rel string, data []byte) error {
 	if err := fsx.WriteBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.Tag); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.ToSlash(rel), err)
 	}
+	return nil
+}
+
+// CheckAttachments checks a drop's `attachments:` (spool/attach.Check)
+// and records what it found in t.AttachmentsChecked. taskDir is the
+// folder intake reads the drop from (its lane's incoming/ or the drop
+// box), "" for a task that has none (the HTTP door): relative paths are
+// looked up there, then in the spool's files/. Intake, submit, the console
+// and the door all call it, so a drop is refused for one reason on every
+// path.
+func (s *Store) CheckAttachments(t *taskfile.Task, taskDir string) *taskfile.RejectError {
+	checked, rej := attach.Check(s.Cfg, t, attach.Dirs{Task: taskDir, Files: attach.FilesFolder(s.Layout.Root)})
+	if rej != nil {
+		return rej
+	}
+	t.AttachmentsChecked = checked
 	return nil
 }

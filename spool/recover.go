@@ -153,6 +153,12 @@ func (s *Store) loadPendingOne(k taskfile.Kind, id string) (*taskfile.Task, erro
 			// a fresh drop moved in by intake before its rewrite
 			t.ResetForIntake()
 			t.TaskID, t.ModelKind = id, k
+			// Its attachments are checked and recorded again; one that no
+			// longer passes leaves no record, and the attempt fails as
+			// invalid ("not checked at intake") instead of sending it.
+			if rej := s.CheckAttachments(t, s.Layout.Lane(k, taskfile.DirIncoming)); rej != nil {
+				s.Log.Warn("recovered drop's attachments", "lane", k, "taskId", id, "reason", rej.Msg)
+			}
 		}
 		t.State = taskfile.StatePending
 		if t.SubmittedAt.IsZero() {

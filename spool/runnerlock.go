@@ -97,6 +97,7 @@ func (l *RunnerLock) TryLock(host string) error {
 		}
 		return fmt.Errorf("web lock: %w", err)
 	}
+	heldHere.Store(filepath.Clean(l.path), l)
 	// Rewrite the content in place through a second handle, not by rename,
 	// which would swap the locked inode for an unlocked one. (On Windows the
 	// locked range refuses the second handle; the holder is then unknown.)
@@ -150,6 +151,7 @@ func (l *RunnerLock) Unlock() error {
 	if !l.fl.Locked() {
 		return nil
 	}
+	heldHere.CompareAndDelete(filepath.Clean(l.path), l)
 	l.writeContent("")
 	return l.fl.Unlock()
 }
@@ -163,4 +165,51 @@ func (l *RunnerLock) writeContent(s string) {
 	_, _ = f.WriteString(s)
 	_ = f.Sync()
 	_ = f.Close()
+}
+
+// ErrSessionBusy is returned by Borrow while a task runs on the session.
+var ErrSessionBusy = errors.New("a task is running on the account")
+
+// borrowers holds who borrowed each session (Borrow), by lock file;
+// heldHere, which RunnerLock of this process holds each OS lock.
+var borrowers, heldHere sync.Map // path -> string, path -> *RunnerLock
+
+// Borrow takes the session for someone other than the web lane (the
+// console's live sign-in view), without waiting: the session's
+// process-wide mutex, so no runner of this process enters it (a runner
+// that claimed a task in the same instant waits for the release), and
+// the OS lock, so no other process drives the profile. When this process
+// already holds the OS lock (its web lane) the mutex is enough; the lane claims nothing for a borrowed
+// session (Borrowed). It fails with ErrSessionBusy while a task runs on
+// the session and with ErrLockHeld while another process holds its lock.
+func (l *RunnerLock) Borrow(host, who string) (release func(), err error) {
+	if !l.mu.TryLock() {
+		return nil, fmt.Errorf("%w (%s)", ErrSessionBusy, l.path)
+	}
+	own := false
+	if err := l.TryLock(host); err == nil {
+		own = true
+	} else if _, here := heldHere.Load(filepath.Clean(l.path)); !errors.Is(err, ErrLockHeld) || !here {
+		l.mu.Unlock()
+		return nil, err
+	}
+	key := filepath.Clean(l.path)
+	borrowers.Store(key, who)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			borrowers.Delete(key)
+			if own {
+				_ = l.Unlock()
+			}
+			l.mu.Unlock()
+		})
+	}, nil
+}
+
+// Borrowed is who borrowed the session (Borrow), "" when nobody has.
+func (l *RunnerLock) Borrowed() string {
+	v, _ := borrowers.Load(filepath.Clean(l.path))
+	s, _ := v.(string)
+	return s
 }

@@ -109,15 +109,6 @@ func launch(t *testing.T, name, dir, cfg string, out *os.File, env []string, gen
 	return d
 }
 
-type daemonOpts struct {
-	Name     string // distinct per daemon in a test; names config, log and trace
-	Host     string // default "h1"
-	Profiles string // default <rig>/profiles (shared: the web lock is shared)
-	Trace    string // default <rig>/trace-NAME
-	Scale    float64
-	Env      []string // more environment (SPOOLGATE_FAKE_CHAT=URL...)
-}
-
 func (d *daemon) pid() int { return d.cmd.Process.Pid }
 
 // waitReady waits for the daemon's READY=1: it has recovered the spool and

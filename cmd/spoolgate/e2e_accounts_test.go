@@ -45,13 +45,13 @@ sites:
   a1: {site: standin}
   a2: {site: standin}
 `, testkit.StandinSite(stand.URL()))
-	r := e2eNewRig(t, e2eOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second})
+	r := newRig(t, rigOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second})
 	sessions := r.cfg.WebSessions()
 	if len(sessions) != 2 {
 		t.Fatalf("sessions: %+v", sessions)
 	}
 	for _, s := range sessions {
-		t.Cleanup(func() { e2eNoProcs(t, s.Profile) })
+		t.Cleanup(func() { testkit.NoProcs(t, s.Profile) })
 		loginAs(t, r.cfg, s.Profile, stand.URL(), s.Account)
 	}
 	d := r.start()
@@ -108,5 +108,5 @@ func loginAs(t *testing.T, cfg *config.Config, profile, url, account string) {
 	if err != nil {
 		t.Fatalf("login %s: %v", account, err)
 	}
-	e2eNoProcs(t, profile)
+	testkit.NoProcs(t, profile)
 }

@@ -49,7 +49,7 @@ func TestE2E_API_Outcomes(t *testing.T) {
 	// Quota 1: a second request while one is answered gets 429 with
 	// Retry-After: 1.
 	stand := e2eAPIStand(t, apistand.Options{Quota: 1, RetryAfter: time.Second, RequireKey: e2eKey})
-	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 
 	// 429 then success: a request of the test's own holds the only slot
@@ -215,7 +215,7 @@ func TestE2E_API_Concurrency(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("concurrency-%d", want), func(t *testing.T) {
 			stand := e2eAPIStand(t, apistand.Options{Quota: 5, RequireKey: e2eKey})
-			r := e2eNewRig(t, e2eOpts{APIConc: conc, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+			r := newRig(t, rigOpts{APIConc: conc, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 			if r.cfg.API.Concurrency != want {
 				t.Fatalf("config concurrency %d, want %d", r.cfg.API.Concurrency, want)
 			}

@@ -37,7 +37,7 @@ func e2eKeyPieces(key, s string) []string {
 func TestE2E_API_KeyEcho(t *testing.T) {
 	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eEchoKey})
-	r := e2eNewRig(t, e2eOpts{Retries0: true, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eEchoKey)
+	r := newRig(t, rigOpts{Retries0: true, Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eEchoKey)
 	d := r.start()
 	shapes := []struct {
 		name, directive string
@@ -123,7 +123,7 @@ func TestE2E_API_KeyEcho(t *testing.T) {
 func TestE2E_API_Shapes(t *testing.T) {
 	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey})
-	r := e2eNewRig(t, e2eOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{Tail: e2eAPIModels(stand.URL())}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 	r.submit(
 		e2eTask{ID: "json", Model: "api-plain", Content: "[[json]] whole answer", Output: "json.txt"},

@@ -35,7 +35,7 @@ func TestE2E_Web_GeneratedFiles(t *testing.T) {
 		{name: "net", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + "    read: [network]\n"},
 		{name: "dom", opts: chatstand.Options{Renderer: "react-markdown"}, keys: keys + "    read: [dom]\n"},
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true, HTTP: "127.0.0.1:0"}, 0.005, sites...)
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second, Retries0: true, HTTP: "127.0.0.1:0"}, 0.005, sites...)
 	d := rig.start()
 	console := e2eStatusURL(t, d)
 	tasks := []e2eTask{
@@ -149,7 +149,7 @@ func TestE2E_API_ImagesEndpoint(t *testing.T) {
 	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{})
 	tail := fmt.Sprintf("models:\n  - {name: painter, kind: api, endpoint: images, baseURL: %q, model: stand-in-image, timeout: 10s}\n", stand.URL())
-	r := e2eNewRig(t, e2eOpts{Tail: tail})
+	r := newRig(t, rigOpts{Tail: tail})
 	d := r.start()
 	r.submit(e2eTask{ID: "poster-1", Model: "painter", Content: "a spring tea poster"})
 	got := r.final(taskfile.KindAPI, "poster-1", 20*time.Second)

@@ -48,7 +48,7 @@ console:
   users:
     王芳: %q
 `, api.URL(), hash)
-	r := e2eNewRig(t, e2eOpts{Tail: tail, HTTP: "127.0.0.1:0", Retries0: true})
+	r := newRig(t, rigOpts{Tail: tail, HTTP: "127.0.0.1:0", Retries0: true})
 	d := r.start()
 	base := e2eStatusURL(t, d)
 

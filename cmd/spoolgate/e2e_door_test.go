@@ -70,18 +70,17 @@ func newDoorRig(t *testing.T, scale float64, door string) *doorRig {
 	ln.Close()
 	models := "  - {name: web-door, kind: web, site: %[1]s, needEmptyPrompt: true}\n" +
 		fmt.Sprintf("  - {name: api-door, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s}\n", api.URL())
-	r := e2eNewSites(t, e2eOpts{TaskTimeout: 2 * time.Minute, MaxRetries: 3, HTTP: addr, Tail: doorTail(door)}, scale,
+	r := e2eNewSites(t, rigOpts{TaskTimeout: 2 * time.Minute, MaxRetries: 3, HTTP: addr, Tail: doorTail(door)}, scale,
 		&e2eSite{name: "md", opts: chatstand.Options{Renderer: "markdown-it"}, keys: onceKeys(), model: models})
 	r.env = append(r.env, "E2E_API_KEY="+e2eKey)
 	return &doorRig{e2eSites: r, web: r.sites["md"].stand, api: api, base: "http://" + addr}
 }
 
-// startDoor starts the daemon and waits until it serves the door.
+// startDoor starts the daemon and waits until it serves the door: its
+// READY=1 (onceStart) comes after the console's listener is bound.
 func (r *doorRig) startDoor(name string) onceDaemon {
 	r.t.Helper()
-	d := onceStart(r.e2eSites, name)
-	d.waitLog("front door", 30*time.Second)
-	return d
+	return onceStart(r.e2eSites, name)
 }
 
 // sdk is an official Go SDK client of the door with tok, no retries of

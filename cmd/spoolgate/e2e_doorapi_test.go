@@ -25,9 +25,9 @@ func doorAPIRig(t *testing.T, door string) (*doorRig, *daemon) {
 	api := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey, Scale: 0.01})
 	models := fmt.Sprintf("models:\n  - {name: api-door, kind: api, baseURL: %[1]q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 10s}\n"+
 		"  - {name: api-other, kind: api, baseURL: %[1]q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 10s}\n", api.URL())
-	rig := e2eNewRig(t, e2eOpts{HTTP: "127.0.0.1:0", Tail: models + doorTail(door)}, "E2E_API_KEY="+e2eKey)
+	rig := newRig(t, rigOpts{HTTP: "127.0.0.1:0", Tail: models + doorTail(door)}, "E2E_API_KEY="+e2eKey)
 	d := rig.start()
-	r := &doorRig{e2eSites: &e2eSites{e2eRig: rig}, api: api}
+	r := &doorRig{e2eSites: &e2eSites{rig: rig}, api: api}
 	r.base = e2eStatusURL(t, d)
 	return r, d
 }

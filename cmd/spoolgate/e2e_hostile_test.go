@@ -31,7 +31,7 @@ func TestE2E_Web_HostileTasks(t *testing.T) {
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	site := &e2eSite{name: "md", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.01, site)
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second}, 0.01, site)
 	var hits atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

@@ -24,7 +24,7 @@ func TestE2E_Web_ModernPage(t *testing.T) {
 	for _, r := range []string{"markdown-it", "react-markdown"} {
 		sites = append(sites, &e2eSite{name: r, opts: chatstand.Options{Renderer: r, RandomClasses: true}, keys: keys})
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.01, sites...)
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second}, 0.01, sites...)
 	d := rig.start()
 	var tasks []e2eTask
 	for _, s := range sites {

@@ -98,7 +98,7 @@ notify:
   webhook: ` + strconv.Quote(hook.url) + `
   retryBackoff: 50ms
 `
-	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
 	lock := config.RunnerLockPath(r.profiles)
 	a := r.start()
 	testkit.Wait(t, "daemon A to hold the web lock", 20*time.Second, func() bool {
@@ -216,7 +216,7 @@ func TestE2E_Notify_SlowReceivers(t *testing.T) {
   retryBackoff: 50ms
   events: [task.failed]
 `
-	r := e2eNewRig(t, e2eOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{Tail: tail}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 	r.submit(e2eTask{ID: "bad", Model: "api-plain", Content: "[[status=400]] malformed"})
 	r.final(taskfile.KindAPI, "bad", 20*time.Second)

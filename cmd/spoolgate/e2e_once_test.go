@@ -36,7 +36,7 @@ func onceKeys() string {
 
 // onceRig is one stand-in site "md", its spool and signed-in profile.
 func onceRig(t *testing.T, scale float64) (*e2eSites, *chatstand.Server) {
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 2 * time.Minute, MaxRetries: 3}, scale,
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 2 * time.Minute, MaxRetries: 3}, scale,
 		&e2eSite{name: "md", opts: chatstand.Options{Renderer: "markdown-it"}, keys: onceKeys()})
 	return rig, rig.sites["md"].stand
 }
@@ -375,7 +375,7 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = stand.Close() })
 	tail := fmt.Sprintf("models:\n  - {name: md, kind: web, site: md, account: demo, needEmptyPrompt: true}\nsites:\n  md:\n    url: %q\n%saccounts:\n  demo: {site: md}\n", stand.URL(), onceKeys())
-	r := e2eNewRig(t, e2eOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute})
+	r := newRig(t, rigOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute})
 	// Host B: the same spool and key, its own host name and profiles.
 	cfgB := filepath.Join(r.dir, "spoolgate-b.yaml")
 	data, err := os.ReadFile(r.cfgPath)
@@ -396,17 +396,17 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 	}
 	profiles := map[string]string{"e2e": r.cfg.WebSessions()[0].Profile, "e2e-b": cB.WebSessions()[0].Profile}
 	for _, p := range profiles {
-		t.Cleanup(func() { e2eNoProcs(t, p) })
+		t.Cleanup(func() { testkit.NoProcs(t, p) })
 		loginAs(t, r.cfg, p, stand.URL(), "demo")
 	}
-	dA := onceStart(&e2eSites{e2eRig: r}, "host-a")
+	dA := onceStart(&e2eSites{rig: r}, "host-a")
 	rB := *r
 	rB.cfgPath, rB.dir = cfgB, filepath.Join(r.dir, "b")
 	if err := os.MkdirAll(rB.dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	rB.t = t
-	dB := onceStart(&e2eSites{e2eRig: &rB}, "host-b")
+	dB := onceStart(&e2eSites{rig: &rB}, "host-b")
 	dA.daemon.t, dB.daemon.t = t, t
 
 	content := "[[duration=20s]] moved between hosts"
@@ -425,7 +425,7 @@ func TestE2E_Web_ReattachOnOtherHost(t *testing.T) {
 	// The killed host's browser is left behind, as after a crash; nobody
 	// restarts that host here, so the test ends it as an operator would.
 	t.Cleanup(func() {
-		for _, p := range e2ePgrep(t, profiles[holder]) {
+		for _, p := range testkit.Pgrep(t, profiles[holder]) {
 			if pid, err := strconv.Atoi(p); err == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

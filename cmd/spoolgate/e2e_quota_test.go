@@ -43,7 +43,7 @@ func requestsOf(s *apistand.Server, model string) (at []time.Time, status []int)
 func TestE2E_Quota_Concurrency(t *testing.T) {
 	t.Parallel()
 	stand := e2eAPIStand(t, apistand.Options{Quota: 5, RequireKey: e2eKey})
-	r := e2eNewRig(t, e2eOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "a , concurrency: 2", "b , concurrency: 3")}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "a , concurrency: 2", "b , concurrency: 3")}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 	var tasks []e2eTask
 	for i := range 8 {
@@ -79,7 +79,7 @@ func TestE2E_Quota_RPMAnd429(t *testing.T) {
 	t.Parallel()
 	// The vendor admits one request of P at once; spoolgate was told 2.
 	stand := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey, ModelQuota: map[string]int{"vendor-p": 1}, RetryAfter: 3 * time.Second})
-	r := e2eNewRig(t, e2eOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "slow , rpm: 60", "fast", "p , concurrency: 2", "b")}, "E2E_API_KEY="+e2eKey)
+	r := newRig(t, rigOpts{APIConc: 5, Tail: e2eQuotaModels(stand.URL(), "slow , rpm: 60", "fast", "p , concurrency: 2", "b")}, "E2E_API_KEY="+e2eKey)
 	d := r.start()
 
 	// rpm 60: one start a second for slow; fast's tasks, behind them in

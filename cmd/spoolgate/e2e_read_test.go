@@ -38,7 +38,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 		site("best", "react-markdown", true, ""), // every key: network first
 		{name: "quiet", opts: chatstand.Options{Renderer: "marked"}, keys: keys[:strings.Index(keys, "    done:")]},
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
 
 	// check --send prints the answer as a task gets it, how it was read
 	// and the signals seen; a site with no positive signal is told so.
@@ -155,7 +155,7 @@ func TestE2E_Web_ResultDiffers(t *testing.T) {
 	site := func(name, extra string) *e2eSite {
 		return &e2eSite{name: name, opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + extra}
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005,
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005,
 		site("lies", "    read: [network]\n"), site("dom", "    read: [network, dom]\n"), site("strict", "    read: [network]\n    verify: strict\n"))
 	d := rig.start()
 	tasks := []e2eTask{{ID: "lies-1", Model: "lies", Content: "[[lie]] one"}, {ID: "dom-1", Model: "dom", Content: "[[lie]] two"}, {ID: "strict-1", Model: "strict", Content: "[[lie]] three"}}

@@ -42,7 +42,7 @@ func TestE2E_Web_Reasoning(t *testing.T) {
 		{name: "inline", opts: chatstand.Options{Renderer: "markdown-it", Reasoning: chatstand.ReasoningInline}, keys: keys + e2eReasoningModes,
 			model: "  - {name: inline-on, kind: web, site: %[1]s, modes: {model: R1}}\n"},
 	}
-	rig := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
+	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
 	// check reports each mode's control as the page shows it.
 	code, out, errOut := rig.e2eRun("check", "think")
 	for _, want := range []string{`mode deepThink  button.deep-think            switch by aria-pressed: found, reads off (aria-pressed="false")`,

@@ -52,12 +52,12 @@ const e2eStdKeys = `    input: ".input"
 // e2eSites is a rig with several stand-in sites, the profile signed in to
 // each (each stand-in has its own cookie: cookies are per host, not port).
 type e2eSites struct {
-	*e2eRig
+	*rig
 	sites   map[string]*e2eSite
 	profile string
 }
 
-func e2eNewSites(t *testing.T, o e2eOpts, scale float64, sites ...*e2eSite) *e2eSites {
+func e2eNewSites(t *testing.T, o rigOpts, scale float64, sites ...*e2eSite) *e2eSites {
 	t.Helper()
 	testkit.NeedChromium(t)
 	var models, siteYAML strings.Builder
@@ -86,9 +86,9 @@ func e2eNewSites(t *testing.T, o e2eOpts, scale float64, sites ...*e2eSite) *e2e
 	if o.StaleAfter == 0 {
 		o.StaleAfter = 2 * time.Second
 	}
-	r := &e2eSites{e2eRig: e2eNewRig(t, o), sites: m}
+	r := &e2eSites{rig: newRig(t, o), sites: m}
 	r.profile = browser.ProfileDir(r.cfg)
-	t.Cleanup(func() { e2eNoProcs(t, r.profile) })
+	t.Cleanup(func() { testkit.NoProcs(t, r.profile) })
 	r.login(t)
 	return r
 }
@@ -134,7 +134,7 @@ func TestE2E_Web_Sites(t *testing.T) {
     loggedOut: "a.login"
     continue: "button.continue"
 `})
-	r := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.001, sites...)
+	r := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second}, 0.001, sites...)
 	d := r.start()
 
 	paragraphs := "para a\n\npara b 第二段：中文。\nline with an emoji 🚀 and  two spaces\n\n\nafter two blank lines"
@@ -256,7 +256,7 @@ func e2eExampleKeys(t *testing.T, path, site string) string {
 // within startTimeout + 5 s (not at web.taskTimeout) as transient, and the
 // task file's error names the screenshot and HTML saved for it.
 func TestE2E_Web_NoStart(t *testing.T) {
-	r := e2eNewSites(t, e2eOpts{Retries0: true, TaskTimeout: 60 * time.Second}, 0.01,
+	r := e2eNewSites(t, rigOpts{Retries0: true, TaskTimeout: 60 * time.Second}, 0.01,
 		&e2eSite{name: "silent", keys: e2eStdKeys + "    startTimeout: 2s\n"})
 	r.start()
 	r.submit(e2eTask{ID: "silent-1", Model: "silent", Content: "[[nostart]] hello?"})
@@ -289,7 +289,7 @@ func TestE2E_Web_NoStart(t *testing.T) {
 func TestE2E_Check(t *testing.T) {
 	t.Parallel()
 	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n"
-	r := e2eNewSites(t, e2eOpts{}, 0.01,
+	r := e2eNewSites(t, rigOpts{}, 0.01,
 		&e2eSite{name: "good", keys: keys},
 		&e2eSite{name: "renamed", keys: strings.Replace(keys, `send: "button[type=submit]"`, `send: "button.send-message"`, 1)})
 
@@ -321,7 +321,7 @@ func TestE2E_Check(t *testing.T) {
 		!strings.Contains(errOut, `send "button.send-message": not found (searched the page; it has no open shadow roots)`) {
 		t.Fatalf("check renamed: exit %d, want 1 naming the send key\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	e2eNoProcs(t, r.profile)
+	testkit.NoProcs(t, r.profile)
 }
 
 // A usage limit holds the account, not the lane (time-scaled: the daemon
@@ -340,7 +340,7 @@ func TestE2E_Web_UsageLimit(t *testing.T) {
 	free := &e2eSite{name: "free", keys: e2eStdKeys,
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctB, needEmptyPrompt: true}\n"}
 	hook := e2eNewHook(t)
-	r := e2eNewSites(t, e2eOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
+	r := e2eNewSites(t, rigOpts{Tail: "notify:\n  webhook: " + strconv.Quote(hook.url) + "\n  retryBackoff: 50ms\n"}, 0.01, limited, free)
 	r.env = append(r.env, fmt.Sprintf("%s=%g", holdScaleEnv, scale))
 	r.start()
 	store := r.store()

@@ -28,7 +28,7 @@ func TestE2E_Suggest_RandomClasses(t *testing.T) {
     answer: ".message.assistant"
     busy: "button.stop"
 `}
-	r := e2eNewSites(t, e2eOpts{TaskTimeout: 60 * time.Second}, 0.5, site)
+	r := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second}, 0.5, site)
 	code, _, errOut := r.e2eRun("check", "random")
 	if code != 1 {
 		t.Errorf("check with the class selectors: exit %d, want 1\n%s", code, errOut)

@@ -77,10 +77,10 @@ accounts:
   a1: {site: standin}
   a2: {site: standin}
 `, api.URL(), testkit.StandinSite(chat.URL()))
-	r := e2eNewRig(t, e2eOpts{Tail: tail, APIConc: 2, HTTP: "127.0.0.1:0", Heartbeat: 500 * time.Millisecond, StaleAfter: 3 * time.Second},
+	r := newRig(t, rigOpts{Tail: tail, APIConc: 2, HTTP: "127.0.0.1:0", Heartbeat: 500 * time.Millisecond, StaleAfter: 3 * time.Second},
 		holdScaleEnv+"=0.1") // the page's "try again in 20 seconds" holds the account 2 s
 	for _, s := range r.cfg.WebSessions() {
-		t.Cleanup(func() { e2eNoProcs(t, s.Profile) })
+		t.Cleanup(func() { testkit.NoProcs(t, s.Profile) })
 		loginAs(t, r.cfg, s.Profile, chat.URL(), s.Account)
 	}
 

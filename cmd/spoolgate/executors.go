@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/lanes"
@@ -30,14 +32,45 @@ func newWebExecutor(cfg *config.Config, env *Env, log *slog.Logger) (attempt.Exe
 	return e, nil
 }
 
-// sessionExecutors gives each web session its own browser executor, on its
-// own profile, when the web lane runs the browser (tests' fakes are shared
-// by all sessions and tell them apart by the job's session).
-// Each has the settings of the configured one (SPOOLGATE_HOLD_SCALE...).
-func sessionExecutors(execs map[taskfile.Kind]attempt.Executor) lanes.SessionExecutor {
-	web, ok := execs[taskfile.KindWeb].(*browser.Executor)
-	if !ok {
+// webSessions gives each web session its own browser executor, on its own
+// profile, when the web lane runs the browser (tests' fakes are shared by
+// all sessions and tell them apart by the job's session), each with the
+// settings of the configured one (SPOOLGATE_HOLD_SCALE...). It remembers
+// them by account, so the console's live view can close a session's warm
+// browser before it opens the account's profile itself.
+type webSessions struct {
+	web *browser.Executor
+	mu  sync.Mutex
+	by  map[string]*browser.Executor
+}
+
+func newWebSessions(execs map[taskfile.Kind]attempt.Executor) *webSessions {
+	web, _ := execs[taskfile.KindWeb].(*browser.Executor)
+	return &webSessions{web: web, by: map[string]*browser.Executor{}}
+}
+
+// executors is the lanes' SessionExecutor, or nil with the fakes.
+func (w *webSessions) executors() lanes.SessionExecutor {
+	if w.web == nil {
 		return nil
 	}
-	return func(s config.WebSession) attempt.Executor { return web.ForSession(s) }
+	return func(s config.WebSession) attempt.Executor {
+		e := w.web.ForSession(s)
+		w.mu.Lock()
+		w.by[s.Account] = e
+		w.mu.Unlock()
+		return e
+	}
+}
+
+// free closes account's warm browser, if its session kept one: the live
+// view calls it once it holds the session's lock, so no task runs on it.
+func (w *webSessions) free(_ context.Context, account string) error {
+	w.mu.Lock()
+	e := w.by[account]
+	w.mu.Unlock()
+	if e != nil {
+		e.Release(true)
+	}
+	return nil
 }

@@ -7,20 +7,23 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/browser"
+	"github.com/spoolgate/spoolgate/internal/console"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 func init() {
-	register("login", "open a visible browser on a web session's profile to sign in to SITE (--account NAME)", cmdLogin)
+	register("login", "open a visible browser on a web session's profile to sign in to SITE (--account NAME); --remote prints the console's link to sign in from the page", cmdLogin)
 }
 
-// cmdLogin: spoolgate login SITE [--account NAME]. It holds the session's
-// lock while the browser is open, so the web lane runs no task on the
-// profile meanwhile.
+// cmdLogin: spoolgate login SITE [--account NAME] [--remote]. It holds
+// the session's lock while the browser is open, so the web lane runs no
+// task on the profile meanwhile; --remote prints the console's link to
+// the account's live view instead (signing in from the page).
 func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags("login", &c)
 	account := fs.String("account", "", "the account (web session) to sign in; default: the only session of SITE")
+	remote := fs.Bool("remote", false, "print the console's link to sign in from the page (the account's headless browser, streamed) instead of opening a window")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +42,17 @@ func cmdLogin(ctx context.Context, env *Env, args []string) error {
 	sess, err := webSessionFor(cfg, "login", site, *account)
 	if err != nil {
 		return err
+	}
+	if *remote {
+		// The running daemon's console opens the view and takes the
+		// session's lock then; this command only names the link.
+		link, err := console.LiveURL(cfg, sess.Account)
+		if err != nil {
+			return fmt.Errorf("login --remote: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "Sign in to %s as account %s from the page: %s\n", site, sess.Account, link)
+		fmt.Fprintln(env.Stdout, "(log in to the console first; the daemon must be running; the account's tasks wait while the page is open)")
+		return nil
 	}
 	unlock, err := lockSession("login", cfg, sess, stopDaemon)
 	if err != nil {

@@ -63,9 +63,9 @@ type twoHostsOpts struct {
 // its own profiles.
 func twoHostsWeb(t *testing.T, o twoHostsOpts) (a, b *daemon, ids []string) {
 	t.Helper()
-	ra := newRig(t, rigOpts{Spool: o.SpoolA, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
-	rb := newRig(t, rigOpts{Spool: o.SpoolB, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
-	a = ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof"), Env: o.Env})
+	ra := newRig(t, rigOpts{Fake: true, Spool: o.SpoolA, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
+	rb := newRig(t, rigOpts{Fake: true, Spool: o.SpoolB, StaleAfter: o.Stale, Accounts: o.Accounts, Poll: o.Poll})
+	a = ra.startHost(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof"), Env: o.Env})
 	a.waitReady()
 	in := spool.NewLayout(o.Backing).Lane(taskfile.KindWeb, taskfile.DirIncoming)
 	for i := range o.N {
@@ -78,7 +78,7 @@ func twoHostsWeb(t *testing.T, o twoHostsOpts) (a, b *daemon, ids []string) {
 		return len(ents) == 0
 	})
 
-	b = rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof"), Env: o.Env})
+	b = rb.startHost(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof"), Env: o.Env})
 	b.waitReady()
 	return a, b, ids
 }

@@ -103,8 +103,8 @@ func TestReliability_ForeignWriters(t *testing.T) {
 	if _, err := exec.LookPath("cp"); err != nil {
 		skipOrFail(t, "cp is not installed")
 	}
-	r := newRig(t, rigOpts{Settle: 300 * time.Millisecond})
-	d := r.start(daemonOpts{Name: "foreign"})
+	r := newRig(t, rigOpts{Fake: true, Settle: 300 * time.Millisecond})
+	d := r.startHost(daemonOpts{Name: "foreign"})
 	d.waitReady()
 	incoming := spool.NewLayout(r.spool).Incoming()
 	old := time.Now().Add(-time.Hour) // copy engines carry the source's mtime

@@ -59,7 +59,7 @@ func writeDrop(t *testing.T, dir, name string, data []byte) []byte {
 // outside the spool written, and no outside content exposed.
 func TestReliability_HostileDrops(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOpts{Settle: 300 * time.Millisecond})
+	r := newRig(t, rigOpts{Fake: true, Settle: 300 * time.Millisecond})
 	h := &hostileEnv{t: t, r: r, l: spool.NewLayout(r.spool), outside: t.TempDir()}
 	secret := filepath.Join(h.outside, "secret.yaml")
 	secretBytes := []byte("taskId: hard\nmodel: fast\ncontent: " + canary + "\n")
@@ -70,7 +70,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, h.outside)
-	h.d = r.start(daemonOpts{Name: "hostile"})
+	h.d = r.startHost(daemonOpts{Name: "hostile"})
 	h.d.waitReady()
 	h.in = h.l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 

@@ -108,8 +108,8 @@ func TestReliability_NetworkShare(t *testing.T) {
 	mountBindfs(t, backing, mnt)
 	noInotifyThrough(t, backing, mnt)
 
-	r := newRig(t, rigOpts{Spool: filepath.Join(mnt, "spool")})
-	d := r.start(daemonOpts{Name: "share"})
+	r := newRig(t, rigOpts{Fake: true, Spool: filepath.Join(mnt, "spool")})
+	d := r.startHost(daemonOpts{Name: "share"})
 	d.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
 	bound := r.opts.Rescan + r.opts.Settle
@@ -169,10 +169,10 @@ func TestReliability_ShareTwoHosts(t *testing.T) {
 	// Generous liveness: under load a slow FUSE fsync must not make a live
 	// attempt look stale; that reclaim would be a legitimate second run
 	// (and FUSE has no atomic fence), and this test is about claims.
-	ra := newRig(t, rigOpts{Spool: filepath.Join(mntA, "spool"), StaleAfter: 5 * time.Second})
-	rb := newRig(t, rigOpts{Spool: filepath.Join(mntB, "spool"), StaleAfter: 5 * time.Second})
-	a := ra.start(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof")})
-	b := rb.start(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
+	ra := newRig(t, rigOpts{Fake: true, Spool: filepath.Join(mntA, "spool"), StaleAfter: 5 * time.Second})
+	rb := newRig(t, rigOpts{Fake: true, Spool: filepath.Join(mntB, "spool"), StaleAfter: 5 * time.Second})
+	a := ra.startHost(daemonOpts{Name: "a", Host: "host-a", Profiles: filepath.Join(ra.dir, "prof")})
+	b := rb.startHost(daemonOpts{Name: "b", Host: "host-b", Profiles: filepath.Join(rb.dir, "prof")})
 	a.waitReady()
 	b.waitReady()
 	bl := spool.NewLayout(filepath.Join(backing, "spool"))
@@ -248,8 +248,8 @@ func TestReliability_FullDisk(t *testing.T) {
 			syscall.Unmount(disk, syscall.MNT_DETACH)
 		}
 	})
-	r := newRig(t, rigOpts{Spool: filepath.Join(disk, "spool")})
-	d := r.start(daemonOpts{Name: "full"})
+	r := newRig(t, rigOpts{Fake: true, Spool: filepath.Join(disk, "spool")})
+	d := r.startHost(daemonOpts{Name: "full"})
 	d.waitReady()
 	l := spool.NewLayout(r.spool)
 	var ids []string

@@ -39,7 +39,7 @@ func finalFolders(l spool.Layout) []string {
 // pending/; each refused log is reported once on the daemon's stderr.
 func TestReliability_FifoTaskLogs(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOpts{APIConc: 3})
+	r := newRig(t, rigOpts{Fake: true, APIConc: 3})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestReliability_FifoTaskLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := r.start(daemonOpts{Name: "fifo"})
+	d := r.startHost(daemonOpts{Name: "fifo"})
 	in := l.Lane(taskfile.KindAPI, taskfile.DirIncoming)
 	for _, id := range quick {
 		dropFile(t, in, id+".yaml", taskYAML(id, "fast", "[[duration=200ms]] "+id))
@@ -130,7 +130,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 		kills, n = 4, 80
 	}
 	const stale = 3 * time.Second
-	r := newRig(t, rigOpts{APIConc: 5, StaleAfter: stale})
+	r := newRig(t, rigOpts{Fake: true, APIConc: 5, StaleAfter: stale})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 	}
 	left, lastPid := 0, 0
 	for k := range kills {
-		d := r.start(daemonOpts{Name: fmt.Sprintf("kill%02d", k)})
+		d := r.startHost(daemonOpts{Name: fmt.Sprintf("kill%02d", k)})
 		d.waitReady()
 		time.Sleep(time.Duration(50+rng.Intn(250)) * time.Millisecond) // the load runs for a while: the kill's moment, not synchronization
 		lastPid = d.pid()
@@ -180,7 +180,7 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := r.start(daemonOpts{Name: "final"})
+	d := r.startHost(daemonOpts{Name: "final"})
 	d.waitReady()
 	for _, p := range ownTemps() {
 		if p == otherHost || strings.HasPrefix(filepath.Base(p), ".sg-mine") {
@@ -218,9 +218,9 @@ func TestReliability_TempFilesAfterKills(t *testing.T) {
 // start reclaims the task (its owner is gone) and runs it.
 func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOpts{})
+	r := newRig(t, rigOpts{Fake: true})
 	l := spool.NewLayout(r.spool)
-	d := r.start(daemonOpts{Name: "stuck"})
+	d := r.startHost(daemonOpts{Name: "stuck"})
 	d.waitReady()
 	dropFile(t, l.Lane(taskfile.KindAPI, taskfile.DirIncoming), "stuck.yaml", taskYAML("stuck", "fast", "[[stuck]] x"))
 	testkit.WaitFS(t, "the stuck call started", 20*time.Second, []string{d.trace}, func() bool {
@@ -247,7 +247,7 @@ func TestReliability_StopBoundedWhenStuck(t *testing.T) {
 	if w := l.Locate(taskfile.KindAPI, "stuck"); w != taskfile.DirRunning {
 		t.Errorf("stuck in %s/, want running/ for the next start", w)
 	}
-	d2 := r.start(daemonOpts{Name: "after"})
+	d2 := r.startHost(daemonOpts{Name: "after"})
 	testkit.WaitFS(t, "the task reclaimed and done", 20*time.Second, []string{l.Lane(taskfile.KindAPI, taskfile.DirDone)}, func() bool {
 		d2.mustBeAlive()
 		return l.Locate(taskfile.KindAPI, "stuck") == taskfile.DirDone

@@ -39,7 +39,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 	}
 	const seed = 8
 	rng := rand.New(rand.NewSource(seed))
-	r := newRig(t, rigOpts{})
+	r := newRig(t, rigOpts{Fake: true})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 		if gen%3 == 1 {
 			dropChunk(chunk) // dropped while no daemon runs
 		}
-		d := r.start(daemonOpts{Name: fmt.Sprintf("gen%02d", gen), Trace: traceOf(gen)})
+		d := r.startHost(daemonOpts{Name: fmt.Sprintf("gen%02d", gen), Trace: traceOf(gen)})
 		if gen%3 != 1 {
 			dropChunk(chunk)
 		}
@@ -130,7 +130,7 @@ func TestReliability_CrashMatrix(t *testing.T) {
 		}
 		return nil
 	})
-	last := r.start(daemonOpts{Name: "final", Trace: traceOf(kills)})
+	last := r.startHost(daemonOpts{Name: "final", Trace: traceOf(kills)})
 	dropChunk(drops[kills*tasks/chunks:])
 	testkit.Wait(t, fmt.Sprintf("all %d tasks final", tasks), 3*time.Minute, func() bool {
 		last.mustBeAlive()
@@ -198,8 +198,8 @@ func TestReliability_CrashMatrix(t *testing.T) {
 // (host b, another machine: its own profiles) reclaims and finishes it;
 // A, thawed, must write nothing: the one final record is B's.
 func TestReliability_FencingSIGSTOP(t *testing.T) {
-	r := newRig(t, rigOpts{})
-	a := r.start(daemonOpts{Name: "a", Host: "a", Profiles: filepath.Join(r.dir, "prof-a")})
+	r := newRig(t, rigOpts{Fake: true})
+	a := r.startHost(daemonOpts{Name: "a", Host: "a", Profiles: filepath.Join(r.dir, "prof-a")})
 	l := spool.NewLayout(r.spool)
 	a.waitReady()
 	dropFile(t, l.Lane(taskfile.KindWeb, taskfile.DirIncoming), "fence.yaml", taskYAML("fence", "chat", "fenced [[duration=3s]]"))
@@ -211,7 +211,7 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	b := r.start(daemonOpts{Name: "b", Host: "b", Profiles: filepath.Join(r.dir, "prof-b")})
+	b := r.startHost(daemonOpts{Name: "b", Host: "b", Profiles: filepath.Join(r.dir, "prof-b")})
 	testkit.Wait(t, "B reclaims and starts the task", 15*time.Second, func() bool {
 		return len(readTrace(t, filepath.Join(b.trace, "web.trace"), 1)) > 0
 	})
@@ -259,12 +259,12 @@ func TestReliability_FencingSIGSTOP(t *testing.T) {
 // the two never ran web calls at once.
 func TestReliability_WebStandbyTakeover(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOpts{})
-	a := r.start(daemonOpts{Name: "a"})
+	r := newRig(t, rigOpts{Fake: true})
+	a := r.startHost(daemonOpts{Name: "a"})
 	lock := config.RunnerLockPath(filepath.Join(r.dir, "profiles"))
 	holder := func() int { pid, _ := spool.ReadRunnerLock(lock); return pid }
 	testkit.Wait(t, "A holds the web lock", 10*time.Second, func() bool { return holder() == a.pid() })
-	b := r.start(daemonOpts{Name: "b"})
+	b := r.startHost(daemonOpts{Name: "b"})
 	b.waitLog("standby", 10*time.Second)
 
 	l := spool.NewLayout(r.spool)

@@ -215,8 +215,8 @@ func trustSpoolCases() []spoolCase {
 func TestReliability_HostileSpool(t *testing.T) {
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events.jsonl")
-	r := newRig(t, rigOpts{StaleAfter: time.Second, Accounts: []string{"a1", "a2"}, HTTP: "127.0.0.1:0",
-		Extra: fmt.Sprintf("retention: {done: 30d}\nnotify: {command: [/bin/sh, -c, 'cat >> %s; echo >> %s']}\n", events, events)})
+	r := newRig(t, rigOpts{Fake: true, StaleAfter: time.Second, Accounts: []string{"a1", "a2"}, HTTP: "127.0.0.1:0",
+		Tail: fmt.Sprintf("retention: {done: 30d}\nnotify: {command: [/bin/sh, -c, 'cat >> %s; echo >> %s']}\n", events, events)})
 	l := spool.NewLayout(r.spool)
 	if err := l.Create(); err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestReliability_HostileSpool(t *testing.T) {
 		}
 		return nil
 	})
-	d := r.start(daemonOpts{Name: "d", Host: "h1"})
+	d := r.startHost(daemonOpts{Name: "d", Host: "h1"})
 	d.waitReady()
 	started := time.Now()
 	metricsURL := ""

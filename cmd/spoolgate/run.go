@@ -70,7 +70,8 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessionExecutors(execs)}
+	sessions := newWebSessions(execs)
+	d := &lanes.Daemon{Store: store, Executors: execs, Log: log, SessionExecutor: sessions.executors()}
 	defer closeExecutors(execs)
 	// console.Start handles "off" and a port in use itself (a warning).
 	hs, err := console.Start(ctx, store, d.Info, log.With("component", "http"))
@@ -78,6 +79,7 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		return &UsageError{Msg: err.Error()}
 	}
 	defer hs.Stop()
+	hs.SetLiveHooks(nil, sessions.free)
 	ops := newDailyOps(cfg, store, log)
 	d.Hooks = hs.Hooks().And(ops.hooks())
 	// The daemon's own goroutines must not end with ctx: shutdown is staged.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
@@ -97,19 +98,13 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	deadline := time.Now().Add(limit)
 	for _, a := range args {
 		p := ts.MkAbs(a)
-		for {
-			m, _ := filepath.Glob(p)
-			if (len(m) > 0) != neg {
-				break
-			}
-			if time.Now().After(deadline) {
-				if neg {
-					ts.Fatalf("%s still exists after %s", a, limit)
-				}
-				ts.Fatalf("%s did not appear within %s", a, limit)
-			}
-			time.Sleep(10 * time.Millisecond)
+		if testkit.Until(time.Until(deadline), func() bool { m, _ := filepath.Glob(p); return (len(m) > 0) != neg }) {
+			continue
 		}
+		if neg {
+			ts.Fatalf("%s still exists after %s", a, limit)
+		}
+		ts.Fatalf("%s did not appear within %s", a, limit)
 	}
 }
 

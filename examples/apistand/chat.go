@@ -46,6 +46,26 @@ func (m chatMessage) text() string {
 	return ""
 }
 
+// images returns the URLs of a message's image_url parts, in order.
+func (m chatMessage) images() []string {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return nil
+	}
+	var urls []string
+	for _, p := range parts {
+		if p.Type == "image_url" {
+			urls = append(urls, p.ImageURL.URL)
+		}
+	}
+	return urls
+}
+
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil {
@@ -75,6 +95,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			rec.System = m.text()
 		case "user":
 			rec.User = m.text()
+			rec.Images = m.images()
 		}
 	}
 

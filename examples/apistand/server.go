@@ -49,11 +49,14 @@ type Options struct {
 
 // Request is one chat-completions request as the stand-in received it.
 type Request struct {
-	At            time.Time
-	Model         string
-	HasSystem     bool   // a system (or developer) message was present
-	System        string // its text
-	User          string // the last user message's text
+	At        time.Time
+	Model     string
+	HasSystem bool   // a system (or developer) message was present
+	System    string // its text
+	User      string // the last user message's text
+	// Images are the last user message's image_url parts' URLs (data:
+	// URLs from spoolgate), as received.
+	Images        []string
 	Messages      int    // how many messages in all
 	Authorization string // the Authorization header as received
 	Header        http.Header

@@ -134,6 +134,8 @@ type Message struct {
 	// Modes are a reasoning page's switches and model at the send: the
 	// generation's log of which modes it ran in.
 	Modes Modes
+	// Files are the SHA-256 of each uploaded file the message carried.
+	Files []string
 }
 
 // Server is a running stand-in.
@@ -162,6 +164,7 @@ type Server struct {
 	conts        map[string]string // continuation token -> the rest of the answer
 	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
 	draft        string            // SetDraft's leftover composer text
+	uploads      []Upload          // every file received (uploads.go)
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -214,6 +217,8 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("/login", s.handleLogin)
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
+	mux.HandleFunc("POST /api/upload", s.handleUpload)
+	mux.HandleFunc("GET /uploader/dropzone.js", s.handleUploader)
 	mux.HandleFunc("POST /api/generate", s.handleGenerate)
 	mux.HandleFunc("GET /files/{key}/{name}", s.handleMedia)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -50,6 +50,8 @@ type chatRequest struct {
 	Regenerate   bool   `json:"regenerate"`
 	// Modes is a reasoning page's switches and model at the send.
 	Modes *Modes `json:"modes"`
+	// Files are the ids of the uploads (uploads.go) sent with the message.
+	Files []string `json:"files"`
 }
 
 // errCollision and errFail are the two refusals of begin.
@@ -63,7 +65,7 @@ var (
 func (s *Server) begin(user string, req chatRequest) (end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate}
+	msg := Message{User: user, System: req.System, Content: req.Content, Regenerate: req.Regenerate, Files: s.filesOf(req.Files)}
 	if req.Modes != nil {
 		msg.Modes = *req.Modes
 	}

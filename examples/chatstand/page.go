@@ -194,19 +194,17 @@ func (s *Server) SetDraft(text string) {
 
 // handleRenderer serves a renderer's bundle.
 func (s *Server) handleRenderer(w http.ResponseWriter, r *http.Request) {
-	b, err := rendererJS.ReadFile("renderers/" + r.PathValue("name"))
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "max-age=3600")
-	_, _ = w.Write(b)
+	serveBundle(w, r, rendererJS, "renderers/"+r.PathValue("name"))
 }
 
 // handleEditor serves an editor's bundle.
 func (s *Server) handleEditor(w http.ResponseWriter, r *http.Request) {
-	b, err := editorJS.ReadFile("editors/" + r.PathValue("name"))
+	serveBundle(w, r, editorJS, "editors/"+r.PathValue("name"))
+}
+
+// serveBundle serves the embedded script name of fsys.
+func serveBundle(w http.ResponseWriter, r *http.Request, fsys embed.FS, name string) {
+	b, err := fsys.ReadFile(name)
 	if err != nil {
 		http.NotFound(w, r)
 		return

@@ -35,6 +35,11 @@ func CheckDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kin
 	if rej == nil {
 		rej = config.Validate(st.Cfg, t, resolved)
 	}
+	if rej == nil {
+		// Intake looks for relative attachments beside the drop, in the
+		// lane's incoming/, where this drop goes.
+		rej = st.CheckAttachments(t, st.Layout.Lane(resolved, taskfile.DirIncoming))
+	}
 	if rej != nil {
 		field, _, _ := strings.Cut(rej.Msg, ":") // the validator names the field first
 		return Drop{}, &Refused{Field: field, Msg: fmt.Sprintf("%s: %s", src, rej.Msg)}

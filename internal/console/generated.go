@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spoolgate/spoolgate/internal/artifacts"
-	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -92,14 +92,14 @@ func (h *httpServer) artifactFile(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	p, ok := artifactPath(L, loc, t, *a)
+	root, rel, ok := artifactPath(L, loc, t, *a)
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	f, fi, err := fsx.OpenOwn(p, maxArtifactServed)
+	f, fi, err := openBeneath(root, rel, maxArtifactServed)
 	if err != nil {
-		http.NotFound(w, r) // absent, a link, a fifo, too large
+		http.NotFound(w, r) // absent, out of its root, a link, a fifo, too large
 		return
 	}
 	defer f.Close()
@@ -116,12 +116,11 @@ func (h *httpServer) artifactFile(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, io.LimitReader(f, fi.Size()))
 }
 
-// artifactPath is where a's file is, or false when its path leaves the
-// folders a task's files may be in: <lane or month>/outputs/ID/, or the
-// folder of the task's output:.
-func artifactPath(L spool.Layout, loc located, t *taskfile.Task, a taskfile.Artifact) (string, bool) {
+// artifactPath is where a's file is, as a root and a path beneath it, or
+// false when its path leaves the folders a task's files may be in:
+// <lane or month>/outputs/ID/, or the folder of the task's output:.
+func artifactPath(L spool.Layout, loc located, t *taskfile.Task, a taskfile.Artifact) (root, rel string, ok bool) {
 	p := filepath.Join(L.ArtifactBase(filepath.Dir(loc.path), t), filepath.FromSlash(a.Path))
-	var root string
 	if t.Output != "" {
 		root = L.Output()
 	} else {
@@ -129,7 +128,36 @@ func artifactPath(L spool.Layout, loc located, t *taskfile.Task, a taskfile.Arti
 	}
 	rel, err := filepath.Rel(root, p)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", false
+		return "", "", false
 	}
-	return p, filepath.Base(p) == a.Name
+	return root, rel, filepath.Base(p) == a.Name
+}
+
+// openBeneath opens root/rel for reading through os.Root, so no symlink
+// on the way (a folder a colleague replaced with a link to /etc on the
+// share) leads out of root, and the file itself must be a regular file
+// of at most max bytes, not a link: the task file naming it is anybody's
+// to edit, the bytes served must still be the spool's.
+func openBeneath(root, rel string, max int64) (*os.File, os.FileInfo, error) {
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rt.Close()
+	if fi, err := rt.Lstat(rel); err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file beneath %s", rel, root)
+	}
+	f, err := rt.Open(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && (!fi.Mode().IsRegular() || fi.Size() > max) {
+		err = fmt.Errorf("%s: not a regular file of at most %d bytes", rel, max)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }

@@ -40,6 +40,11 @@ func TestHTTPServer_GeneratedFiles(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(out, "04.txt")); err != nil {
 		t.Fatal(err)
 	}
+	// A folder a colleague replaced with a link out of the spool: the path
+	// stays beneath outputs/g1 by its text, not on the disk.
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(out, "sub")); err != nil {
+		t.Fatal(err)
+	}
 	task := taskfile.Task{TaskID: "g1", ModelKind: taskfile.KindWeb, Model: "chat", Content: "x", State: taskfile.StateSuccess,
 		Result: "![Chart](../outputs/g1/01.png) and [figures](../outputs/g1/02.csv)",
 		Artifacts: []taskfile.Artifact{
@@ -47,6 +52,7 @@ func TestHTTPServer_GeneratedFiles(t *testing.T) {
 			{Name: "02.csv", Path: "../outputs/g1/02.csv", Type: "text/plain", Size: 4, SHA256: "y"},
 			{Name: "secret.txt", Path: "../../../secret.txt", Type: "text/plain", Size: 6, SHA256: "z"},
 			{Name: "04.txt", Path: "../outputs/g1/04.txt", Type: "text/plain", Size: 6, SHA256: "w"},
+			{Name: "secret.txt", Path: "../outputs/g1/sub/secret.txt", Type: "text/plain", Size: 6, SHA256: "v"},
 		}}
 	data, err := task.Encode()
 	if err != nil {

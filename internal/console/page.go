@@ -82,7 +82,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{range .Running}}<tr class="run"><td><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
-{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
+{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}{{if and $.A.User .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>

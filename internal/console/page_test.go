@@ -72,21 +72,12 @@ func TestHTTPServer_PageInChromium(t *testing.T) {
 	}
 	// Poll: the page reloads itself, so an evaluation may land mid-load.
 	var v pageView
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var err error
-		v, err = chromedp.Run(ctx, chromedp.Evaluate[pageView](pageJS))
-		if err == nil && len(v.Bars) == 2+len(want.Batches) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("page never rendered its bars: err %v, view %+v", err, v)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+	var evalErr error
+	if !testkit.Until(20*time.Second, func() bool {
+		v, evalErr = chromedp.Run(ctx, chromedp.Evaluate[pageView](pageJS))
+		return evalErr == nil && len(v.Bars) == 2+len(want.Batches)
+	}) {
+		t.Fatalf("page never rendered its bars: err %v, view %+v", evalErr, v)
 	}
 	if v.Title != "spoolgate status" {
 		t.Errorf("title %q", v.Title)

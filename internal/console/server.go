@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/spoolgate/spoolgate/internal/frontdoor"
+	"github.com/spoolgate/spoolgate/internal/liveview"
 	"github.com/spoolgate/spoolgate/internal/report"
 	"github.com/spoolgate/spoolgate/internal/startstop"
 	"github.com/spoolgate/spoolgate/lanes"
@@ -43,6 +44,7 @@ type httpServer struct {
 	listenHost string
 	addr       net.Addr        // nil when not listening
 	door       *frontdoor.Door // the front door (issue 41): nil without tokens:
+	live       *liveview.Views // signing in from the page (live.go): nil without logins
 
 	startstop.Base
 }
@@ -73,6 +75,7 @@ func newHTTPServer(store *spool.Store, info func() []taskfile.LaneInfo, log *slo
 	h := &httpServer{log: log, info: info, now: time.Now, cfg: cfg}
 	h.store = store
 	h.auth = newAuth(cfg.Console, func() time.Time { return h.now() })
+	h.newLive()
 	h.snap = status.NewSnapshotter(store, info)
 	h.metrics = newMetrics(h)
 	if len(cfg.Tokens) > 0 {
@@ -111,6 +114,7 @@ func (h *httpServer) Start(ctx context.Context) error {
 		return nil
 	}
 	h.addr = ln.Addr()
+	h.startLive(ctx)
 	handler := h.handler()
 	if h.door != nil { // the door's paths take POST with a bearer token; the rest is the console's
 		handler = frontdoor.Mount(handler, h.door)
@@ -146,6 +150,7 @@ func (h *httpServer) Start(ctx context.Context) error {
 			_ = srv.Close()
 		}
 		<-served
+		h.stopLive() // every view's browser closed, its session let go
 	}()
 	scheme := "http"
 	if h.cfg.Console.TLSOn() {
@@ -177,6 +182,11 @@ func (h *httpServer) handler() http.Handler {
 	mux.HandleFunc("/action", h.action)
 	mux.HandleFunc("/submit", h.submitPage)
 	mux.HandleFunc("/import", h.importPage)
+	mux.HandleFunc("/live/{account}", h.livePage)
+	mux.HandleFunc("/live/{account}/frame", h.liveFrame)
+	mux.HandleFunc("/live/{account}/open", h.liveOpen)
+	mux.HandleFunc("/live/{account}/input", h.liveInput)
+	mux.HandleFunc("/live/{account}/close", h.liveClose)
 	return readOnly(mux)
 }
 
@@ -198,7 +208,7 @@ var postPaths = map[string]bool{"/login": true, "/logout": true, "/action": true
 // readOnly refuses every method but GET and HEAD, and POST on postPaths.
 func readOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && postPaths[r.URL.Path] {
+		if r.Method == http.MethodPost && (postPaths[r.URL.Path] || livePost(r.URL.Path)) {
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			next.ServeHTTP(w, r)
 			return

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,7 +48,7 @@ type submitted struct {
 }
 
 // check validates t exactly as intake will (config.ResolveLane,
-// config.Validate, the output path) and returns its lane.
+// config.Validate, the output path, the attachments) and returns its lane.
 func (d *Door) check(t *taskfile.Task) (taskfile.Kind, *apiError) {
 	t.ResetForIntake()
 	lane, rej := config.ResolveLane(d.cfg, t, "")
@@ -56,6 +57,10 @@ func (d *Door) check(t *taskfile.Task) (taskfile.Kind, *apiError) {
 	}
 	if rej == nil {
 		rej = d.st.CheckOutput(t, lane)
+	}
+	if rej == nil {
+		rej = d.st.CheckAttachments(t, "")
+		t.AttachmentsChecked = nil // intake records them again
 	}
 	if rej != nil {
 		return "", badRequest("", rej.Msg)
@@ -107,7 +112,7 @@ func (d *Door) join(s submitted, w where, t *taskfile.Task) (submitted, *apiErro
 	s.joined, s.at = true, w
 	if w.task != nil {
 		e := w.task
-		if e.Model != t.Model || e.Prompt != t.Prompt || e.Content != t.Content || e.Output != t.Output {
+		if e.Model != t.Model || e.Prompt != t.Prompt || e.Content != t.Content || e.Output != t.Output || !slices.Equal(e.Attachments, t.Attachments) {
 			return s, &apiError{Status: http.StatusUnprocessableEntity, Type: "invalid_request_error", Code: "idempotency_conflict",
 				Msg: fmt.Sprintf("%v: task %s/%s has another model, prompt, content or output", errConflict, s.lane, s.id)}
 		}

@@ -26,6 +26,9 @@ type taskIn struct {
 	Output   string `json:"output"`
 	Prompt   string `json:"prompt"`
 	Content  string `json:"content"`
+	// Attachments name files under the spool's files/ or a root of
+	// attachments.roots (the door has no task folder).
+	Attachments []string `json:"attachments"`
 }
 
 // taskOut is a task as the API shows it: its row of `spoolgate results`,
@@ -61,7 +64,7 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 	for i, in := range ins {
 		param := fmt.Sprintf("tasks[%d]", i)
 		t := &taskfile.Task{TaskID: in.TaskID, ModelKind: taskfile.Kind(in.Lane), Model: in.Model, Batch: in.Batch,
-			Priority: taskfile.Priority(in.Priority), Output: in.Output, Prompt: in.Prompt, Content: in.Content}
+			Priority: taskfile.Priority(in.Priority), Output: in.Output, Prompt: in.Prompt, Content: in.Content, Attachments: in.Attachments}
 		if in.Lane != "" && !t.ModelKind.Valid() {
 			writeError(w, badRequest(param+".lane", fmt.Sprintf("%q: want web or api", in.Lane)))
 			return

@@ -2,16 +2,8 @@
 
 package fsx
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "syscall"
 
-// OwnGroup makes cmd start in a process group of its own, so KillGroup
-// ends its whole tree with one signal (dieWithUs is Linux's alone).
-func OwnGroup(cmd *exec.Cmd, dieWithUs bool) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-}
+// dieWithParent: the BSDs and macOS have no parent-death signal; the
+// group kill at close is what ends the browser there.
+func dieWithParent(*syscall.SysProcAttr) {}

@@ -2,21 +2,8 @@
 
 package fsx
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "syscall"
 
-// OwnGroup makes cmd start in a process group of its own, so KillGroup
-// ends its whole tree with one signal; with dieWithUs the kernel also
-// kills it if the thread that started it goes away (chromedp locks one
-// for its browser).
-func OwnGroup(cmd *exec.Cmd, dieWithUs bool) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if dieWithUs {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-}
+// dieWithParent asks the kernel to SIGKILL the child when the thread that
+// started it goes away.
+func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -44,6 +44,8 @@ func StandinSite(url string) string {
     newChat: "button.new-chat"
     error: ".error"
     promptInput: "textarea.system"
+    upload: "button.attach"
+    attached: ".attachment-chip"
 `, url)
 }
 
@@ -63,6 +65,8 @@ func StandinMarkdownSite(url string) string {
     newChat: "[aria-label='New chat']"
     error: "#log ~ [role=alert]"
     promptInput: "textarea[placeholder^='Default instructions']"
+    upload: "[aria-label='Attach files']"
+    attached: "[aria-label='Attachments'] [data-name]"
     conversation: "/c/[^/?#]+"
     userMessage: "[data-message-author-role='user']"
     history: "nav[aria-label='Chat history'] a[href^='/c/']"

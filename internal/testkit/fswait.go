@@ -50,11 +50,20 @@ func WaitFS(t testing.TB, what string, d time.Duration, dirs []string, cond func
 // says it, WaitFS or Ready waits for that instead.
 func Wait(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
+	if !Until(d, cond) {
+		t.Fatalf("timed out after %s waiting for %s", d, what)
+	}
+}
+
+// Until is Wait for a caller that reports the failure itself (with what
+// it saw): it looks every 10 ms and says whether cond held within d.
+func Until(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
+			return false
 		}
 		time.Sleep(10 * time.Millisecond) // the poll's pace, not a synchronization
 	}
+	return true
 }

@@ -37,6 +37,7 @@ type Executor struct {
 	client    *http.Client
 	models    map[string]*model
 	limits    artifacts.Limits // endpoint: images' pictures (config artifacts:)
+	maxAttach int              // attachments.maxBytes: the most one attachment's read takes
 }
 
 // model is one api model, set up once at start.
@@ -58,7 +59,7 @@ func New(cfg *config.Config, getenv func(string) string) (*Executor, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Enough idle connections for the lane's cap of five per host.
 	t.MaxIdleConnsPerHost = 8
-	e := &Executor{transport: t, models: map[string]*model{}}
+	e := &Executor{transport: t, models: map[string]*model{}, maxAttach: cfg.Attachments.MaxBytes}
 	e.limits = artifacts.Limits{MaxFile: cfg.Artifacts.MaxFile(), MaxTask: cfg.Artifacts.MaxTask()}
 	e.client = &http.Client{
 		Transport: t,
@@ -120,7 +121,11 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
 
-	body := m.request(job.Task)
+	files, err := loadAttachments(job.Task, e.maxAttach)
+	if err != nil {
+		return attempt.Result{}, err
+	}
+	body := m.request(job.Task, files)
 	job.SetStage("calling " + m.cfg.BaseURL)
 	job.Log.Info("api call", "model", m.cfg.Name, "vendorModel", m.cfg.Model, "baseURL", m.cfg.BaseURL,
 		"systemPrompt", len(body.Messages) > 1, "timeout", timeout)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/attach"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -25,8 +26,10 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role string `json:"role"`
+	// Content is a string, or []contentPart for a message with images
+	// (attachments.go).
+	Content any `json:"content"`
 }
 
 // maxErrorBody is how much of an error answer is read: enough for any
@@ -35,13 +38,14 @@ const maxErrorBody = 64 << 10
 
 // request builds the body: a system message with the prompt unless it is
 // empty or the model needs an empty prompt (reasoning models parrot it
-// instead of reasoning), then one user message with the content.
-func (m *model) request(t *taskfile.Task) *chatRequest {
+// instead of reasoning), then one user message with the content and the
+// task's attachments (files, read and checked by loadAttachments).
+func (m *model) request(t *taskfile.Task, files []attach.Loaded) *chatRequest {
 	r := &chatRequest{Model: m.cfg.Model, Stream: true, Temperature: m.cfg.Temperature}
 	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
 	}
-	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: t.Content})
+	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: userContent(t.Content, files)})
 	if n := m.cfg.MaxTokens; n > 0 {
 		if m.cfg.MaxTokensField == config.MaxCompletionTokens {
 			r.MaxCompletionTokens = &n

@@ -202,13 +202,8 @@ func TestNotifier_HangingCommand(t *testing.T) {
 	for _, p := range lines {
 		var pid int
 		fmt.Sscan(p, &pid)
-		deadline := time.Now().Add(5 * time.Second)
-		for syscall.Kill(pid, 0) == nil {
-			if time.Now().After(deadline) {
-				t.Errorf("pid %d (the command or its child) still alive after the timeout", pid)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !testkit.Until(5*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+			t.Errorf("pid %d (the command or its child) still alive after the timeout", pid)
 		}
 	}
 }

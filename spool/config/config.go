@@ -37,7 +37,8 @@ type Config struct {
 	Tokens        map[string]TokenConfig `yaml:"tokens"` // the HTTP front door's (door.go)
 	Door          DoorConfig             `yaml:"door"`
 	Console       ConsoleConfig          `yaml:"console"`
-	Artifacts     ArtifactsConfig        `yaml:"artifacts"` // generated files (artifacts.go)
+	Artifacts     ArtifactsConfig        `yaml:"artifacts"`   // generated files (artifacts.go)
+	Attachments   AttachmentsConfig      `yaml:"attachments"` // a task's files (attachments.go)
 
 	// Path is the file the config was read from, if any; not a key.
 	Path string `yaml:"-"`
@@ -64,6 +65,8 @@ type WebConfig struct {
 	// conversation's account (switched off, held, leased by another
 	// host) before another account may send it again (default 10m).
 	ReattachWait Duration `yaml:"reattachWait"`
+	// Warm keeps each session's browser between tasks (see WarmConfig).
+	Warm WarmConfig `yaml:"warm"`
 }
 
 // DefaultReattachWait is web.reattachWait's default: longer than a
@@ -111,6 +114,9 @@ type ModelConfig struct {
 	// task's content is a prompt for OpenAI's images API and the answer
 	// is the pictures, kept as artifacts (see ArtifactsConfig).
 	Endpoint string `yaml:"endpoint"`
+	// Vision (api): the model reads images, sent as image_url parts; an
+	// api model without it takes text attachments only.
+	Vision bool `yaml:"vision"`
 }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
@@ -216,6 +222,11 @@ type SiteConfig struct {
 	// Modes maps each page mode a model may name (deepThink, search,
 	// model...) to the page's control for it.
 	Modes map[string]SiteMode `yaml:"modes"`
+	// Upload is the page's file input (input[type=file]) or the button
+	// that opens one; Attached matches the attachment chips or thumbnails
+	// the page shows for the files it holds (browser/upload.go).
+	Upload   string `yaml:"upload"`
+	Attached string `yaml:"attached"`
 }
 
 // SiteMode is a page mode's control: a switch (Switch, whose state State
@@ -271,6 +282,10 @@ type AccountConf struct {
 	// Profile is the session's browser profile folder: absolute, or
 	// relative to web.profiles. Default: see WebSessions.
 	Profile string `yaml:"profile"`
+	// Proxy is the proxy the account's browser, and only it, goes
+	// through: http://, https:// or socks5:// host:port, credentials
+	// allowed (never logged or shown: see RedactProxy).
+	Proxy string `yaml:"proxy"`
 }
 
 // UnmarshalYAML on APIConfig records whether concurrency was given.

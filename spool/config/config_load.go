@@ -230,6 +230,9 @@ func (c *Config) Check() error {
 	if err := c.checkDoor(); err != nil {
 		return err
 	}
+	if err := c.checkAttachments(); err != nil {
+		return err
+	}
 	if err := c.checkConsole(); err != nil {
 		return err
 	}
@@ -240,6 +243,12 @@ func (c *Config) Check() error {
 		return err
 	}
 	if err := c.checkSessions(); err != nil {
+		return err
+	}
+	if err := c.checkWarm(); err != nil {
+		return err
+	}
+	if err := c.checkProxies(); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(c.Sites))
@@ -265,6 +274,9 @@ func (c *Config) Check() error {
 			}
 		}
 		if err := s.checkReading("sites." + n); err != nil {
+			return err
+		}
+		if err := s.checkUpload("sites." + n); err != nil {
 			return err
 		}
 	}

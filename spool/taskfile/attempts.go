@@ -33,6 +33,9 @@ type AttemptRecord struct {
 	// Modes (web) are the page modes the attempt's send ran in, as read
 	// back from the page before it: "deepThink on, search off".
 	Modes string `yaml:"modes,omitempty"`
+	// Attached (web) names the files the attempt put on the page, in
+	// order ("ref.jpg, 说明.txt"), once the page showed them all.
+	Attached string `yaml:"attached,omitempty"`
 }
 
 // The outcomes an AttemptRecord names.
@@ -141,7 +144,7 @@ func countItems(data []byte) int {
 func attemptKey(k []byte) bool {
 	switch string(k) {
 	case "attempt", "claimedAt", "startedAt", "endedAt", "heldUntil", "outcome", "errorClass", "owner", "account", "method",
-		"delivery", "conversation", "deliveryReason", "possibleDoubleSend", "modes":
+		"delivery", "conversation", "deliveryReason", "possibleDoubleSend", "modes", "attached":
 		return true
 	}
 	return false
@@ -257,6 +260,8 @@ func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) 
 			cur.DeliveryReason = v
 		case "modes":
 			cur.Modes = v
+		case "attached":
+			cur.Attached = v
 		case "possibleDoubleSend":
 			if v != "true" && v != "false" {
 				return nil, false // the decoder's other spellings

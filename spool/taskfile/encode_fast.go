@@ -30,6 +30,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "output", c.Output)
 	e.strOmit(0, "prompt", c.Prompt)
 	e.str(0, "content", c.Content)
+	e.attachments(c.Attachments, nil)
 	e.strOmit(0, "state", string(c.State))
 	e.int(0, "attempt", c.Attempt)
 	e.timeOmit(0, "submittedAt", c.SubmittedAt)
@@ -44,6 +45,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	}
 	e.strOmit(0, "error", c.Error)
 	e.strOmit(0, "errorClass", string(c.ErrorClass))
+	e.attachments(nil, c.AttachmentsChecked)
 	if s := c.Send; s != nil {
 		e.key(0, "send")
 		e.b = append(e.b, '\n')
@@ -79,6 +81,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 				e.b = append(e.b, " true\n"...)
 			}
 			e.strOmit(4, "modes", a.Modes)
+			e.strOmit(4, "attached", a.Attached)
 		}
 	}
 	e.strOmit(0, "resultFormat", c.ResultFormat)

@@ -136,6 +136,19 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				check("send."+st.Field(j).Name, tk)
 			}
 			continue
+		case "Attachments":
+			tk.Attachments = []string{"ref.jpg", "说明.txt", "a: b"}
+			check("attachments", tk)
+			continue
+		case "AttachmentsChecked":
+			ct := reflect.TypeFor[Attachment]()
+			for j := range ct.NumField() {
+				a := Attachment{Name: "name", Path: "path", Type: "type", SHA256: "sum"}
+				set(reflect.ValueOf(&a).Elem().Field(j))
+				tk.AttachmentsChecked = []Attachment{a, {Name: "x.jpg", Path: "files/x.jpg", Type: "image/jpeg", Size: 3, SHA256: "abc"}}
+				check("attachmentsChecked."+ct.Field(j).Name, tk)
+			}
+			continue
 		case "Attempts":
 			at := reflect.TypeFor[AttemptRecord]()
 			for j := range at.NumField() {
@@ -172,8 +185,10 @@ func FuzzTask_EncodeFast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content, result, other string, n int) {
 		tk := &Task{TaskID: "t-" + other, Model: other, Content: content, Result: result, Reasoning: content, Error: other, Attempt: n,
-			Send:     &SendRecord{State: SendSent, Attempt: n, Conversation: other},
-			Attempts: []AttemptRecord{{N: n, Owner: other, DeliveryReason: content, Modes: other}}}
+			Send:               &SendRecord{State: SendSent, Attempt: n, Conversation: other},
+			Attempts:           []AttemptRecord{{N: n, Owner: other, DeliveryReason: content, Modes: other, Attached: other}},
+			Attachments:        []string{other, content},
+			AttachmentsChecked: []Attachment{{Name: other, Path: content, Type: other, Size: n, SHA256: other}}}
 		if strings.Count(other, "x") > 1 {
 			tk.Send, tk.Attempts = nil, nil
 		}

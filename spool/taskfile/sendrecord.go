@@ -64,6 +64,9 @@ type Delivery struct {
 	// (cut off between sending and sent) and that could not be found:
 	// the account may have received the prompt twice.
 	PossibleDoubleSend bool
+	// Attached names the files the attempt put on the page ("" for none):
+	// recorded once the page shows them, before the send.
+	Attached string
 }
 
 // SetDelivery records d in the running attempt's record (the open one of
@@ -74,6 +77,9 @@ func (t *Task) SetDelivery(d Delivery) bool {
 		return false
 	}
 	last.Delivery, last.Conversation, last.DeliveryReason, last.PossibleDoubleSend = d.How, d.Conversation, d.Reason, d.PossibleDoubleSend
+	if d.Attached != "" {
+		last.Attached = d.Attached
+	}
 	return true
 }
 

@@ -84,6 +84,10 @@ type Task struct {
 	Output    string   `yaml:"output,omitempty"`
 	Prompt    string   `yaml:"prompt,omitempty"`
 	Content   string   `yaml:"content"`
+	// Attachments are files the task carries to the model: paths relative
+	// to the task file's folder or the spool's files/, or absolute under a
+	// root of the config's attachments.roots (attachments.go).
+	Attachments []string `yaml:"attachments,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -97,6 +101,9 @@ type Task struct {
 	BrowserPID  int        `yaml:"browserPid,omitempty"`
 	Error       string     `yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`
+	// AttachmentsChecked is what intake found of each attachment (name,
+	// type, size, SHA-256): a daemon's field, never the submitter's.
+	AttachmentsChecked []Attachment `yaml:"attachmentsChecked,omitempty"`
 	// Send is a web task's last send of its prompt (sendrecord.go): what
 	// lets a later attempt reattach instead of sending again.
 	Send *SendRecord `yaml:"send,omitempty"`
@@ -134,6 +141,8 @@ func (t *Task) Clone() *Task {
 	}
 	c.Attempts = append([]AttemptRecord(nil), t.Attempts...)
 	c.Artifacts = cloneArtifacts(t.Artifacts)
+	c.Attachments = append([]string(nil), t.Attachments...)
+	c.AttachmentsChecked = append([]Attachment(nil), t.AttachmentsChecked...)
 	return &c
 }
 
@@ -144,6 +153,7 @@ func (t *Task) ResetForIntake() {
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
+		Attachments: t.Attachments,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -18,8 +17,6 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/lanes"
-	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -39,19 +36,11 @@ import (
 // with `verify: off` takes its turn too, and each checked task's log says
 // how long its comparisons took.
 func answerEndFigures(ctx context.Context, o options, stderr io.Writer) ([]coreFigure, error) {
-	if _, err := os.Stat("/proc/self"); err != nil {
-		return nil, nil // the browser's self-check is Linux's; elsewhere no row
+	stand, dir, done, err := webBenchStart(o, "bench-answer-*")
+	if stand == nil || err != nil {
+		return nil, err // no stand-in and no error: no row on this OS
 	}
-	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 1})
-	if err != nil {
-		return nil, err
-	}
-	defer stand.Close()
-	dir, err := os.MkdirTemp(o.dir, "bench-answer-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
+	defer done()
 	keys := testkit.StandinMarkdownSite(stand.URL())
 	quietKeys := keys[:strings.Index(keys, "    done:")]
 	y := fmt.Sprintf(`spool: %q
@@ -74,52 +63,22 @@ sites:
 	if err := signIn(ctx, cfg, stand.URL()); err != nil {
 		return nil, fmt.Errorf("sign the profile in: %w", err)
 	}
-	var mu sync.Mutex
-	finals := map[string]time.Time{}
-	tasks := map[string]*taskfile.Task{}
-	allDone := make(chan struct{})
 	const perSite = 8
-	store := spool.NewStore(cfg, nil)
-	d := &lanes.Daemon{Store: store, Executors: map[taskfile.Kind]attempt.Executor{taskfile.KindWeb: browser.NewExecutor(cfg, slog.New(slog.DiscardHandler))},
-		Log: slog.New(slog.DiscardHandler),
-		Hooks: lanes.Hooks{OnAttemptEnd: func(_ taskfile.Kind, t *taskfile.Task, _ time.Duration) {
-			if !t.State.Final() {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			finals[t.TaskID], tasks[t.TaskID] = time.Now(), t.Clone()
-			if len(finals) == len(benchModels)*perSite {
-				close(allDone)
-			}
-		}}}
-	if err := d.Start(ctx); err != nil {
-		return nil, err
-	}
-	defer stopDaemon(d)
 	// Answers of about 2 s each ([[duration=2s]] at scale 1), from the
 	// corpus; the two sites take turns.
 	corpus := chatstand.Corpus()
+	var drops []taskfile.Task
 	for i := range perSite {
 		for _, m := range benchModels {
 			id := fmt.Sprintf("%s-%02d", m, i)
-			t := taskfile.Task{TaskID: id, Model: m, Content: fmt.Sprintf("[[md=%s]] [[duration=2s]] %s", corpus[i%len(corpus)], id)}
-			data, err := t.Encode()
-			if err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(filepath.Join(store.Layout.Incoming(), id+".yaml"), data, 0o600); err != nil {
-				return nil, err
-			}
+			drops = append(drops, taskfile.Task{TaskID: id, Model: m, Content: fmt.Sprintf("[[md=%s]] [[duration=2s]] %s", corpus[i%len(corpus)], id)})
 		}
 	}
-	fmt.Fprintf(stderr, "bench: web answer end: %d tasks through a real browser ...\n", len(benchModels)*perSite)
-	select {
-	case <-allDone:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(10 * time.Minute):
-		return nil, fmt.Errorf("the web tasks did not all end within 10 minutes (%d of %d)", len(finals), len(benchModels)*perSite)
+	fmt.Fprintf(stderr, "bench: web answer end: %d tasks through a real browser ...\n", len(drops))
+	store := spool.NewStore(cfg, nil)
+	tasks, finals, err := runWebTasks(ctx, store, browser.NewExecutor(cfg, slog.New(slog.DiscardHandler)), drops, 10*time.Minute)
+	if err != nil {
+		return nil, err
 	}
 	turns := map[string]chatstand.Turn{}
 	for _, c := range stand.Conversations("demo") {
@@ -162,7 +121,7 @@ sites:
 		{Name: "answer end → result", Value: ms(med(lat["proof"])), Unit: "ms", Baseline: ms(med(lat["quiet"])), BaseUnit: "ms", Ratio: ratio(med(lat["proof"]), med(lat["quiet"])),
 			Note: fmt.Sprintf("median of %d, stream's [DONE] written → final durable write, real Chromium; proof (network end, done bar) vs quiet alone (1 s) on the same page; p95 %.0f ms vs %.0f ms", perSite, ms(p95(lat["proof"])), ms(p95(lat["quiet"])))},
 		{Name: "web cost beyond ans.", Value: ms(med(cost["proof"])), Unit: "ms", Baseline: ms(med(cost["quiet"])), BaseUnit: "ms", Ratio: ratio(med(cost["proof"]), med(cost["quiet"])),
-			Note: "median per task: claim → final write less the answer's 2 s of streaming (launch, load, type, end, write); proof vs quiet alone"},
+			Note: "median per task: claim → final write less the answer's 2 s of streaming (launch or the warm browser, load, type, end, write); proof vs quiet alone"},
 		{Name: "result check", Value: ms(med(checks)), Unit: "ms", Baseline: ms(med(lat["nocheck"])), BaseUnit: "ms", Ratio: ratio(med(lat["proof"]), med(lat["nocheck"])),
 			Note: fmt.Sprintf("median per task of the comparisons with the page (task log's checkTook; p95 %.1f ms; target ≤ 20 ms); ratio: answer end → result checked vs verify: off on the same page, %.0f vs %.0f ms", ms(p95(checks)), ms(med(lat["proof"])), ms(med(lat["nocheck"])))},
 	}, nil

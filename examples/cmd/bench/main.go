@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dir, "dir", "", "folder for the temporary spools (default: the system's temp folder)")
 	fs.BoolVar(&o.verbose, "v", false, "the lanes' log on stderr")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of the table")
-	fs.StringVar(&o.only, "only", "", "comma-separated strategies to run: "+strings.Join(strategyKeys(), ",")+",core,web-answer,door")
+	fs.StringVar(&o.only, "only", "", "comma-separated strategies to run: "+strings.Join(strategyKeys(), ",")+",core,web-answer,web-warm,door")
 	fs.IntVar(&o.repeat, "repeat", 3, "runs of every strategy in every order; the table shows each figure's median and min–max")
 	fs.BoolVar(&o.core, "core", true, "also measure the spool core (throughput, pickup latency, start-up)")
 	fs.BoolVar(&o.webAnswer, "web-answer", true, "also measure, through a real headless Chromium, the time from a web answer's stream end to its durable result, with a positive end signal and by quiet alone")
@@ -123,8 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, usageError{errors.New("-api-concurrency and -quota must be at least 1")}
 	}
 	for _, k := range strings.Split(o.only, ",") {
-		if k = strings.TrimSpace(k); k != "" && k != "core" && k != "web-answer" && k != "door" && !slices.Contains(strategyKeys(), k) {
-			return o, usageError{fmt.Errorf("-only: %q is not one of %s,core,web-answer,door", k, strings.Join(strategyKeys(), ","))}
+		if k = strings.TrimSpace(k); k != "" && k != "core" && k != "web-answer" && k != "web-warm" && k != "door" && !slices.Contains(strategyKeys(), k) {
+			return o, usageError{fmt.Errorf("-only: %q is not one of %s,core,web-answer,web-warm,door", k, strings.Join(strategyKeys(), ","))}
 		}
 	}
 	for _, s := range strings.Split(*orders, ",") {
@@ -216,6 +216,14 @@ func runBench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		fs, err := answerEndFigures(ctx, o, stderr)
 		if err != nil {
 			return fmt.Errorf("web answer end: %w", err)
+		}
+		core = append(core, fs...)
+	}
+	if o.webAnswer && (len(want) == 0 || want["web-warm"]) {
+		fmt.Fprintf(stderr, "bench: %s: measuring the warm browser against a cold start ...\n", time.Since(start).Round(time.Second))
+		fs, err := warmFigures(ctx, o, stderr)
+		if err != nil {
+			return fmt.Errorf("web warm: %w", err)
 		}
 		core = append(core, fs...)
 	}

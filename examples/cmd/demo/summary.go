@@ -153,8 +153,8 @@ func (s *summary) print(w io.Writer) {
 	perSession := time.Duration((web.n + s.sessions - 1) / s.sessions)
 	if web.n > 0 && s.makespan > share {
 		per := (s.makespan - share) / perSession
-		fmt.Fprintf(w, "  the web lane's cost beyond the answers: %s per web task, not time-scaled: browser launch %s, close %s (means),\n",
-			secs(per), secs(bench.Mean(s.launch)), secs(bench.Mean(s.closing)))
+		fmt.Fprintf(w, "  the web lane's cost beyond the answers: %s per web task, not time-scaled: %d browser launches for %d web tasks (warm sessions: web.warm), launch %s (mean), %d closes in a task's time (mean %s),\n",
+			secs(per), len(s.launch), web.n, secs(bench.Mean(s.launch)), len(s.closing), secs(bench.Mean(s.closing)))
 		if s.modern {
 			fmt.Fprintf(w, "    the rest is page load, the driver's wait for the answer's end (its response's end or the action bar), and the lane's claim and writes\n")
 		} else {
