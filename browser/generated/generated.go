@@ -173,8 +173,9 @@ func isFile(abs string, base *url.URL) bool {
 	return fileExt.MatchString(u.Path)
 }
 
-// listJS lists the last answer's files: its images (not icons or
-// decorations), its a[download] links, links to files on the page's
+// listJS lists the last answer's files: its images (not decorations: an
+// image hidden, aria-hidden or presentation, 48 px or less, or inside an
+// element of the answer whose class says avatar, icon, emoji or logo), its a[download] links, links to files on the page's
 // origin, and what the site's artifacts: selector matches inside it (an
 // element with src, href or data-url).
 const listJS = `(() => {%s
@@ -183,11 +184,16 @@ const out = [];
 if (!ans) return {page: location.href, refs: out};
 const extOK = (u) => { try { const x = new URL(u, location.href); return x.protocol === 'blob:' || x.protocol === 'data:' || (x.origin === location.origin && %s.test(x.pathname)); } catch (e) { return false; } };
 const add = (el, raw, abs, image) => { if (!raw || abs.startsWith('javascript:')) return; out.push({raw, url: abs, image, title: (image ? el.getAttribute('alt') : (el.innerText || el.textContent || '')).replace(/\s+/g, ' ').trim(), hint: el.getAttribute('download') || ''}); };
-for (const img of ans.querySelectorAll('img')) {
-  if (img.getAttribute('aria-hidden') === 'true' || img.getAttribute('role') === 'presentation') continue;
+const deco = (img) => {
+  if (img.getAttribute('aria-hidden') === 'true' || img.getAttribute('role') === 'presentation') return true;
   const r = img.getBoundingClientRect();
-  if (r.width && r.height && r.width <= 24 && r.height <= 24) continue;
-  add(img, img.getAttribute('src'), img.src, true);
+  if (!r.width && !r.height && !img.getClientRects().length) return true; // not shown
+  if (r.width && r.height && r.width <= 48 && r.height <= 48) return true; // an icon, an avatar, an emoji
+  const d = img.closest('[class*="avatar" i], [class*="icon" i], [class*="emoji" i], [class*="logo" i]');
+  return !!d && ans.contains(d);
+};
+for (const img of ans.querySelectorAll('img')) {
+  if (!deco(img)) add(img, img.getAttribute('src'), img.src, true);
 }
 for (const a of ans.querySelectorAll('a[href]')) {
   if (a.hasAttribute('download') || extOK(a.href)) add(a, a.getAttribute('href'), a.href, false);

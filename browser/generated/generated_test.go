@@ -1,8 +1,11 @@
 package generated
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/png"
 	"net"
 	"net/http"
 	"reflect"
@@ -45,12 +48,14 @@ func (m memSaver) Stem() string { return "" }
 // image too; a file over the limit is refused without reading it all.
 func TestKeep_ThroughThePage(t *testing.T) {
 	chromium := testkit.NeedChromium(t)
-	png := "\x89PNG\r\n\x1a\n" + strings.Repeat("p", 100)
+	var pb bytes.Buffer
+	_ = png.Encode(&pb, image.NewGray(image.Rect(0, 0, 100, 80)))
+	pic := pb.String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "ok", Path: "/"})
 		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte(`<div class="answer">Here: <img src="/f/pic" alt="Pic"> <a href="/f/data.csv">figures</a> <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot" width="40" height="40"> <a href="https://other.example/x">x</a></div>`))
+		_, _ = w.Write([]byte(`<div class="answer">Here: <img src="/f/pic" alt="Pic"> <a href="/f/data.csv">figures</a> <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot" width="80" height="80"> <span class="msg-avatar"><img src="/f/pic?avatar" width="64" height="64"></span> <img src="/f/pic?icon" width="20" height="20"> <a href="https://other.example/x">x</a></div>`))
 	})
 	mux.HandleFunc("/f/{name}", func(w http.ResponseWriter, r *http.Request) {
 		if c, err := r.Cookie("sid"); err != nil || c.Value != "ok" {
@@ -59,7 +64,7 @@ func TestKeep_ThroughThePage(t *testing.T) {
 		}
 		switch r.PathValue("name") {
 		case "pic":
-			_, _ = w.Write([]byte(png))
+			_, _ = w.Write([]byte(pic))
 		case "data.csv":
 			_, _ = w.Write([]byte("a,b\n1,2\n"))
 		default:
@@ -92,7 +97,7 @@ func TestKeep_ThroughThePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(saved["01.png"]) != png || string(saved["03.csv"]) != "a,b\n1,2\n" || len(list) != 3 || list[1].Type != "image/gif" {
+	if string(saved["01.png"]) != pic || string(saved["03.csv"]) != "a,b\n1,2\n" || len(list) != 3 || list[1].Type != "image/gif" {
 		t.Errorf("saved %v, list %+v", saved, list)
 	}
 	if want := "Here: ![Pic](../outputs/t/01.png) [figures](../outputs/t/03.csv)\n\n![dot](../outputs/t/02.gif)"; text != want {
