@@ -46,7 +46,8 @@ var e2eReasoningUIKeys = map[string]string{
 // field as network.path and the thinking field as network.reasoning,
 // never the thinking block as answer, busy only for what lasts to the
 // stream's end, and nothing a probe finds at high confidence unless a
-// second probe confirmed it. Its block, pasted unchanged, and the
+// second probe confirmed it; `check --suggest --write` keeps working
+// hand-written keys. Its block, pasted unchanged, and the
 // libraries' hand-written keys (the stand-in's are TestE2E_Web_Reasoning's)
 // each run 4 tasks through `spoolgate run`: every answer exact, every
 // thinking exactly in reasoning and never in the result, verified.
@@ -100,6 +101,19 @@ func TestE2E_Suggest_Reasoning(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	// 2. `check --suggest --write` on the working hand-written keys: each
+	// passes the probe and is kept, and the output says so.
+	code, out, errOut := rig.e2eRun("check", "antdx", "--suggest", "--probe", "--write")
+	written, _ := os.ReadFile(rig.cfgPath)
+	for _, want := range []string{`answer: ".ant-bubble-start .x-markdown" # passes the probe, kept`, `busy: ".ant-sender-actions-btn-loading-button" # passes the probe, kept`,
+		`done: ".ant-bubble-start .ant-actions" # passes the probe, kept`, `thinking: ".ant-think-content"`, "network: {url: /api/chat, format: sse, path: choices.0.delta.content, reasoning: choices.0.delta.reasoning_content}"} {
+		if code != 0 || !strings.Contains(string(written), want) {
+			t.Errorf("check antdx --suggest --write: exit %d, the config lacks %q:\n%s\nstdout:\n%s%s", code, want, written, out, errOut)
+		}
+	}
+	if !strings.Contains(out, "the config's selector passes the probe: --write keeps it") {
+		t.Errorf("check --suggest does not say it keeps what passes:\n%s", out)
+	}
 	cfg, err := os.ReadFile(rig.cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +122,7 @@ func TestE2E_Suggest_Reasoning(t *testing.T) {
 	if err := os.WriteFile(rig.cfgPath, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// 2. 4 tasks a site, hand-written and proposed, through the daemon.
+	// 3. 4 tasks a site, hand-written and proposed, through the daemon.
 	d := rig.start()
 	var tasks []e2eTask
 	for _, m := range []string{"think-auto", "antdx", "antdx-auto", "tdesign", "tdesign-auto"} {
