@@ -274,7 +274,7 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	add("error", pk.Error, "the page showed no error during the probe (optional)")
 	pk.busyVerdict(end)
 	rep.judgeCurrent(pk.Watch, sc.Thinking)
-	if err := rep.confirm(tab, d, nw, in.Selector, send.Selector, pk); err != nil {
+	if err := rep.confirm(tab, d, nw, in.Selector, send.Selector); err != nil {
 		return nil, err
 	}
 	rep.current(tab, sc)

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // CurrentPasses is Suggestion.Current for a config's selector that the
@@ -128,13 +130,13 @@ func netThinks(r *SuggestReport) bool {
 	return ok && s.Network != nil && s.Network.Reasoning != ""
 }
 
-// confirm sends a second probe (SecondProbe) with the first probe's
-// proposals watched, when any of the keys a probe finds was proposed at
-// high confidence: each is kept high only if the second probe showed it
-// working again (the answer's selector finding the new answer, busy from
-// the send to the end, done only after it, the network key reading it),
-// and is medium otherwise, with why.
-func (r *SuggestReport) confirm(tab context.Context, d *driver, nw *netWatch, inSel, sendSel string, first probeKeys) error {
+// confirm sends a second probe (SecondProbe), on the page loaded anew,
+// with the first probe's proposals watched, when any of the keys a probe
+// finds was proposed at high confidence: each is kept high only if the
+// second probe showed it working again (the answer's selector finding
+// the new answer, busy from the send to the end, done only after it, the
+// network key reading it), and is medium otherwise, with why.
+func (r *SuggestReport) confirm(tab context.Context, d *driver, nw *netWatch, inSel, sendSel string) error {
 	keys := []string{"input", "send", "answer", "network", "busy", "done", "copy"}
 	var high []int
 	for i, s := range r.Keys {
@@ -156,7 +158,15 @@ func (r *SuggestReport) confirm(tab context.Context, d *driver, nw *netWatch, in
 	var pk probeKeys
 	var end time.Time
 	n := len(nw.states())
-	_, err := d.setText(tab, "input", inSel, probe)
+	// On the page opened anew, as each task opens it (some pages change
+	// their field once a chat has begun).
+	err := chromedp.Do(tab, chromedp.Navigate(r.URL))
+	if err == nil {
+		_, err = waitRest(tab, d)
+	}
+	if err == nil {
+		_, err = d.setText(tab, "input", inSel, probe)
+	}
 	if err == nil {
 		pk, err = probeAnswer(tab, d, sendSel, probe, watch)
 	}

@@ -116,6 +116,11 @@ SG.arm = (probe, watch) => {
   // probe's proposals on the second): when each showed (see watchVerdicts).
   SG.watch = watch || {};
   SG.seen = {};
+  // What each watched selector matched before the send: an element it
+  // matches only later (a new one, or one whose attribute changed:
+  // aria-busy) is what the probe brought.
+  SG.watchBefore = {};
+  for (const [k, sel] of Object.entries(SG.watch)) { const r = sel ? qa(sel) : {els: []}; SG.watchBefore[k] = new Set((r.els || []).filter(vis)); }
   SG.old = new WeakSet(allEls());
   SG.visBefore = new WeakSet(allEls().filter(vis));
   SG.appeared = new Map(); // el -> {first, last, cands: [{sel, kinds, notes, combo, matches, shadow, during: n}]}
@@ -165,7 +170,7 @@ SG.arm = (probe, watch) => {
     for (const [k, sel] of Object.entries(SG.watch)) {
       if (!sel || k === 'answer' || k === 'thinking') continue;
       const r = qa(sel);
-      if (r.bad || !r.els.some((e) => vis(e) && !SG.visBefore.has(e))) continue;
+      if (r.bad || !r.els.some((e) => vis(e) && !SG.watchBefore[k].has(e))) continue;
       const w = SG.seen[k] || (SG.seen[k] = {first: t, last: t});
       w.last = t;
     }
@@ -347,7 +352,7 @@ const watchVerdicts = (ans, box, text, inThink, textNoThink) => {
     if (!sel) continue;
     const r = qa(sel);
     if (r.bad) { res[k] = 'not a valid selector'; continue; }
-    const now = r.els.filter((e) => vis(e) && !SG.visBefore.has(e));
+    const now = r.els.filter((e) => vis(e) && !(SG.watchBefore[k] || SG.visBefore).has(e));
     const w = SG.seen[k];
     const last = r.els[r.els.length - 1];
     switch (k) {
