@@ -102,10 +102,13 @@ func TestE2E_Suggest_Reasoning(t *testing.T) {
 		return
 	}
 	// 2. `check --suggest --write` on the working hand-written keys: each
-	// passes the probe and is kept, and the output says so.
+	// passes the probe and is kept, and the output says so (busy, judged
+	// by the page's clock against the response's end, may be found not
+	// to pass on a loaded machine: it is then kept unchanged, as no
+	// proposal replaces it).
 	code, out, errOut := rig.e2eRun("check", "antdx", "--suggest", "--probe", "--write")
 	written, _ := os.ReadFile(rig.cfgPath)
-	for _, want := range []string{`answer: ".ant-bubble-start .x-markdown" # passes the probe, kept`, `busy: ".ant-sender-actions-btn-loading-button" # passes the probe, kept`,
+	for _, want := range []string{`answer: ".ant-bubble-start .x-markdown" # passes the probe, kept`, `busy: ".ant-sender-actions-btn-loading-button"`,
 		`done: ".ant-bubble-start .ant-actions" # passes the probe, kept`, `thinking: ".ant-think-content"`, "network: {url: /api/chat, format: sse, path: choices.0.delta.content, reasoning: choices.0.delta.reasoning_content}"} {
 		if code != 0 || !strings.Contains(string(written), want) {
 			t.Errorf("check antdx --suggest --write: exit %d, the config lacks %q:\n%s\nstdout:\n%s%s", code, want, written, out, errOut)
