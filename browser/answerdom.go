@@ -190,7 +190,11 @@ const codeText = (root) => {
 };
 const text = visible(el);
 // The clone: what is gone removed, kept line breaks as <br>, code exact.
-const c = el.cloneNode(true);
+// Made in a document of its own, where no custom element is defined: a
+// web component cloned in the page runs its constructor, which may add
+// children (TDesign's chat, made with Omi), and the clone's elements
+// would no longer pair with the live ones.
+const c = document.implementation.createHTMLDocument('').importNode(el, true);
 const copy = [c, ...c.querySelectorAll('*')];
 const keep = [];
 live.forEach((x, i) => {
@@ -236,8 +240,9 @@ return {found: true, html: c.innerHTML, text, thinkHtml: think ? think.html : ''
 //     bubble) that follows the answer before el;
 //   - without it, a block the page marks: a details element whose summary
 //     says 思考, 推理, Thinking, Thought or Reasoning (已深度思考, "Thought
-//     for 8 s"), or a toggle so labelled (a button, or an element with
-//     aria-expanded) beside a block: the element its aria-controls names,
+//     for 8 s"), or a toggle so labelled (a button, an element with
+//     aria-expanded, or one with a pointer cursor) beside a block: the
+//     element its aria-controls names,
 //     else its next sibling that is not inline (an inline one is a label:
 //     "8s"), else its parent's next sibling. A toggle
 //     whose block holds the whole answer is not one.
@@ -273,7 +278,12 @@ const findThinking = (el, sel) => {
     const s = d.querySelector(':scope > summary');
     if (s && short(s) && THINK_LABEL.test(labelText(s))) return {nodes: [d], html: htmlOf(d, [s]), how: 'details'};
   }
-  for (const t of el.querySelectorAll('button,[role=button],[aria-expanded]')) {
+  // A toggle may also be a plain element the page made clickable (Ant
+  // Design X's Think: a div with an onClick and cursor: pointer), the
+  // outermost so marked (the cursor is inherited by its children).
+  const pointer = (x) => !!x && getComputedStyle(x).cursor === 'pointer';
+  const plain = [...el.querySelectorAll('div,span')].filter((x) => short(x) && THINK_LABEL.test(labelText(x)) && pointer(x) && !pointer(x.parentElement));
+  for (const t of [...el.querySelectorAll('button,[role=button],[aria-expanded]'), ...plain]) {
     if (!short(t) || !THINK_LABEL.test(labelText(t)) || t.closest('pre')) continue;
     let b = null;
     const id = t.getAttribute('aria-controls');

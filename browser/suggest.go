@@ -18,6 +18,15 @@ import (
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
+// DefaultProbe is the probe `--probe` sends: it asks for a structured
+// answer, a short Markdown document, not a greeting. A reasoning model
+// thinks at length before answering a greeting in a line, and its
+// thinking is then the longest new text on the page; a document of its
+// own (a heading, a list, a code block) is what tasks ask for, so the
+// answer's element, a done that must stay away from the code block's
+// own buttons, and a busy that lasts to the stream's end are all tried.
+const DefaultProbe = "Write a short Markdown document about spool folders: a heading, two bullet points and a one-line code block."
+
 // Suggestion is what --suggest proposes for one key.
 type Suggestion struct {
 	Key        string      `json:"key"`
@@ -41,6 +50,7 @@ type SuggestReport struct {
 	// NetAnswer is the probe's answer as the response of the suggested
 	// network key carried it.
 	NetAnswer string   `json:"netAnswer,omitempty"`
+	Second    string   `json:"second,omitempty"` // the second probe and its answer (confirm)
 	Problems  []string `json:"problems,omitempty"`
 }
 
@@ -88,6 +98,16 @@ type probeKeys struct {
 	Error  found    `json:"error"`
 	Gone   []string `json:"gone"`
 	MaxGap float64  `json:"maxGap"` // ms: the longest pause of the answer while it grew
+	// Thinking: the answer's bubble had a thinking block (a reasoning page).
+	Thinking bool `json:"thinking"`
+	// Watch is, per watched selector (SG.arm), "ok" when this probe
+	// confirmed it, else why not.
+	Watch map[string]string `json:"watch"`
+	// Seen is when each watched selector showed (ms after the send);
+	// Wall0 the send's time (ms since the epoch), FirstGrowth and
+	// LastGrowth the text's (ms after the send).
+	Seen                           map[string]struct{ First, Last float64 } `json:"seen"`
+	Wall0, FirstGrowth, LastGrowth float64
 	// GrowEvents is how many times the page's text grew: far more than
 	// the stream's pieces when the page types the answer out itself.
 	GrowEvents int `json:"growEvents"`
@@ -209,7 +229,8 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 		return nil, fmt.Errorf("watch the page's responses: %w", err)
 	}
 	defer nw.Stop()
-	pk, err := probeAnswer(tab, d, send.Selector, opts.Send)
+	watch := map[string]string{"answer": sc.Answer, "busy": sc.Busy, "done": sc.Done, "copy": sc.Copy, "thinking": sc.Thinking}
+	pk, err := probeAnswer(tab, d, send.Selector, opts.Send, watch)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +239,7 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	}
 	rep.Answer = pk.Answer.Text
 	add("answer", pk.Answer, "no new text grew after the send")
+	var end time.Time // the end of the response that carried the answer
 	if pk.Answer.Found {
 		ns, text := netFor(tab, nw, pk.Answer.Text)
 		ns.Current, rep.NetAnswer = netCurrent(sc.Network, ns), text
@@ -228,8 +250,19 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 			ns.Why += "; the config's network key reads this probe's answer as well, and is kept"
 		}
 		rep.Keys = append(rep.Keys, ns)
+		end = netEnd(nw.states(), ns.Network)
 	}
 	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")
+	if b := &rep.Keys[len(rep.Keys)-1]; b.Selector != "" && !spansStream(pk, b.Selector, end) {
+		if pk.Thinking || netThinks(rep) {
+			// A reasoning page's spinner that goes with the thinking,
+			// while the answer still streams: never a busy.
+			b.Why = fmt.Sprintf("%s showed after the send but went before the stream's end (a thinking spinner?): no busy", pk.Busy.What)
+			b.Selector, b.Confidence, b.Others, busy = "", "none", nil, *b
+		} else {
+			b.Confidence, b.Why = "low", b.Why+"; it was not there from the send to the stream's end"
+		}
+	}
 	if busy.Selector == "" && len(pk.Gone) > 0 {
 		rep.Keys[len(rep.Keys)-1].Why += " (shown and gone, but not to be picked out: " + strings.Join(pk.Gone, ", ") + ")"
 	}
@@ -239,6 +272,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	add("done", pk.Done, "nothing showed under the answer only once it was finished")
 	add("copy", pk.Copy, "no copy button under the answer")
 	add("error", pk.Error, "the page showed no error during the probe (optional)")
+	pk.busyVerdict(end)
+	rep.judgeCurrent(pk.Watch, sc.Thinking)
+	if err := rep.confirm(tab, d, nw, in.Selector, send.Selector); err != nil {
+		return nil, err
+	}
 	rep.current(tab, sc)
 	return rep, nil
 }
@@ -252,7 +290,7 @@ func (r *SuggestReport) current(tab context.Context, sc config.SiteConfig) {
 		return
 	}
 	for i := range r.Keys {
-		if c, ok := res[r.Keys[i].Key]; ok {
+		if c, ok := res[r.Keys[i].Key]; ok && r.Keys[i].Current == "" {
 			r.Keys[i].Current = c
 		}
 	}
@@ -295,9 +333,10 @@ func waitRest(tab context.Context, d *driver) (restKeys, error) {
 
 // probeAnswer sends the typed probe and watches the page until its text
 // has stopped growing (and nothing that showed while it grew still
-// shows), then reads what the probe left.
-func probeAnswer(tab context.Context, d *driver, sendSel, probe string) (probeKeys, error) {
-	if _, err := sgEval[bool](tab, `SG.arm(`+js(probe)+`)`); err != nil {
+// shows), then reads what the probe left, and judges each of watch's
+// selectors (key: selector) by it.
+func probeAnswer(tab context.Context, d *driver, sendSel, probe string, watch map[string]string) (probeKeys, error) {
+	if _, err := sgEval[bool](tab, `SG.arm(`+js(probe)+`, `+js(watch)+`)`); err != nil {
 		return probeKeys{}, fmt.Errorf("watch the page: %w", err)
 	}
 	if _, err := d.click(tab, sendSel); err != nil {

@@ -88,7 +88,15 @@ func bestNet(all []netState, shown string) (best NetSpec, score float64, text st
 			if err != nil {
 				continue
 			}
-			if sc := likeness(got, shown); sc > score {
+			sc := likeness(got, shown)
+			if a, _, ok := answerBeside(spec, specs, st.Body); ok && sc < netMatch {
+				// A page whose thinking block the probe could not tell
+				// apart shows the thinking and the answer together.
+				if ans, th, err := extractBoth(a, st.Body); err == nil {
+					sc = max(sc, likeness(th+" "+ans, shown))
+				}
+			}
+			if sc > score {
 				best, score, text = spec, sc, got
 				if a, think, ok := answerBeside(spec, specs, st.Body); ok {
 					// The stream carries a thinking field and an answer

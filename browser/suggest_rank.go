@@ -1,14 +1,223 @@
 // This file holds how --suggest rates a selector: the Candidate a page
 // proposes, the durability score of each kind of selector part, the
-// ranking of a key's candidates and the confidence of the best one.
+// ranking of a key's candidates and the confidence of the best one, and
+// what a probe says of a selector: the config's judged (judgeCurrent)
+// and the proposals confirmed by a second probe (confirm).
 
 package browser
 
 import (
+	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
 )
+
+// CurrentPasses is Suggestion.Current for a config's selector that the
+// probe itself judged and found working: --write keeps it.
+const CurrentPasses = "passes the probe"
+
+// SecondProbe is the message of the second probe that confirms a first
+// probe's proposals: another text, so another answer.
+func SecondProbe(probe string) string { return "Once more, in other words: " + probe }
+
+// probeKeysJudged are the keys a probe judges the config's selector of.
+var probeKeysJudged = []string{"answer", "busy", "done", "copy"}
+
+// judgeCurrent notes, for each key the probe judged the config's
+// selector of, whether it passed (CurrentPasses) or why not; the
+// config's thinking key, which --suggest never proposes, is reported the
+// same way.
+func (r *SuggestReport) judgeCurrent(watch map[string]string, thinking string) {
+	for i := range r.Keys {
+		v, ok := watch[r.Keys[i].Key]
+		if !ok {
+			continue
+		}
+		if v == "ok" {
+			r.Keys[i].Current = CurrentPasses
+			r.Keys[i].Why += "; the config's selector passes the probe and is kept"
+		} else {
+			r.Keys[i].Current = "fails the probe: " + v
+		}
+	}
+	if v, ok := watch["thinking"]; ok && thinking != "" {
+		s := Suggestion{Key: "thinking", Confidence: "none", Why: "the config's thinking: " + v + " (--suggest finds a marked block without one)"}
+		if v == "ok" {
+			s.Current = CurrentPasses
+		}
+		r.Keys = append(r.Keys, s)
+	}
+}
+
+// spans is the busy rule: an element that showed from first to last (ms
+// after the send) was present from the send to the stream's end: it
+// showed before the answer's first growth, and until the end of the
+// response that carried the answer (end) or of the text's growth, or,
+// with no such response, through at least 80 % of the text's growth (a
+// page may still draw the answer's tail, or its action bar, after the
+// stream ended).
+func (pk probeKeys) spans(first, last float64, end time.Time) bool {
+	if first > pk.FirstGrowth+150 {
+		return false
+	}
+	if !end.IsZero() {
+		// Until the response ended, or the page's text stopped growing
+		// if that came first (a stream held open after its last event).
+		if g := pk.at(pk.LastGrowth); g.Before(end) {
+			end = g
+		}
+		return !pk.at(last).Before(end.Add(-200 * time.Millisecond))
+	}
+	span := pk.LastGrowth - pk.FirstGrowth
+	return span <= 0 || (last-max(first, 0))/span >= 0.8
+}
+
+// at is the wall time of ms after the send (the page's clock).
+func (pk probeKeys) at(ms float64) time.Time {
+	return time.UnixMilli(int64(pk.Wall0)).Add(time.Duration(ms * float64(time.Millisecond)))
+}
+
+// spansStream: sel, of busy's candidates, follows the busy rule.
+func spansStream(pk probeKeys, sel string, end time.Time) bool {
+	for _, c := range pk.Busy.Cands {
+		if c.Selector == sel {
+			return pk.spans(c.First, c.Last, end)
+		}
+	}
+	return false
+}
+
+// busyVerdict turns the page's "span" verdict of a watched busy into
+// "ok" or why not, by the busy rule.
+func (pk probeKeys) busyVerdict(end time.Time) {
+	if pk.Watch["busy"] != "span" {
+		return
+	}
+	w := pk.Seen["busy"]
+	switch {
+	case w.First > pk.FirstGrowth+150:
+		pk.Watch["busy"] = "showed only after the answer began"
+	case !pk.spans(w.First, w.Last, end):
+		pk.Watch["busy"] = "went before the stream's end"
+	default:
+		pk.Watch["busy"] = "ok"
+	}
+}
+
+// netEnd is when the last response that spec reads ended (zero: none).
+func netEnd(all []netState, spec *NetSpec) time.Time {
+	var end time.Time
+	if spec == nil {
+		return end
+	}
+	for _, st := range all {
+		if st.Ended && st.Failed == "" && strings.Contains(st.URL, spec.URL) && st.EndedAt.After(end) {
+			end = st.EndedAt
+		}
+	}
+	return end
+}
+
+// netThinks: the proposed network key reads a thinking field apart.
+func netThinks(r *SuggestReport) bool {
+	s, ok := r.Get("network")
+	return ok && s.Network != nil && s.Network.Reasoning != ""
+}
+
+// confirm sends a second probe (SecondProbe), on the page loaded anew,
+// with the first probe's proposals watched, when any of the keys a probe
+// finds was proposed at high confidence: each is kept high only if the
+// second probe showed it working again (the answer's selector finding
+// the new answer, busy from the send to the end, done only after it, the
+// network key reading it), and is medium otherwise, with why.
+func (r *SuggestReport) confirm(tab context.Context, d *driver, nw *netWatch, inSel, sendSel string) error {
+	keys := []string{"input", "send", "answer", "network", "busy", "done", "copy"}
+	var high []int
+	for i, s := range r.Keys {
+		if s.Confidence == "high" && s.Selector != "" && slices.Contains(keys, s.Key) {
+			high = append(high, i)
+		}
+	}
+	if len(high) == 0 {
+		return nil
+	}
+	verdict := map[string]string{}
+	watch := map[string]string{}
+	for _, k := range probeKeysJudged {
+		if s, ok := r.Get(k); ok && s.Selector != "" {
+			watch[k] = s.Selector
+		}
+	}
+	probe := SecondProbe(r.Probe)
+	var pk probeKeys
+	var end time.Time
+	n := len(nw.states())
+	// On the page opened anew, as each task opens it (some pages change
+	// their field once a chat has begun).
+	err := chromedp.Do(tab, chromedp.Navigate(r.URL))
+	if err == nil {
+		_, err = waitRest(tab, d)
+	}
+	if err == nil {
+		_, err = d.setText(tab, "input", inSel, probe)
+	}
+	if err == nil {
+		pk, err = probeAnswer(tab, d, sendSel, probe, watch)
+	}
+	if tab.Err() != nil {
+		return context.Cause(tab)
+	}
+	switch {
+	case err != nil:
+		verdict["input"] = "it failed: " + err.Error()
+	case !pk.Answer.Found:
+		verdict["input"] = "it brought no answer"
+	}
+	if v := verdict["input"]; v != "" {
+		verdict["send"] = v
+	}
+	if s, ok := r.Get("network"); ok && s.Network != nil && err == nil {
+		nw.waitFor(tab, netEndWait, func() bool {
+			st := nw.states()
+			for _, x := range st[min(n, len(st)):] {
+				if !x.Ended {
+					return false
+				}
+			}
+			return len(st) > n
+		})
+		if st := nw.states(); len(st) <= n || !netPasses(s.Network, st[n:], "", pk.Answer.Text) {
+			verdict["network"] = "its response did not carry the second answer"
+		} else {
+			end = netEnd(st[n:], s.Network)
+		}
+	}
+	pk.busyVerdict(end)
+	for k, v := range pk.Watch {
+		if v != "ok" {
+			verdict[k] = v
+		}
+	}
+	for _, i := range high {
+		s := &r.Keys[i]
+		if v, bad := verdict[s.Key]; bad || verdict["input"] != "" {
+			if !bad {
+				v = verdict["input"]
+			}
+			s.Confidence, s.Why = "medium", s.Why+"; a second probe did not confirm it ("+v+")"
+			continue
+		}
+		s.Why += "; confirmed by a second probe"
+	}
+	r.Second = fmt.Sprintf("%q answered: %q", probe, pk.Answer.Text)
+	return nil
+}
 
 // Candidate is one selector that picks out a key's element, with what it
 // rests on. The page (suggestJS) finds them and checks each with the
@@ -22,6 +231,8 @@ type Candidate struct {
 	Shadow   int      `json:"shadow"`          // 1: found in an open shadow root, -1: through >>>
 	Cover    float64  `json:"cover,omitempty"` // busy: the share of the answer's growth it showed for
 	Lag      float64  `json:"lag,omitempty"`   // busy: ms the text still grew after it went
+	First    float64  `json:"first,omitempty"` // busy: ms after the send it first showed
+	Last     float64  `json:"last,omitempty"`  // busy: ms after the send it last showed
 	What     string   `json:"what,omitempty"`
 	Score    int      `json:"score"`
 }

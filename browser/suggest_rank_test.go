@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,5 +74,55 @@ func TestQuietFor(t *testing.T) {
 		if got, why := quietFor(tt.pk, busy); got != tt.want {
 			t.Errorf("%s: quiet %s (%s), want %s", tt.name, got, why, tt.want)
 		}
+	}
+}
+
+// The busy rule: present from the send (before the text's first growth)
+// to the stream's end: the response's end, or the text's last growth if
+// that came first; with no response, over 80 % of the growth. A thinking
+// spinner gone mid-stream fails it.
+func TestProbeKeys_Spans(t *testing.T) {
+	pk := probeKeys{Wall0: 1_000_000, FirstGrowth: 100, LastGrowth: 2000}
+	end := pk.at(2100) // the response ended 100 ms after the last growth
+	tests := []struct {
+		name        string
+		first, last float64
+		end         time.Time
+		want        bool
+	}{
+		{"the stop button, send to end", 50, 2000, end, true},
+		{"gone 150 ms before the text's end: sampling slack", 50, 1850, end, true},
+		{"a thinking spinner gone at 900 ms", 50, 900, end, false},
+		{"showed only once the answer began", 600, 2000, end, false},
+		{"a response held open: the text's end counts", 50, 2000, pk.at(9000), true},
+		{"no response: 80 % of the growth", 50, 1700, time.Time{}, true},
+		{"no response: half of the growth", 50, 1000, time.Time{}, false},
+	}
+	for _, tt := range tests {
+		if got := pk.spans(tt.first, tt.last, tt.end); got != tt.want {
+			t.Errorf("%s: spans %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	pk.Watch = map[string]string{"busy": "span", "done": "ok"}
+	pk.Seen = map[string]struct{ First, Last float64 }{"busy": {First: 50, Last: 900}}
+	if pk.busyVerdict(end); pk.Watch["busy"] != "went before the stream's end" {
+		t.Errorf("busy verdict %q", pk.Watch["busy"])
+	}
+}
+
+// judgeCurrent: a config selector the probe found working is kept
+// (CurrentPasses, and said so); one that failed says why; the config's
+// thinking key is reported, never proposed.
+func TestSuggestReport_JudgeCurrent(t *testing.T) {
+	r := &SuggestReport{Keys: []Suggestion{{Key: "answer", Selector: ".a"}, {Key: "busy", Selector: ".spinner"}, {Key: "input", Selector: "textarea"}}}
+	r.judgeCurrent(map[string]string{"answer": "ok", "busy": "went before the stream's end", "thinking": "ok"}, ".think")
+	if r.Keys[0].Current != CurrentPasses || !strings.Contains(r.Keys[0].Why, "passes the probe and is kept") {
+		t.Errorf("answer: %+v", r.Keys[0])
+	}
+	if r.Keys[1].Current != "fails the probe: went before the stream's end" || r.Keys[2].Current != "" {
+		t.Errorf("busy %+v, input %+v", r.Keys[1], r.Keys[2])
+	}
+	if th, ok := r.Get("thinking"); !ok || th.Selector != "" || th.Current != CurrentPasses {
+		t.Errorf("thinking: %+v", th)
 	}
 }

@@ -110,12 +110,22 @@ SG.keepBefore = () => { SG.before = SG.sendState(); return SG.before.size; };
 // (a MutationObserver on the document and every open shadow root, and a
 // 30 ms timer) records the elements that appear, when the page's text
 // last grew, and which elements showed only while it grew.
-SG.arm = (probe) => {
+SG.arm = (probe, watch) => {
   SG.probe = norm(probe);
+  // watch: selectors to judge by this probe (the config's, or the first
+  // probe's proposals on the second): when each showed (see watchVerdicts).
+  SG.watch = watch || {};
+  SG.seen = {};
+  // What each watched selector matched before the send: an element it
+  // matches only later (a new one, or one whose attribute changed:
+  // aria-busy) is what the probe brought.
+  SG.watchBefore = {};
+  for (const [k, sel] of Object.entries(SG.watch)) { const r = sel ? qa(sel) : {els: []}; SG.watchBefore[k] = new Set((r.els || []).filter(vis)); }
   SG.old = new WeakSet(allEls());
   SG.visBefore = new WeakSet(allEls().filter(vis));
   SG.appeared = new Map(); // el -> {first, last, cands: [{sel, kinds, notes, combo, matches, shadow, during: n}]}
   SG.t0 = performance.now();
+  SG.wall0 = Date.now();
   SG.firstGrowth = 0; SG.lastGrowth = 0; SG.maxGap = 0; SG.growEvents = 0; SG.samples = 0;
   SG.busyAttr = new Map();
   const textLen = () => (document.documentElement.textContent || '').length + openRootsNow().reduce((n, r) => n + (r.textContent || '').length, 0);
@@ -152,9 +162,18 @@ SG.arm = (probe) => {
           a.cands = cands(el, (els) => vis(els[0]), 30);
         } else if (!small) a.cands = [];
       }
-      if (a.cands) for (const c of a.cands) if (vis(q(c.sel))) c.during = (c.during || 0) + 1;
+      // When each selector found a visible element (a page may mount its
+      // stop button anew mid-stream: the selector is what busy keeps).
+      if (a.cands) for (const c of a.cands) if (vis(q(c.sel))) { c.during = (c.during || 0) + 1; if (c.first === undefined) c.first = t; c.last = t; }
     }
     for (const el of allEls()) if (el.getAttribute('aria-busy') === 'true') SG.busyAttr.set(el, (SG.busyAttr.get(el) || 0) + 1);
+    for (const [k, sel] of Object.entries(SG.watch)) {
+      if (!sel || k === 'answer' || k === 'thinking') continue;
+      const r = qa(sel);
+      if (r.bad || !r.els.some((e) => vis(e) && !SG.watchBefore[k].has(e))) continue;
+      const w = SG.seen[k] || (SG.seen[k] = {first: t, last: t});
+      w.last = t;
+    }
   };
   SG.sample = sample;
   if (SG.mo) SG.mo.forEach((m) => m.disconnect());
@@ -259,25 +278,36 @@ SG.finish = () => {
   const seen = new Set();
   for (const el of chain) for (const c of cands(el, answerOK, 40)) if (!seen.has(c.sel)) { seen.add(c.sel); ac.push(c); }
   out.answer = {found: true, what: describe(ans), why: 'the new text that grew after the send (' + text.length + ' characters' + (user ? ', beside the probe message ' + describe(user) : '') + ')', text, cands: ac};
-  // Busy: shown after the send, gone now.
+  // Busy: shown after the send, gone now. One element's selectors only
+  // (they are ranked in Go): the one that showed from the send to the
+  // stream's end, before one that went mid-stream (a thinking spinner,
+  // gone once the thinking was done, while the answer still streamed).
   const bc = [];
   const bseen = new Set();
   const gone = [];
+  const groups = [];
   for (const [el, a] of SG.appeared) {
     if (!a.cands || !a.cands.length) continue;
     if (el.isConnected && vis(el)) continue;
     if (a.first > SG.lastGrowth + 50) continue;
     gone.push(describe(el));
-    for (const c of a.cands) {
-      if (bseen.has(c.sel) || !c.during || vis(q(c.sel))) continue;
+    const cover = SG.growSpan() ? Math.min(1, (a.last - Math.max(a.first, 0)) / SG.growSpan()) : 0;
+    const cs = a.cands.filter((c) => c.during && !vis(q(c.sel)));
+    if (cs.length) groups.push({el, cover, first: a.first, last: a.last, lag: Math.max(0, SG.lastGrowth - a.last), fromSend: a.first <= SG.firstGrowth + 150, cs});
+  }
+  const spans = (g) => g.fromSend && g.cover >= 0.8; // a first pick; Go judges it by the stream's end
+  groups.sort((x, y) => (spans(y) - spans(x)) || (y.cover - x.cover));
+  for (const g of groups.slice(0, 1)) {
+    for (const c of g.cs) {
+      if (bseen.has(c.sel)) continue;
       bseen.add(c.sel);
-      bc.push(Object.assign({}, c, {cover: SG.growSpan() ? Math.min(1, (a.last - Math.max(a.first, 0)) / SG.growSpan()) : 0, lag: Math.max(0, SG.lastGrowth - a.last), what: describe(el)}));
+      bc.push(Object.assign({}, c, {cover: g.cover, lag: g.lag, first: Math.min(g.first, c.first ?? g.first), last: Math.max(g.last, c.last ?? g.last), what: describe(g.el)}));
     }
   }
   for (const [el, n] of SG.busyAttr) {
     if (el.getAttribute('aria-busy') === 'true') continue;
     const sel = '[aria-busy="true"]';
-    if (!bseen.has(sel)) { bseen.add(sel); bc.push({sel, kinds: ['aria'], notes: ['aria-busy=true'], combo: false, matches: 0, shadow: 0, cover: 1, what: describe(el)}); }
+    if (!bseen.has(sel)) { bseen.add(sel); bc.push({sel, kinds: ['aria'], notes: ['aria-busy=true'], combo: false, matches: 0, shadow: 0, cover: 1, first: 0, last: SG.lastGrowth, what: describe(el)}); }
   }
   bc.sort((x, y) => (y.cover || 0) - (x.cover || 0));
   if (bc.length) out.busy = {found: true, what: bc[0].what, why: 'showed after the send and went once the answer stopped growing', cands: bc};
@@ -287,12 +317,12 @@ SG.finish = () => {
   for (let i = 0; i < 3 && parentOf(scope) && !bad(parentOf(scope)); i++) scope = parentOf(scope);
   const late = [];
   for (const [el, a] of SG.appeared) {
-    if (!el.isConnected || !vis(el) || !contains(scope, el) || contains(ans, el)) continue;
+    if (!el.isConnected || !vis(el) || !contains(scope, el) || contains(ans, el) || inThink(el)) continue;
     if (a.first < SG.lastGrowth - 100) continue;
     late.push(el);
   }
   const lastIn = (target) => (els) => els[els.length - 1] === target && els.every((e) => !bad(e));
-  const copyBtn = [...scope.querySelectorAll('*'), ...(scope.shadowRoot ? scope.shadowRoot.querySelectorAll('*') : [])].filter((e) => vis(e) && clickable(e) && !contains(ans, e) && /copy|复制|複製|コピー|copiar|copier|kopieren/i.test(labelOf(e) + ' ' + iconOf(e) + ' ' + (textOf(e).length <= 20 ? textOf(e) : ''))).pop();
+  const copyBtn = [...scope.querySelectorAll('*'), ...(scope.shadowRoot ? scope.shadowRoot.querySelectorAll('*') : [])].filter((e) => vis(e) && clickable(e) && !contains(ans, e) && !inThink(e) && /copy|复制|複製|コピー|copiar|copier|kopieren/i.test(labelOf(e) + ' ' + iconOf(e) + ' ' + (textOf(e).length <= 20 ? textOf(e) : ''))).pop();
   if (copyBtn) out.copy = {found: true, what: describe(copyBtn), why: 'a button named copy under the answer', cands: cands(copyBtn, lastIn(copyBtn), 30)};
   const doneEl = late.filter((e) => clickable(e) || e.matches('[role=toolbar], [role=group]')).sort((x, y) => depth(x) - depth(y))[0] || (copyBtn && late.includes(copyBtn) ? copyBtn : null);
   // A done selector matches nothing inside the answer: a code block's own
@@ -301,9 +331,51 @@ SG.finish = () => {
   const doneOK = (els) => lastIn(doneEl)(els) && !els.some((e) => contains(ans, e) || (contains(box, e) && box.contains(e.closest('pre, [class*=code-block], [class*=codeblock], [class*=code-header]'))));
   if (doneEl) out.done = {found: true, what: describe(doneEl), why: 'showed under the answer only once it stopped growing, and matches nothing inside it', cands: cands(doneEl, doneOK, 30)};
   out.gone = gone.slice(0, 8);
+  out.thinking = !!think;
+  out.wall0 = SG.wall0; out.firstGrowth = SG.firstGrowth; out.lastGrowth = SG.lastGrowth;
+  out.seen = SG.seen;
+  out.watch = watchVerdicts(ans, box, text, inThink, textNoThink);
   out.maxGap = SG.maxGap;
   out.growEvents = SG.growEvents;
   return out;
+};
+// watchVerdicts judges each watched selector by what this probe showed:
+// "ok", or why not. answer: its last match is the answer (its thinking
+// left out), not the thinking; thinking: it finds a block apart from the
+// answer; busy: it showed from the send to the stream's end and is gone;
+// done: it showed only after the answer's end, outside the answer and
+// its code blocks; copy: it shows now, outside the answer.
+const watchVerdicts = (ans, box, text, inThink, textNoThink) => {
+  const res = {};
+  const inside = (e) => contains(ans, e) || (contains(box, e) && !!e.closest && box.contains(e.closest('pre, [class*=code-block], [class*=codeblock], [class*=code-header]')));
+  for (const [k, sel] of Object.entries(SG.watch)) {
+    if (!sel) continue;
+    const r = qa(sel);
+    if (r.bad) { res[k] = 'not a valid selector'; continue; }
+    const now = r.els.filter((e) => vis(e) && !(SG.watchBefore[k] || SG.visBefore).has(e));
+    const w = SG.seen[k];
+    const last = r.els[r.els.length - 1];
+    switch (k) {
+    case 'answer':
+      res[k] = !last ? 'matches nothing' : inThink(last) ? 'its last match is the thinking block' : textNoThink(last) === text ? 'ok' : 'its last match is not the answer';
+      break;
+    case 'thinking': {
+      const th = findThinking(box, sel);
+      res[k] = !th ? 'finds no thinking block' : th.nodes.some((n) => n === ans || n.contains(ans)) ? 'its block holds the answer' : 'ok';
+      break;
+    }
+    case 'busy': // whether it lasted to the stream's end is judged in Go (probeKeys.spans)
+      res[k] = !w ? 'never showed' : now.length ? 'still shows after the answer' : 'span';
+      break;
+    case 'done':
+      res[k] = !now.length ? 'does not show under the answer' : w && w.first < SG.lastGrowth - 100 ? 'showed while the answer still grew' : now.some(inside) ? 'matches something inside the answer or its code' : 'ok';
+      break;
+    case 'copy':
+      res[k] = !now.length ? 'shows no button' : now.some((e) => contains(ans, e)) ? 'matches a button inside the answer' : 'ok';
+      break;
+    }
+  }
+  return res;
 };
 SG.growSpan = () => Math.max(0, SG.lastGrowth - SG.firstGrowth);
 // current: does each of the config's selectors still find what was found?

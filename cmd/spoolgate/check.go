@@ -29,6 +29,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	account := fs.String("account", "", "the account (web session) whose profile to open; default: the only session of SITE")
 	suggest := fs.Bool("suggest", false, "propose a selector for every key found on the page, and a sites: block to paste")
 	write := fs.Bool("write", false, "with --suggest: put the block into the config file (comments kept, a .bak beside it)")
+	probe := fs.Bool("probe", false, "with --suggest: send the default probe (a short Markdown document asked for) as --send would")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		return usagef("check: site %q is not in the config's sites:", site)
 	}
 	if *suggest {
-		return runSuggest(ctx, env, cfg, "check", site, sc, suggestFlags{show: *show, send: *send, write: *write, account: *account})
+		return runSuggest(ctx, env, cfg, "check", site, sc, suggestFlags{show: *show, send: *send, probe: *probe, write: *write, account: *account})
 	}
 	if *write {
 		return usagef("check: --write goes with --suggest")

@@ -54,6 +54,7 @@ const signInWait = 5 * time.Minute
 type suggestFlags struct {
 	show    bool
 	send    string
+	probe   bool // send browser.DefaultProbe when send is empty
 	write   bool
 	account string
 }
@@ -69,6 +70,7 @@ func cmdSite(ctx context.Context, env *Env, args []string) error {
 	url := fs.String("url", "", "the chat page's address (signed in: `spoolgate login NAME` first if it needs an account)")
 	fs.BoolVar(&sf.show, "show", false, "a visible browser window instead of headless")
 	fs.StringVar(&sf.send, "send", "", "send this one probe message to find the answer, busy, done and copy keys")
+	fs.BoolVar(&sf.probe, "probe", false, "send the default probe (a short Markdown document asked for), as --send would")
 	fs.BoolVar(&sf.write, "write", false, "add the site to the config file (comments kept, a .bak beside it)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
@@ -101,6 +103,9 @@ func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name str
 		return err
 	}
 	defer unlock()
+	if sf.send == "" && sf.probe {
+		sf.send = browser.DefaultProbe
+	}
 	opts := browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile}
 	if sf.show {
 		// A window: the operator may sign in first (a new site cannot be
@@ -168,7 +173,11 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 			continue
 		}
 		cur := ""
-		if k.Current != "" {
+		switch k.Current {
+		case "":
+		case browser.CurrentPasses:
+			cur = " (the config's selector passes the probe: --write keeps it)"
+		default:
 			cur = " (the config's selector: " + k.Current + ")"
 		}
 		fmt.Fprintf(w, "  %-8s %s  [%s] %s\n", k.Key, line(k.Selector), k.Confidence, line(k.Why+cur))
@@ -178,6 +187,9 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 	}
 	if rep.Probe != "" {
 		fmt.Fprintf(w, "probe %q answered: %q\n", rep.Probe, rep.Answer)
+	}
+	if rep.Second != "" {
+		fmt.Fprintf(w, "second probe %s\n", line(rep.Second))
 	}
 }
 
@@ -209,6 +221,12 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 		}
 		if old != nil && old.Value != "" && s.Current == "ok" {
 			old.LineComment = clip("still finds it (suggested: "+s.Selector+")", 200)
+			continue
+		}
+		if old != nil && old.Value != "" && s.Current == browser.CurrentPasses {
+			// The probe judged the config's own selector and it worked:
+			// never traded for a proposal.
+			old.LineComment = clip("passes the probe, kept (suggested: "+s.Selector+")", 200)
 			continue
 		}
 		if key == "network" {

@@ -203,3 +203,29 @@ func TestSuggest_HostileOutput(t *testing.T) {
 		t.Errorf("the comment is not the escaped reason:\n%s", block)
 	}
 }
+
+// --write never trades a config key the probe found working: answer,
+// busy and done that pass the probe stay, said so beside them; one that
+// failed the probe is replaced.
+func TestApplySuggestions_KeepsWhatPasses(t *testing.T) {
+	_, doc, _ := commentedConfigDoc(t)
+	site := mapGet(mapGet(doc.Content[0], "sites", yaml.MappingNode), "examplechat", yaml.MappingNode)
+	for k, v := range map[string]string{"answer": ".answer", "busy": ".stop", "done": ".actions"} {
+		n := mapGet(site, k, yaml.ScalarNode)
+		n.Value = v
+	}
+	rep := &browser.SuggestReport{Site: "examplechat", Keys: []browser.Suggestion{
+		{Key: "answer", Selector: ".think-block", Confidence: "medium", Current: browser.CurrentPasses},
+		{Key: "busy", Selector: ".spinner", Confidence: "medium", Current: browser.CurrentPasses},
+		{Key: "done", Selector: `[role="toolbar"]`, Confidence: "medium", Current: "fails the probe: showed while the answer still grew"},
+	}}
+	block, err := siteBlock("examplechat", applySuggestions(doc, "examplechat", config.SiteConfig{URL: "https://chat.example.com/"}, rep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`answer: .answer # passes the probe, kept (suggested: .think-block)`, `busy: .stop # passes the probe, kept (suggested: .spinner)`, `done: "[role=\"toolbar\"]" # medium`} {
+		if !strings.Contains(block, want) {
+			t.Errorf("block lacks %q:\n%s", want, block)
+		}
+	}
+}

@@ -51,6 +51,11 @@ func MarkdownFor(content string) string {
 			return md
 		}
 		return "No corpus answer is named " + d.md + "."
+	case strings.Contains(strings.ToLower(content), "markdown document"):
+		// A request for a document (spoolgate's default probe) gets
+		// one, as a model would answer it: headings, a list, code.
+		md, _ := CorpusAnswer("release-notes")
+		return md
 	}
 	return AnswerFor(content) + mediaMarkdown(content)
 }

@@ -60,8 +60,9 @@ type Options struct {
 
 // Exchange is one message the bot received and what it answered.
 type Exchange struct {
-	Text   string
-	Answer string
+	Text     string
+	Answer   string
+	Thinking string // on a reasoning page (?sse=openai): what it streamed before the answer
 }
 
 // Server is a running stand-in.
@@ -79,8 +80,8 @@ type Server struct {
 
 // Start listens and serves until Close.
 func Start(opts Options) (*Server, error) {
-	if !slices.Contains(UIs, opts.UI) {
-		return nil, fmt.Errorf("chatuistand: UI %q is not one of %v", opts.UI, UIs)
+	if !slices.Contains(UIs, opts.UI) && !slices.Contains(ReasoningUIs, opts.UI) {
+		return nil, fmt.Errorf("chatuistand: UI %q is not one of %v or %v", opts.UI, UIs, ReasoningUIs)
 	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
@@ -201,8 +202,9 @@ func (r chatRequest) userText() (string, error) {
 	return "", errors.New("no user text in the request")
 }
 
-// handleChat streams the answer: plain text in chunks, or with ?sse=1
-// Server-Sent Events of {"text": piece}, deep-chat's stream format.
+// handleChat streams the answer: plain text in chunks, with ?sse=1
+// Server-Sent Events of {"text": piece}, deep-chat's stream format, or
+// with ?sse=openai a reasoning model's OpenAI-style chunks (reasoning.go).
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -226,12 +228,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	ans := AnswerFor(text)
+	ex := Exchange{Text: text, Answer: AnswerFor(text)}
+	sse := r.URL.Query().Get("sse")
+	evs := pieces(ex.Answer, 3)
+	if sse == "openai" {
+		ex.Answer, ex.Thinking, evs = MarkdownAnswerFor(text), ThinkingFor(text), reasoningEvents(text)
+	}
 	s.mu.Lock()
-	s.received = append(s.received, Exchange{Text: text, Answer: ans})
+	s.received = append(s.received, ex)
 	s.mu.Unlock()
-	sse := r.URL.Query().Get("sse") == "1"
-	if sse {
+	if sse != "" {
 		w.Header().Set("Content-Type", "text/event-stream")
 	} else {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -240,7 +246,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	fl, _ := w.(http.Flusher)
 	t := time.NewTicker(s.opts.Step)
 	defer t.Stop()
-	for _, piece := range pieces(ans, 3) {
+	for _, piece := range evs {
 		select {
 		case <-s.done:
 			return
@@ -248,10 +254,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-t.C:
 		}
-		if sse {
+		switch sse {
+		case "openai":
+			err = writeEvent(w, piece)
+		case "1":
 			b, _ := json.Marshal(map[string]string{"text": piece})
 			_, err = fmt.Fprintf(w, "data: %s\n\n", b)
-		} else {
+		default:
 			_, err = io.WriteString(w, piece)
 		}
 		if err != nil {

@@ -102,3 +102,51 @@ func TestPieces(t *testing.T) {
 		}
 	}
 }
+
+// A reasoning page's stream: OpenAI-style chunks, the thinking's
+// reasoning_content first, then the answer's content, then [DONE]; the
+// bot records both.
+func TestServer_Reasoning(t *testing.T) {
+	s := start(t, "antdx")
+	res := post(t, s.URL()+"api/chat?sse=openai", `{"text":"a short doc 🚀"}`)
+	var think, ans strings.Builder
+	done := false
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if line == "[DONE]" {
+			done = true
+			continue
+		}
+		var ev struct {
+			Choices []struct {
+				Delta struct {
+					Content          string `json:"content"`
+					ReasoningContent string `json:"reasoning_content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || len(ev.Choices) != 1 {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		if d := ev.Choices[0].Delta; d.ReasoningContent != "" && ans.Len() > 0 {
+			t.Errorf("thinking after the answer began: %q", line)
+		}
+		think.WriteString(ev.Choices[0].Delta.ReasoningContent)
+		ans.WriteString(ev.Choices[0].Delta.Content)
+	}
+	if !done || think.String() != ThinkingFor("a short doc 🚀") || ans.String() != MarkdownAnswerFor("a short doc 🚀") {
+		t.Errorf("done %v, thinking %q, answer %q", done, think.String(), ans.String())
+	}
+	if got := s.Received(); len(got) != 1 || got[0].Thinking != think.String() || got[0].Answer != ans.String() {
+		t.Errorf("received %+v", got)
+	}
+	for _, ui := range ReasoningUIs {
+		if _, err := bundles.ReadFile("bundles/" + ui + ".js"); err != nil {
+			t.Errorf("%s: no bundle: %v", ui, err)
+		}
+	}
+}
