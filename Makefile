@@ -13,11 +13,11 @@ build:
 
 # The test command of the README and of CI: vet, the race-enabled suite
 # (fuzz seed corpora included), and Windows and macOS builds. The four run
-# at once: the suite spends much of its time waiting on daemons and
-# browsers, and the cross builds fill that time (-Oline keeps each output
-# line whole). Any one failing fails the target.
+# at once, so the cross builds and vet overlap the suite's start; no
+# output sync, so the suite's lines stream as they come (make's -O would
+# hold them until the suite ends). Any one failing fails the target.
 test:
-	$(MAKE) --no-print-directory -j4 -Oline vet race windows darwin
+	$(MAKE) --no-print-directory -j4 vet race windows darwin
 
 vet:
 	$(GO) vet ./...

@@ -45,15 +45,18 @@ func e2eAccountsRig(t *testing.T, models, accounts, extra string, env ...string)
 
 // Issue 42's pacing through `spoolgate run`: six tasks on account a1,
 // paced at a 2 s gap with 0.5 s of jitter and 4 sends a minute (the
-// minute scaled by 0.15: 9 s; the gap is real). The account's pace record
-// holds four sends of the seconds before the daemon starts (a daemon
-// before a restart sent them): the first task waits for the cap at once.
+// minute scaled by 0.25: 15 s; the gap is real). The account's pace record
+// gets four sends of the second before the tasks come, once the daemon is
+// up (as another host of the spool would have sent them): the first task
+// waits for the cap at once, for about 14 s, long enough for two status
+// commands on a loaded machine (CI: a record seeded before the daemon's
+// start left too short a wait once the start and submit had run).
 // The send times (those four, then the stand-in's) keep both rules; the
 // tasks that wait stay pending with the reason in status (text and JSON);
 // none fails; a2's tasks run while a1 waits.
 func TestE2E_Web_Pace(t *testing.T) {
 	t.Parallel()
-	const scale = 0.15
+	const scale = 0.25
 	r, stand := e2eAccountsRig(t,
 		"  - {name: chat-a1, kind: web, site: standin, account: a1, needEmptyPrompt: true}\n  - {name: chat-a2, kind: web, site: standin, account: a2, needEmptyPrompt: true}\n",
 		"  a1: {site: standin, pace: {gap: 2s, jitter: 500ms, perMinute: 4}}\n  a2: {site: standin}\n", "",
@@ -61,14 +64,15 @@ func TestE2E_Web_Pace(t *testing.T) {
 	gap, jitter, window := 2*time.Second, 500*time.Millisecond, time.Duration(60*scale*float64(time.Second))
 	st := r.store()
 	pace := r.cfg.PaceOf("a1", "standin").Scaled(scale)
+	d := r.start()
+	d.waitReady()
 	now := time.Now()
-	seeded := []time.Time{now.Add(-3 * time.Second), now.Add(-2 * time.Second), now.Add(-time.Second), now.Add(-300 * time.Millisecond)}
+	seeded := []time.Time{now.Add(-1200 * time.Millisecond), now.Add(-900 * time.Millisecond), now.Add(-600 * time.Millisecond), now.Add(-300 * time.Millisecond)}
 	for _, at := range seeded {
 		if err := st.RecordPaceSend("a1", at, pace); err != nil {
 			t.Fatal(err)
 		}
 	}
-	d := r.start()
 	var tasks []e2eTask
 	for i := range 6 {
 		tasks = append(tasks, e2eTask{ID: fmt.Sprintf("p%d", i), Model: "chat-a1", Content: fmt.Sprintf("paced %d", i)})
