@@ -27,12 +27,7 @@ import (
 func TestE2E_Web_TwoAccounts(t *testing.T) {
 	t.Parallel()
 	const scale = 0.01
-	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v)", err)
-	}
+	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: scale})
 	if err != nil {
 		t.Fatal(err)

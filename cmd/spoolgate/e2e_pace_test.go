@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -23,12 +22,7 @@ import (
 // config after the site (models first: they are given whole).
 func e2eAccountsRig(t *testing.T, models, accounts, extra string, env ...string) (*rig, *chatstand.Server) {
 	t.Helper()
-	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v)", err)
-	}
+	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: 0.01})
 	if err != nil {
 		t.Fatal(err)

@@ -10,16 +10,13 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -121,12 +118,7 @@ func (tp *tap) counts() (proxied, direct map[string]int) {
 // daemon's stop leaves no browser behind.
 func TestE2E_Web_ProxyPerAccount(t *testing.T) {
 	t.Parallel()
-	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v)", err)
-	}
+	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: 0.01})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"github.com/spoolgate/spoolgate/browser"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
-	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -50,12 +49,7 @@ type e2eWeb struct {
 // It needs Chromium: without one it skips, or fails under CI=true.
 func e2eNewWeb(t *testing.T, o rigOpts, scale float64, instructions string) *e2eWeb {
 	t.Helper()
-	if _, err := browser.FindBrowser(&config.Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no browser: %v", err)
-		}
-		t.Skipf("no Chromium on this machine (%v); install the chromium package to run the web end-to-end tests", err)
-	}
+	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: scale, Instructions: instructions})
 	if err != nil {
 		t.Fatal(err)
