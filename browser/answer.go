@@ -81,6 +81,7 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 		contText                 string
 		netParts, domParts       []string // earlier parts of a continued answer
 		netBytes                 int
+		behind                   pageLag
 	)
 	var netCh <-chan struct{}
 	if nw != nil {
@@ -184,7 +185,7 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 			endedBy = SignalNetwork // the answer is the response's: no need to wait for the page
 		case doneNow:
 			endedBy = SignalDone
-		case !netAt.IsZero() && !st.Busy && (fresh || ns.Failed == "") && now.Sub(maxTime(netAt, tr.stillSince)) >= netSettle:
+		case !netAt.IsZero() && !st.Busy && (fresh || ns.Failed == "") && now.Sub(maxTime(netAt, tr.stillSince)) >= behind.settle(d, ns, st.Last):
 			endedBy = SignalNetwork // read from the page once it has rendered the end
 		case !d.rs.positive() && quietNow:
 			endedBy = SignalQuiet
@@ -216,6 +217,32 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 		case <-netCh:
 		}
 	}
+}
+
+// pageLag tells whether the page still shows only a beginning of what
+// the ended response carried: a page that types its answer out after the
+// last byte (nlux, many chat kits) is still writing, and a stall of its
+// animation on a busy machine is not its end. Such a page must hold still
+// for the site's quiet, not netSettle, before it is read; one that has
+// caught up (or shows something else, a render of its own) needs only
+// netSettle. The response's text is extracted once per response.
+type pageLag struct {
+	at   time.Time // the EndedAt of the response the text was taken from
+	text string
+}
+
+func (l *pageLag) settle(d *driver, ns netState, shown string) time.Duration {
+	if d.rs.network == nil || !ns.Ended || ns.Failed != "" || ns.BodyErr != nil {
+		return netSettle
+	}
+	if !ns.EndedAt.Equal(l.at) {
+		l.at = ns.EndedAt
+		l.text, _ = extract(*d.rs.network, ns.Body)
+	}
+	if strings.TrimSpace(l.text) == "" || !pageBehind(l.text, FormatMarkdown, shown) {
+		return netSettle
+	}
+	return max(d.t.Quiet, netSettle)
 }
 
 func maxTime(a, b time.Time) time.Time {

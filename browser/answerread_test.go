@@ -155,6 +155,35 @@ func TestDriver_ReadAnswer_Pause(t *testing.T) {
 	}
 }
 
+// TestDriver_ReadAnswer_TypedOut: a page that types its answer out after
+// the response's last byte (busy already gone, no done signal: nlux) and
+// stalls half-way for longer than netSettle is still writing: it is read
+// once it has caught up with what the response carried, not at the stall
+// (CI read nlux "Third line," without "last." when its renderer stalled).
+func TestDriver_ReadAnswer_TypedOut(t *testing.T) {
+	p := startReadPage(t)
+	ctx := tab(t)
+	md := readCorpus["changelog"]
+	for _, m := range []string{MethodDOM, MethodText} {
+		msg := "[[typeout=400ms]] by " + m
+		p.set(msg, md)
+		log := &syncBuf{}
+		d := readDriver(t, p.url, []string{m}, log)
+		d.rs.done = ""
+		d.t.Quiet = 2 * time.Second // the stall is shorter than the site's quiet, longer than netSettle
+		a, err := ask(ctx, t, d, msg)
+		if err != nil {
+			t.Fatalf("%s: %v\nlog:\n%s", m, err, log)
+		}
+		if !strings.HasSuffix(a.Text, "full changelog.") && !strings.HasSuffix(a.Text, "changelog).") {
+			t.Errorf("%s: read %q (ended by %s), want the whole answer\nlog:\n%s", m, a.Text, a.EndedBy, log)
+		}
+		if m == MethodDOM {
+			assertSameMarkdown(t, m, a.Text, md)
+		}
+	}
+}
+
 // An error turn and an empty answer fail the attempt as transient with
 // the page's text; a replaced answer element is read whole.
 func TestDriver_ReadAnswer_Failures(t *testing.T) {

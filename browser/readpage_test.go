@@ -34,6 +34,9 @@ import (
 //	[[lie]]      the page shows "说明" as "说名": not what it streamed
 //	[[late]]     the page shows the answer's source while it streams and
 //	             renders it only when the test calls window.renderNow()
+//	[[typeout=Nms]] the page shows nothing while it streams; once the
+//	             response has ended (busy gone) it types the answer out,
+//	             stalling N ms half-way, as chat kits that animate do
 type readPage struct {
 	srv     *http.Server
 	url     string
@@ -192,6 +195,8 @@ document.querySelector('.send').addEventListener('click', async () => {
   const rd = r.body.getReader(); const dec = new TextDecoder();
   let buf = '', md = '', err = false, html = '';
   const late = text.includes('[[late]]');
+  const typeout = /\[\[typeout=(\d+)ms\]\]/.exec(text);
+  const shots = [];
   for (;;) {
     const {value, done} = await rd.read();
     if (done) break;
@@ -206,7 +211,7 @@ document.querySelector('.send').addEventListener('click', async () => {
         const j = JSON.parse(d);
         if (j.errorTurn) { err = true; a.innerHTML = '<p>Something went wrong. Please try again.</p><button class="retry">Retry</button>'; }
         if (j.choices) md += j.choices[0].delta.content;
-        if (j.html !== undefined) { html = j.html; if (late) a.textContent = md; else a.innerHTML = html; }
+        if (j.html !== undefined) { html = j.html; if (typeout) shots.push(html); else if (late) a.textContent = md; else a.innerHTML = html; }
       }
     }
   }
@@ -214,6 +219,13 @@ document.querySelector('.send').addEventListener('click', async () => {
     const n = document.createElement('div'); n.className = 'msg assistant'; n.innerHTML = a.innerHTML; a.replaceWith(n); a = n;
   }
   stop.style.display = 'none';
+  if (typeout) {
+    const nap = (ms) => new Promise((ok) => setTimeout(ok, ms));
+    for (let i = 0; i < shots.length; i++) {
+      a.innerHTML = shots[i];
+      await nap(i === (shots.length >> 1) ? +typeout[1] : 5);
+    }
+  }
   if (late) window.renderNow = () => { a.innerHTML = html; };
   if (err) return;
   const bar = document.createElement('div'); bar.className = 'actions';
