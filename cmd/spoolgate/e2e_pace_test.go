@@ -19,8 +19,9 @@ import (
 
 // e2eAccountsRig is a rig with the chat stand-in and two accounts of its
 // site, a1 and a2, each signed in on its own profile; tail adds to the
-// config after the site (models first: they are given whole).
-func e2eAccountsRig(t *testing.T, models, accounts, extra string, env ...string) (*rig, *chatstand.Server) {
+// config after the site (models first: they are given whole); o gives
+// the rig's other options (the status page's address).
+func e2eAccountsRig(t *testing.T, o rigOpts, models, accounts, extra string, env ...string) (*rig, *chatstand.Server) {
 	t.Helper()
 	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Scale: 0.01})
@@ -29,7 +30,8 @@ func e2eAccountsRig(t *testing.T, models, accounts, extra string, env ...string)
 	}
 	t.Cleanup(func() { _ = stand.Close() })
 	tail := "models:\n" + models + "sites:\n" + testkit.StandinSite(stand.URL()) + "accounts:\n" + accounts + extra
-	r := newRig(t, rigOpts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second}, env...)
+	o.Tail, o.Heartbeat, o.StaleAfter = tail, 500*time.Millisecond, 2*time.Second
+	r := newRig(t, o, env...)
 	for _, s := range r.cfg.WebSessions() {
 		t.Cleanup(func() { testkit.NoProcs(t, s.Profile) })
 		loginAs(t, r.cfg, s.Profile, stand.URL(), s.Account)
@@ -51,7 +53,7 @@ func e2eAccountsRig(t *testing.T, models, accounts, extra string, env ...string)
 func TestE2E_Web_Pace(t *testing.T) {
 	t.Parallel()
 	const scale = 0.25
-	r, stand := e2eAccountsRig(t,
+	r, stand := e2eAccountsRig(t, rigOpts{},
 		"  - {name: chat-a1, kind: web, site: standin, account: a1, needEmptyPrompt: true}\n  - {name: chat-a2, kind: web, site: standin, account: a2, needEmptyPrompt: true}\n",
 		"  a1: {site: standin, pace: {gap: 2s, jitter: 500ms, perMinute: 4}}\n  a2: {site: standin}\n", "",
 		paceScaleEnv+"="+strconv.FormatFloat(scale, 'g', -1, 64))
@@ -164,7 +166,7 @@ func TestE2E_Web_Pace(t *testing.T) {
 func TestE2E_Web_Holds(t *testing.T) {
 	t.Parallel()
 	hook := e2eNewHook(t)
-	r, stand := e2eAccountsRig(t,
+	r, stand := e2eAccountsRig(t, rigOpts{},
 		"  - {name: chat-web, kind: web, site: standin, needEmptyPrompt: true}\n  - {name: chat-a1, kind: web, site: standin, account: a1, needEmptyPrompt: true}\n",
 		"  a1: {site: standin}\n  a2: {site: standin}\n",
 		"notify:\n  webhook: "+strconv.Quote(hook.url)+"\n  retryBackoff: 50ms\n")

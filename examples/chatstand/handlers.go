@@ -20,7 +20,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	user := strings.TrimSpace(r.FormValue("user"))
 	if user == "" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" value="demo"><button type="submit">Sign in</button></form>`)
+		// The name field has the focus with its text selected, so a name
+		// typed (also through the console's live view) replaces "demo"
+		// and Enter signs in.
+		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" value="demo" autofocus><button type="submit">Sign in</button></form>`+
+			`<script>const u = document.querySelector('input'); u.focus(); u.select();</script>`)
 		return
 	}
 	// A persistent cookie (not a session cookie), so the login survives a

@@ -12,6 +12,11 @@ import (
 // page load shows the signed-out page), `[[challenge]]` makes the user's
 // next page loads show the frame. Login ends both.
 
+// SignInX and SignInY are the middle of the signed-out page's "Sign in"
+// link (to the sign-in form), in the page's CSS pixels: a test signing in
+// through the console's live view clicks there on the streamed image.
+const SignInX, SignInY = 160, 160
+
 // ChallengeFramePath serves the challenge frame's stand-in.
 const ChallengeFramePath = "/cdn-cgi/challenge-platform/h/b/turnstile/"
 
