@@ -173,8 +173,10 @@ func (e *Executor) closeLater(b *Browser) {
 }
 
 // Release closes the session's warm browser, if any (attempt.Releaser):
-// the lane calls it when the session gives up its account (no more work,
-// switched off, held, its lease gone) and, with wait, when it stops; then
+// the lane calls it when the session gives up its account for a reason
+// (switched off, held, signing in, its lease taken by another host; not
+// for want of work or for its pace: then web.warm.idle closes it) and,
+// with wait, when it stops; then
 // it returns only once the browser, and any close still running, is gone.
 // Without wait it never blocks: an attempt that runs keeps its browser.
 func (e *Executor) Release(wait bool) {

@@ -183,7 +183,11 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 }
 
 // sessionIdle records why a session idles and lets its lease go: another
-// host may use the account meanwhile.
+// host may use the account meanwhile. A session that merely has nothing
+// to do (why "", also a paced wait) keeps its warm browser: the browser
+// is this host's, runs nothing without the lease, and closes by itself
+// after web.warm.idle; one that gives the account up for a reason (off,
+// held, signing in, standby) lets it go too.
 func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 	s.mu.Lock()
 	changed := s.lastReason != why
@@ -195,8 +199,10 @@ func (l *Lane) sessionIdle(s *session, why string, now time.Time) {
 		// Its pinned tasks wait; unpinned ones go to the other sessions.
 		l.holdOnce("account " + s.spec.Account + " " + why + ": its tasks wait")
 	}
-	if lease != nil {
+	if why != "" {
 		s.releaseExec(false) // the warm browser goes with the account
+	}
+	if lease != nil {
 		if err := lease.Release(now); err != nil {
 			l.c.Store.Limiter().Fail("account lease release:"+s.spec.Account, "account lease release", err, "account", s.spec.Account)
 		}
@@ -237,7 +243,7 @@ func (l *Lane) takeLease(s *session, now time.Time) bool {
 			}
 			l.c.Log.Info(what, "account", s.spec.Account, "holder", by)
 		}
-		if s.lease != nil {
+		if s.leasedBy != by {
 			s.releaseExec(false) // the account went elsewhere: so does its warm browser
 		}
 		s.leasedBy, s.leaseForeign, s.lease = by, foreign, nil

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
@@ -33,9 +36,10 @@ func (x *releasing) Release(wait bool) {
 	})
 }
 
-// A session whose work is done gives its account's lease up and with it
-// what its executor kept (a warm browser); the lane's Stop releases it
-// once more, blocking, before it unlocks the session.
+// A session whose work is done lets its account's lease go but keeps
+// what its executor kept (a warm browser: web.warm.idle closes it, not an
+// empty queue); switched off, it gives that up too; the lane's Stop
+// releases it once more, blocking, before it unlocks the session.
 func TestLane_ReleasesWhatTheExecutorKept(t *testing.T) {
 	cfg := sessionConfig(t, []string{"a1"}, "  - {name: chat, kind: web, site: standin}")
 	r := &rig{t: t, cfg: cfg, web: &lanestest.Fake{Exclusive: true}, api: &lanestest.Fake{}, sig: newSignals()}
@@ -54,7 +58,20 @@ func TestLane_ReleasesWhatTheExecutorKept(t *testing.T) {
 	for i := range 3 {
 		waitFinal(t, r, taskfile.KindWeb, fmt.Sprintf("w%d", i), 10*time.Second)
 	}
-	r.sig.wait(t, 10*time.Second, "the idle session to release its executor", func() bool { return x.soft > 0 })
+	testkit.Wait(t, "the idle session to let a1's lease go", 10*time.Second, func() bool {
+		_, held := r.store.AccountLeaseAt("a1", time.Now())
+		return !held
+	})
+	r.sig.mu.Lock()
+	soft := x.soft
+	r.sig.mu.Unlock()
+	if soft != 0 {
+		t.Errorf("%d releases once the queue was empty, want none: the warm browser waits for the next task", soft)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Spool, "accounts", "a1.disabled"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.sig.wait(t, 10*time.Second, "the switched-off session to release its executor", func() bool { return x.soft > 0 })
 	r.d.Stop()
 	r.sig.mu.Lock()
 	defer r.sig.mu.Unlock()
