@@ -352,25 +352,35 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *tu
 		n, state, changed := t.n, t.state, t.changed
 		s.mu.Unlock()
 		if n > sent {
-			from := sent
-			if sent == 0 && n > 1 {
-				from = n - 1 // catching up: what there is, in one event
-			}
-			for i := from; i < n; i++ {
-				if i < len(t.think) {
-					// the thinking, in events of its own
-					if full {
-						e.event(map[string]string{"reasoningText": t.thinking(i + 1)})
-					} else {
-						e.event(map[string]string{"reasoning": t.thinking(i + 1)[len(t.thinking(sent)):]})
-					}
-					sent = i + 1
-					continue
-				}
+			thinkEv := func(upto, from int) map[string]string {
 				if full {
-					e.event(map[string]string{"text": t.text(i + 1)})
+					return map[string]string{"reasoningText": t.thinking(upto)}
+				}
+				return map[string]string{"reasoning": t.thinking(upto)[len(t.thinking(from)):]}
+			}
+			textEv := func(upto, from int) map[string]string {
+				if full {
+					return map[string]string{"text": t.text(upto)}
+				}
+				return map[string]string{"delta": t.text(upto)[len(t.text(from)):]}
+			}
+			if sent == 0 && n > 1 {
+				// Catching up (the page's stream came after the turn
+				// began, a busy machine): what there is, the thinking so
+				// far and the answer so far, in one event each.
+				if k := min(n, len(t.think)); k > 0 {
+					e.event(thinkEv(k, 0))
+				}
+				if n > len(t.think) {
+					e.event(textEv(n, len(t.think)))
+				}
+				sent = n
+			}
+			for i := sent; i < n; i++ {
+				if i < len(t.think) {
+					e.event(thinkEv(i+1, sent)) // the thinking, in events of its own
 				} else {
-					e.event(map[string]string{"delta": t.text(i + 1)[len(t.text(sent)):]})
+					e.event(textEv(i+1, sent))
 				}
 				sent = i + 1
 			}

@@ -115,6 +115,48 @@ func TestServer_SSECorpus(t *testing.T) {
 	}
 }
 
+// A stream that comes after its turn began (a reattach, or the page's own
+// request on a busy machine) catches up with the thinking so far and the
+// answer so far, one event each, in both stream shapes: CI once read a
+// reasoning answer whose thinking the catch-up had dropped.
+func TestServer_SSECatchUp(t *testing.T) {
+	s := start(t, Options{Scale: 0.001, Renderer: "marked", Reasoning: ReasoningField})
+	tok := s.Login("demo")
+	content := "[[md=cjk]] catch up"
+	modes := Modes{DeepThink: true, Model: ModelV3}
+	body, _ := json.Marshal(map[string]any{"content": content, "modes": modes})
+	meta := map[string]string{}
+	if err := json.Unmarshal([]byte(events(t, sendSSE(t, s, tok, "", string(body)))[0]), &meta); err != nil {
+		t.Fatal(err)
+	}
+	for _, query := range []string{"", "?stream=full"} {
+		req := httptest.NewRequest("GET", "/api/conversation/"+meta["conversation"]+"/stream"+query, nil)
+		req.SetPathValue("id", meta["conversation"])
+		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: tok})
+		rec := &recorder{header: http.Header{}, code: 200}
+		s.handleAttach(rec, req)
+		var think, answer string
+		evs := events(t, rec)
+		for _, e := range evs[1 : len(evs)-1] {
+			var v map[string]string
+			if err := json.Unmarshal([]byte(e), &v); err != nil {
+				t.Fatalf("event %s: %v", e, err)
+			}
+			think += v["reasoning"] + v["reasoningText"]
+			answer += v["delta"] + v["text"]
+		}
+		if want := ThinkingFor(content, modes); think != want || want == "" {
+			t.Errorf("%q: caught-up thinking %q, want %q", query, think, want)
+		}
+		if want := MarkdownFor(content); answer != want {
+			t.Errorf("%q: caught-up answer %q, want %q", query, answer, want)
+		}
+		if len(evs) != 4 {
+			t.Errorf("%q: %d events, want meta, thinking, answer, [DONE]: %q", query, len(evs), evs)
+		}
+	}
+}
+
 // The error turn ends with an error event; an empty answer with none; a
 // second send while one generates is refused; SendsOf counts sends.
 func TestServer_SSETurns(t *testing.T) {
