@@ -29,6 +29,7 @@ import (
 // listed in the task file's artifacts: and linked from the result, where
 // the site's address appears nowhere.
 func TestE2E_Web_GeneratedFiles(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	sites := []*e2eSite{

@@ -128,6 +128,7 @@ func TestE2E_AttachAPI(t *testing.T) {
 // stand-in receives each file once, byte for byte (its SHA-256), with the
 // message it belongs to; each attempt's record lists what it attached.
 func TestE2E_AttachWeb(t *testing.T) {
+	t.Parallel()
 	w := e2eNewWeb(t, rigOpts{}, 0.01, "")
 	e2eAttachFiles(t, w.rig)
 	sums := map[string]string{}

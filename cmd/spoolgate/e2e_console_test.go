@@ -36,6 +36,7 @@ import (
 // resumes the web lane, and logs out, after which every action is
 // refused. Every action is in the audit trail, sealed.
 func TestE2E_Console(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.NeedChromium(t)
 	api := e2eAPIStand(t, apistand.Options{})
 	hash, err := console.HashPassword("王芳的密码")

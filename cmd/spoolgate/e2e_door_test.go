@@ -212,6 +212,7 @@ func (r *doorRig) checkNoToken(logs ...string) {
 // its Idempotency-Key gets the same answer, and the stand-in saw it once.
 // The tasks are ordinary tasks of batch e2e (the token's name).
 func TestE2E_Door_SDKs(t *testing.T) {
+	t.Parallel()
 	r := newDoorRig(t, 0.01, "")
 	d := r.startDoor("door")
 	ctx := context.Background()
@@ -288,6 +289,7 @@ func TestE2E_Door_SDKs(t *testing.T) {
 // Idempotency-Key, once the daemon is back, gets the one answer, and the
 // chat stand-in received each prompt once.
 func TestE2E_Door_KillAndRetry(t *testing.T) {
+	t.Parallel()
 	r := newDoorRig(t, 1, "")
 	d := r.startDoor("first")
 	c := r.sdk(doorToken)

@@ -28,6 +28,7 @@ import (
 // ends with the answer the stand-in generated for its own prompt, and
 // each prompt reaches the stand-in exactly once.
 func TestE2E_Web_HostileTasks(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	site := &e2eSite{name: "md", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys}

@@ -25,6 +25,7 @@ import (
 // answer fail with the page's text. The task file and `results` say how
 // each answer was read.
 func TestE2E_Web_ReadAnswer(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):] // with the reading keys: README's worked example
 	site := func(name, renderer string, raw bool, read string) *e2eSite {
@@ -150,6 +151,7 @@ func TestE2E_Web_ReadAnswer(t *testing.T) {
 // then dom, the page's own text comes back verified; with verify: strict
 // the attempt fails as transient and names the difference.
 func TestE2E_Web_ResultDiffers(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	site := func(name, extra string) *e2eSite {

@@ -29,6 +29,7 @@ const e2eReasoningModes = `    modes:
 // run each in its own mode on the one account, one at a time; a model
 // with keepReasoning: false keeps none; `results` shows the thinking.
 func TestE2E_Web_Reasoning(t *testing.T) {
+	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):]
 	withReasoning := strings.Replace(keys, "path: delta}", "path: delta, reasoning: reasoning}", 1)

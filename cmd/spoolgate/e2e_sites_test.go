@@ -120,6 +120,7 @@ func (r *e2eSites) login(t *testing.T) {
 // of them an answer cut off behind "Continue generating". Every text
 // arrives at the page's server byte for byte.
 func TestE2E_Web_Sites(t *testing.T) {
+	t.Parallel()
 	prompted := "  - {name: %[1]s, kind: web, site: %[1]s}\n"
 	// The editors are driven with examples/site-editor.yaml's selectors.
 	keys := e2eExampleKeys(t, "../../examples/site-editor.yaml", "editor")
@@ -334,6 +335,7 @@ func TestE2E_Check(t *testing.T) {
 // once the limit is gone the task succeeds. The same with a Chinese
 // message.
 func TestE2E_Web_UsageLimit(t *testing.T) {
+	t.Parallel()
 	const scale = 0.08
 	limited := &e2eSite{name: "limited", keys: e2eStdKeys + "    limited: \".limit\"\n",
 		model: "  - {name: %[1]s, kind: web, site: %[1]s, account: acctA, needEmptyPrompt: true}\n"}

@@ -52,6 +52,7 @@ var e2eReasoningUIKeys = map[string]string{
 // each run 4 tasks through `spoolgate run`: every answer exact, every
 // thinking exactly in reasoning and never in the result, verified.
 func TestE2E_Suggest_Reasoning(t *testing.T) {
+	t.Parallel()
 	testkit.NeedChromium(t)
 	stands := map[string]*chatuistand.Server{}
 	var tail, models strings.Builder

@@ -49,6 +49,7 @@ const hostileBatch = `<script>alert('batch')</script><img src=x onerror=alert(1)
 // successful task's Markdown is rendered. Then the XSS and traversal
 // suite: nothing executes, nothing outside the spool is served.
 func TestE2E_Timeline(t *testing.T) {
+	t.Parallel()
 	const scale = 0.01
 	chromium := testkit.NeedChromium(t)
 	if _, err := browser.FindBrowser(&config.Config{}); err != nil {

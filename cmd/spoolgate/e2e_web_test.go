@@ -113,6 +113,7 @@ func (w *e2eWeb) browserPID(id string) int {
 // answers, one generation at a time, and needEmptyPrompt sends no system
 // prompt (not even the page's pre-filled instructions).
 func TestE2E_Web_TenTasks(t *testing.T) {
+	t.Parallel()
 	const scale = 0.01
 	w := e2eNewWeb(t, rigOpts{}, scale, "Default instructions: always answer in verse.")
 	d := w.start()
