@@ -62,6 +62,9 @@ var absentNote = map[string]string{
 	"copy":      "shows only under a finished answer: --send checks it",
 	"errorTurn": "shows only in an error turn",
 	"thinking":  "shows only with a reasoning answer: --send checks it",
+	"upload":    "a task with attachments: would fail here",
+	"attached":  "shows only once a file is attached",
+	"challenge": "shows only on a challenge page",
 }
 
 // CheckReport is what Check saw.
@@ -277,6 +280,9 @@ func siteKeys(s config.SiteConfig) []KeyCheck {
 		{Key: "copy", Selector: s.Copy},
 		{Key: "errorTurn", Selector: s.ErrorTurn},
 		{Key: "thinking", Selector: s.Thinking},
+		{Key: "upload", Selector: s.Upload},
+		{Key: "attached", Selector: s.Attached},
+		{Key: "challenge", Selector: s.Challenge},
 	}
 	var out []KeyCheck
 	for _, k := range all {

@@ -289,7 +289,8 @@ func TestE2E_Web_NoStart(t *testing.T) {
 // on a site whose send button was renamed it exits 1 naming the key.
 func TestE2E_Check(t *testing.T) {
 	t.Parallel()
-	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n"
+	keys := e2eStdKeys + "    promptInput: \"textarea.system\"\n    limited: \".limit\"\n    continue: \"button.continue\"\n" +
+		"    upload: \"button.attach\"\n    attached: \".attachment-chip\"\n"
 	r := e2eNewSites(t, rigOpts{}, 0.01,
 		&e2eSite{name: "good", keys: keys},
 		&e2eSite{name: "renamed", keys: strings.Replace(keys, `send: "button[type=submit]"`, `send: "button.send-message"`, 1)})
@@ -301,13 +302,14 @@ func TestE2E_Check(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check good: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"input", "send", "answer", "busy", "loggedOut", "newChat", "promptInput", "error", "limited", "continue"} {
+	for _, want := range []string{"input", "send", "answer", "busy", "loggedOut", "newChat", "promptInput", "error", "limited", "continue", "upload", "attached"} {
 		if !regexp.MustCompile(`(?m)^  ` + want + ` `).MatchString(out) {
 			t.Errorf("check good does not list %s:\n%s", want, out)
 		}
 	}
 	for _, want := range []string{`(?m)^  input +\.input +found$`, `(?m)^  send .* found$`, `(?m)^  newChat .* found$`,
 		`(?m)^  busy .* not found \(searched the page; it has no open shadow roots\); shows only while`,
+		`(?m)^  upload +button\.attach +found$`, `(?m)^  attached .* not found \(.*\); shows only once a file is attached$`,
 		`page: signed in, not limited, ready`, `answer: "Answer: hello from check"`, `msg="driver: first token"`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("check good: stdout lacks %s:\n%s", want, out)
