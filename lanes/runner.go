@@ -99,6 +99,18 @@ func (r *runner) run(parent context.Context) {
 	defer cancelT()
 
 	releaseRun := func() {}
+	if len(r.task.Attachments) > 0 && !r.task.AttachmentsRecorded() {
+		// Intake's record of them was dropped with the daemon's other
+		// fields (the pending file was edited on the share: its seal
+		// failed), so the task runs as a fresh drop would: its
+		// attachments checked again, by intake's rules, from its lane's
+		// incoming/ and files/. A refusal fails it with intake's reason.
+		if rej := l.c.Store.CheckAttachments(r.task, l.c.Store.Layout.Lane(l.c.Kind, taskfile.DirIncoming)); rej != nil {
+			r.finish(ctx, attempt.NewJob(r.task.Clone(), r.model, r.log), attempt.Result{}, attempt.Errorf(rej.Class, "attachments checked again (the task file was edited after intake): %s", rej.Msg), 0)
+			return
+		}
+		r.log.Info("attachments checked again: the task file was edited after intake", "files", len(r.task.AttachmentsChecked))
+	}
 	job := attempt.NewJob(r.task.Clone(), r.model, r.log)
 	exec := l.c.Executor
 	if r.sess != nil {
