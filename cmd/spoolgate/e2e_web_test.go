@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -317,8 +318,13 @@ func TestE2E_Web_StoppedBrowser(t *testing.T) {
 		t.Errorf("attempt 1 ended %s after the stop; want staleAfter (2 s) plus the close grace", took)
 	}
 	t.Logf("stopped browser: attempt 1 ended %s after SIGSTOP (staleAfter 2s + close grace 3s)", staleAt.Sub(stopped).Round(time.Millisecond))
-	testkit.NoProcs(t, w.profile)
+	// The stopped browser is gone (attempt 2's may stay warm for the next
+	// task); once the daemon has stopped, nothing is left on the profile.
+	if !testkit.Until(5*time.Second, func() bool { return !slices.Contains(testkit.Pgrep(t, w.profile), strconv.Itoa(pid)) }) {
+		t.Errorf("the stopped browser %d is still there", pid)
+	}
 	d.stop()
+	testkit.NoProcs(t, w.profile)
 }
 
 // Cancel mid-answer ends canceled with no process left; then, with the

@@ -5,17 +5,21 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// Pgrep lists the pids whose command line contains s, as an operator's
-// `pgrep -f` would (which is how they look for what spoolgate left
-// behind), leaving out pgrep itself.
+// Pgrep lists the pids whose command line contains s as a whole path (s
+// followed by a space, a slash or the end: a profile's processes and
+// those of folders beneath it, never those of a sibling whose name s
+// begins, e2e-a2 for e2e), as an operator's `pgrep -f` would (which is
+// how they look for what spoolgate left behind), leaving out pgrep
+// itself.
 func Pgrep(t testing.TB, s string) []string {
 	t.Helper()
-	out, err := exec.Command("pgrep", "-f", s).Output()
+	out, err := exec.Command("pgrep", "-f", regexp.QuoteMeta(s)+"([ /]|$)").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 1 {
