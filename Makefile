@@ -92,9 +92,9 @@ fuzz:
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.
 # `make test` runs a smaller version of each (testkit.Reliability).
-RELIABILITY_RUN := Reliability|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters
+RELIABILITY_RUN := Reliability|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters|TestSuggest_ChatUIs|TestE2E_Suggest_Reasoning
 reliability:
-	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(RELIABILITY_RUN)' -v ./cmd/spoolgate ./lanes | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
+	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(RELIABILITY_RUN)' -v ./cmd/spoolgate ./lanes ./browser | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
 
 clean:
 	rm -rf bin demo

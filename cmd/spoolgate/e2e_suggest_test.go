@@ -50,6 +50,9 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 			continue
 		}
 		block := out[strings.Index(out, "\nsites:\n")+len("\nsites:\n"):]
+		if !strings.Contains(block, "\n    network: {url: ") || !strings.Contains(out, "carried the answer") {
+			t.Errorf("%s: no network key proposed (every bundled UI streams its answer over fetch)", ui)
+		}
 		sites.WriteString(block)
 		fmt.Fprintf(&models, "  - {name: %[1]s, kind: web, site: %[1]s, needEmptyPrompt: true}\n", ui)
 		dom := regexp.MustCompile(`(?m)^    read: .*\n`).ReplaceAllString(strings.Replace(block, "  "+ui+":", "  "+ui+"-dom:", 1), "")
