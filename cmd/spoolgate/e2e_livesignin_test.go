@@ -100,8 +100,17 @@ func TestE2E_Web_LiveSignIn(t *testing.T) {
 		t.Errorf("held in %s while the view is open, want pending", dir)
 	}
 
-	seq := v.Seq
 	do("click Sign in on the image", chromedp.MouseClickXY(v.Left+chatstand.SignInX/v.W*v.Width, v.Top+chatstand.SignInY/v.H*v.Height))
+	// The operator types once the form shows: the stand-in served it, and
+	// a frame came after that.
+	var seq int
+	testkit.Wait(t, "the sign-in form served", 60*time.Second, func() bool {
+		if stand.LoginFormsServed() == 0 {
+			return false
+		}
+		seq = look().Seq
+		return true
+	})
 	testkit.Wait(t, "a new frame (the sign-in form)", 60*time.Second, func() bool { return look().Seq > seq })
 	do("type the account's name", chromedp.KeyEvent("a1\r"))
 	testkit.Wait(t, "the view to report signed in", 90*time.Second, func() bool { return look().State == "signed-in" })

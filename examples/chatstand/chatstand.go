@@ -36,6 +36,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -147,6 +148,9 @@ type Server struct {
 	srv  *http.Server
 	done chan struct{}
 	wg   sync.WaitGroup // request handlers that wait on time
+	// loginForms counts the sign-in forms served (GET /login without a
+	// user): a test typing into the form through a live view waits for it.
+	loginForms atomic.Int32
 
 	mu           sync.Mutex
 	tokens       map[string]string // cookie token -> user

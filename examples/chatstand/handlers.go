@@ -15,16 +15,21 @@ import (
 )
 
 // handleLogin: GET /login?user=NAME (or a form POST) sets the session cookie
-// and redirects to /; GET /login without a user shows a small form.
+// and redirects to /; GET /login without a user shows a small form, whose
+// name left empty signs in as demo.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	user := strings.TrimSpace(r.FormValue("user"))
+	if user == "" && r.Method == http.MethodPost {
+		user = "demo" // the form's field left empty: its placeholder
+	}
 	if user == "" {
+		// The name field is empty (its placeholder says demo) and has the
+		// focus, so a name typed (also through the console's live view)
+		// is the name, and Enter signs in.
+		s.loginForms.Add(1)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		// The name field has the focus with its text selected, so a name
-		// typed (also through the console's live view) replaces "demo"
-		// and Enter signs in.
-		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" value="demo" autofocus><button type="submit">Sign in</button></form>`+
-			`<script>const u = document.querySelector('input'); u.focus(); u.select();</script>`)
+		fmt.Fprint(w, `<!doctype html><form method="post" action="/login"><input name="user" placeholder="demo" autofocus><button type="submit">Sign in</button></form>`+
+			`<script>document.querySelector('input').focus();</script>`)
 		return
 	}
 	// A persistent cookie (not a session cookie), so the login survives a

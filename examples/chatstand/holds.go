@@ -17,6 +17,9 @@ import (
 // through the console's live view clicks there on the streamed image.
 const SignInX, SignInY = 160, 160
 
+// LoginFormsServed is how many sign-in forms the stand-in has served.
+func (s *Server) LoginFormsServed() int { return int(s.loginForms.Load()) }
+
 // ChallengeFramePath serves the challenge frame's stand-in.
 const ChallengeFramePath = "/cdn-cgi/challenge-platform/h/b/turnstile/"
 
