@@ -106,8 +106,18 @@ func TestPage_Renderers(t *testing.T) {
 			p := openPage(t, s, "?renderer="+r)
 			for _, name := range []string{"go-code", "table-end", "cjk"} {
 				content := "[[md=" + name + "]] " + r
+				// The page itself records whether it was ever streaming
+				// with a stop button and no action bar (at each change of
+				// the page): a poll from here can miss so short a state on
+				// a loaded machine (CI did).
+				evalAs[bool](p, `(() => { window.sawStreaming = false;
+  const check = () => { if (document.querySelector('[aria-label="Stop generating"]') && !(`+finished+`)) window.sawStreaming = true; };
+  if (window.streamObs) window.streamObs.disconnect();
+  window.streamObs = new MutationObserver(check);
+  window.streamObs.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  return true; })()`)
 				p.send(content)
-				p.waitJS("streaming with a stop button and no action bar", `!!document.querySelector('[aria-label="Stop generating"]') && !(`+finished+`)`)
+				p.waitJS("streaming with a stop button and no action bar", `window.sawStreaming === true`)
 				p.waitJS("the answer to finish", finished)
 				p.waitJS("the stop button to go", `!document.querySelector('[aria-label="Stop generating"]')`)
 				if got, want := p.copyLast(), MarkdownFor(content); got != want {
