@@ -40,9 +40,9 @@ return {state: s.dataset.state, seq: +i.dataset.seq, w: +(i.dataset.w || 0), h: 
 // out after one answer and held; a task pinned to it waits pending. An
 // operator logged in to the console opens a1's live view in a real
 // headless Chromium, clicks the stand-in's "Sign in" on the streamed
-// image and types the account's name and Enter into the sign-in form. The
-// view reports signed in, the daemon ends the hold, and once the view is
-// closed the held task runs on a1 at its first attempt, signed in as a1.
+// image and presses Enter in the sign-in form. The view reports signed
+// in, the daemon ends the hold, and once the view is closed the held task
+// runs on a1 at its first attempt, on the profile signed in from the page.
 func TestE2E_Web_LiveSignIn(t *testing.T) {
 	t.Parallel()
 	chromium := testkit.NeedChromium(t)
@@ -112,8 +112,22 @@ func TestE2E_Web_LiveSignIn(t *testing.T) {
 		return true
 	})
 	testkit.Wait(t, "a new frame (the sign-in form)", 60*time.Second, func() bool { return look().Seq > seq })
-	do("type the account's name", chromedp.KeyEvent("a1\r"))
-	testkit.Wait(t, "the view to report signed in", 90*time.Second, func() bool { return look().State == "signed-in" })
+	// Enter signs in with the field left empty: as the stand-in's demo
+	// user (typing itself is TestLiveView_SignIn's, a code into a field).
+	// A key that reaches the page before its script has focused the field
+	// is lost (a loaded machine): like an operator, press it again when
+	// nothing happened for a while.
+	var pressed time.Time
+	testkit.Wait(t, "the view to report signed in", 90*time.Second, func() bool {
+		if look().State == "signed-in" {
+			return true
+		}
+		if time.Since(pressed) > 5*time.Second {
+			do("press Enter in the sign-in form", chromedp.KeyEvent("\r"))
+			pressed = time.Now()
+		}
+		return false
+	})
 	testkit.WaitFS(t, "a1's hold to end", 30*time.Second, []string{r.L.Accounts()}, func() bool {
 		_, held := st.AccountHold("a1")
 		return !held
@@ -124,8 +138,8 @@ func TestE2E_Web_LiveSignIn(t *testing.T) {
 	if got.State != taskfile.StateSuccess || got.Account != "a1" || got.Attempt != 1 {
 		t.Errorf("held: %s on %s attempt %d error %q; want success on a1 at attempt 1", got.State, got.Account, got.Attempt, got.Error)
 	}
-	if n := stand.GenerationsBy("a1"); n != 2 {
-		t.Errorf("the stand-in answered a1 %d times, want 2 (first, then held once signed in)", n)
+	if a1, demo := stand.GenerationsBy("a1"), stand.GenerationsBy("demo"); a1 != 1 || demo != 1 {
+		t.Errorf("the stand-in answered a1 %d times and demo %d, want 1 each (first as a1; held, once signed in from the page, as demo)", a1, demo)
 	}
 	if out := r.cli("status"); strings.Contains(out, "signed out") {
 		t.Errorf("status still shows a1 signed out:\n%s", out)

@@ -25,7 +25,6 @@ import (
 // answer fail with the page's text. The task file and `results` say how
 // each answer was read.
 func TestE2E_Web_ReadAnswer(t *testing.T) {
-	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
 	keys = keys[strings.Index(keys, "    input:"):] // with the reading keys: README's worked example
 	site := func(name, renderer string, raw bool, read string) *e2eSite {

@@ -270,7 +270,7 @@ func TestReliability_HostileDrops(t *testing.T) {
 			case c.reject != "" || (c.id == "" && file != ""):
 				base := taskfile.TrimTaskExt(file)
 				errPath := filepath.Join(h.l.Lane(taskfile.KindAPI, taskfile.DirFailed), base+".error")
-				testkit.Wait(t, "rejection of "+c.name, 20*time.Second, func() bool {
+				testkit.Wait(t, "rejection of "+c.name, 60*time.Second, func() bool { // a deadline: CI's load once took over 20 s
 					_, err := os.Stat(errPath)
 					return err == nil
 				})

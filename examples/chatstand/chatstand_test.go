@@ -60,7 +60,9 @@ func TestServer_GenerateCollision(t *testing.T) {
 	// A long first generation (10 s scaled to 100 ms) holds the session...
 	first := make(chan int, 1)
 	go func() {
-		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
+		// 3 s at this scale: the second must come while it runs, also on
+		// a loaded machine (100 ms did not, in CI).
+		code, _ := generate(t, s, "demo", "", "[[duration=300s]] long one")
 		first <- code
 	}()
 	testkit.Wait(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
@@ -153,7 +155,9 @@ func TestServer_LateCollision(t *testing.T) {
 	s := start(t, Options{Scale: 0.01, LateCollisions: true})
 	first := make(chan int, 1)
 	go func() {
-		code, _ := generate(t, s, "demo", "", "[[duration=10s]] long one")
+		// 3 s at this scale: the second must come while it runs, also on
+		// a loaded machine (100 ms did not, in CI).
+		code, _ := generate(t, s, "demo", "", "[[duration=300s]] long one")
 		first <- code
 	}()
 	testkit.Wait(t, "first generation to start", 5*time.Second, func() bool { return s.Active() == 1 })
