@@ -105,6 +105,10 @@ func TestSuggestJS_PerItem(t *testing.T) {
 <article data-testid="conversation-turn-3" id="t">The answer.</article>
 <button data-testid="copy-button" id="c">Copy</button><button data-testid="like-button">Like</button>
 <div data-kind="answer-box" id="k">alone</div>
+<div data-message-id="Qx7bLkp">hello</div>
+<div data-message-id="AyMotwz" id="m">The answer.</div>
+<p data-author="system">Be brief.</p>
+<p data-author="assistant" id="s">The answer.</p>
 </body>`)
 	}))
 	defer srv.Close()
@@ -122,11 +126,13 @@ func TestSuggestJS_PerItem(t *testing.T) {
 		el, attr string
 		want     bool
 	}{
-		{"#a", "data-id", true},      // a random token beside another
-		{"#t", "data-testid", true},  // the same but for its digits
-		{"#a", "data-role", false},   // assistant and user: kinds
-		{"#c", "data-testid", false}, // copy-button and like-button share their end
-		{"#k", "data-kind", false},   // no other element has it
+		{"#a", "data-id", true},         // a random token beside another
+		{"#t", "data-testid", true},     // the same but for its digits
+		{"#a", "data-role", false},      // assistant and user: kinds
+		{"#c", "data-testid", false},    // copy-button and like-button share their end
+		{"#k", "data-kind", false},      // no other element has it
+		{"#m", "data-message-id", true}, // assistant-ui's short ids, one that reads as two words
+		{"#s", "data-author", false},    // assistant and system: words, not ids
 	}
 	for _, tt := range tests {
 		got, err := sgEval[bool](tab, fmt.Sprintf(`((el) => perItem(el, %q, el.getAttribute(%q)))(document.querySelector(%q))`, tt.attr, tt.attr, tt.el))

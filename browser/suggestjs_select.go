@@ -48,9 +48,10 @@ const SEMANTIC = /^(textarea|input|button|form|main|footer|header|nav|aside|arti
 // (its tag) carries a with a value that is another of the same (the
 // digits apart, or a random token of the same make), so v finds the
 // probe's answer and never the next one: chatui's data-id="ojuyisedytwo"
-// on every message, ChatGPT's data-testid="conversation-turn-3". Kinds
-// stay: data-role "assistant" and "user", testids "copy-button" and
-// "like-button" (a shared end).
+// on every message, ChatGPT's data-testid="conversation-turn-3",
+// assistant-ui's 7-character data-message-id="AyMotwz". Kinds stay:
+// data-role "assistant" and "user" (or "system"), testids "copy-button"
+// and "like-button" (a shared end).
 const perItem = (el, a, v) => {
   for (const n of el.getRootNode().querySelectorAll('[' + CSS.escape(a) + ']')) {
     if (n === el || n.localName !== el.localName || n.contains(el) || el.contains(n)) continue;
@@ -61,9 +62,16 @@ const perItem = (el, a, v) => {
 };
 const itemPair = (v, w) => {
   if (/\d/.test(v) && v.replace(/\d+/g, '#') === w.replace(/\d+/g, '#')) return true;
-  const tok = /^[A-Za-z0-9-]{8,64}$/;
+  const tok = /^[A-Za-z0-9_-]{5,64}$/;
   if (!tok.test(v) || !tok.test(w) || Math.abs(v.length - w.length) > 4) return false;
   if (v.replace(/[^-]/g, '').length !== w.replace(/[^-]/g, '').length) return false;
+  // Below 8 characters a pair of words ("assistant", "system") looks
+  // alike too: short ones count only when both are of a machine's make
+  // (nanoid's and assistant-ui's ids: a capital inside, or digits with
+  // letters). A short id that happens to read as two words (AyMotwz)
+  // still has its capital inside.
+  const machine = (s) => /[a-z]/.test(s) && /[A-Z]/.test(s.slice(1)) || /\d/.test(s) && /[a-z]/i.test(s);
+  if ((v.length < 8 || w.length < 8) && !(machine(v) && machine(w))) return false;
   let p = 0, q = 0;
   while (p < v.length && p < w.length && v[p] === w[p]) p++;
   while (q < v.length && q < w.length && v[v.length - 1 - q] === w[w.length - 1 - q]) q++;
