@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -134,6 +135,10 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		return nil
 	case <-stopBy.C:
 		log.Error("shutdown: still blocked after shutdownGrace + 5s (a file operation that does not return?): exiting; tasks left in running/ are reclaimed at the next start")
+		// What was blocked, for the report: every goroutine's stack,
+		// grouped (a few KB), on stderr after the log line.
+		fmt.Fprintln(env.Stderr, "goroutines at the blocked shutdown:")
+		_ = pprof.Lookup("goroutine").WriteTo(env.Stderr, 1)
 		return errShutdownBlocked
 	}
 }
