@@ -105,7 +105,7 @@ func launch(t *testing.T, name, dir, cfg string, out *os.File, env []string, gen
 			n, _ := strconv.Atoi(os.Getenv("SPOOLGATE_RELIABILITY_LOGTAIL"))
 			log := d.logText()
 			t.Logf("daemon %s log (tail):\n%s", d.name, testkit.Tail(log, max(n, 60)))
-			if i := strings.Index(log, "goroutines at the blocked shutdown:"); i >= 0 {
+			if i := strings.Index(log, blockedDumpHeader); i >= 0 {
 				t.Logf("daemon %s: what its shutdown was blocked on:\n%s", d.name, log[i:])
 			}
 		}

@@ -77,17 +77,11 @@ func TestE2E_Suggest_ChatUIs(t *testing.T) {
 	// quotes, tags and ampersands, and paragraphs both ways. A plain line
 	// adds nothing the mixed line does not check; `make reliability`
 	// sends the CJK and the quotes as two tasks, as issue 23 had it.
-	contents := []string{
-		`第二段：中文，一个表情 🚀 and quotes "double" and 'single', <tags> & ampersands; the last of two`,
-		chatuistand.Paragraphs + " answer in paragraphs",
-	}
+	lines := []string{`第二段：中文，一个表情 🚀 and quotes "double" and 'single', <tags> & ampersands; the last of two`}
 	if testkit.Reliability() {
-		contents = []string{
-			"第二段：中文，一个表情 🚀 and some English after it",
-			`quotes "double" and 'single', <tags> & ampersands; the last of three`,
-			chatuistand.Paragraphs + " answer in paragraphs",
-		}
+		lines = []string{"第二段：中文，一个表情 🚀 and some English after it", `quotes "double" and 'single', <tags> & ampersands; the last of three`}
 	}
+	contents := append(lines, chatuistand.Paragraphs+" answer in paragraphs")
 	domContents := []string{chatuistand.Paragraphs + " read from the page"}
 	var tasks []e2eTask
 	for _, ui := range chatuistand.UIs {

@@ -137,7 +137,7 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		log.Error("shutdown: still blocked after shutdownGrace + 5s (a file operation that does not return?): exiting; tasks left in running/ are reclaimed at the next start")
 		// What was blocked, for the report: every goroutine's stack,
 		// grouped (a few KB), on stderr after the log line.
-		fmt.Fprintln(env.Stderr, "goroutines at the blocked shutdown:")
+		fmt.Fprintln(env.Stderr, blockedDumpHeader)
 		_ = pprof.Lookup("goroutine").WriteTo(env.Stderr, 1)
 		return errShutdownBlocked
 	}
@@ -148,6 +148,9 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 const shutdownSlack = 5 * time.Second
 
 var errShutdownBlocked = errors.New("shutdown blocked past shutdownGrace + 5s")
+
+// blockedDumpHeader heads the goroutine dump of a blocked shutdown.
+const blockedDumpHeader = "goroutines at the blocked shutdown:"
 
 func defaultExecutors(cfg *config.Config, env *Env, log *slog.Logger) (map[taskfile.Kind]attempt.Executor, error) {
 	out := map[taskfile.Kind]attempt.Executor{}

@@ -178,8 +178,8 @@ func TestExecutor_KeyEcho(t *testing.T) {
 			t.Errorf("%s: no output shows %s: the key never reached what is kept", shapes[i].name, redactedMark)
 		}
 	}
-	if want := sent; calls != want || s.Total() != want {
-		t.Errorf("%d calls, %d requests served; want %d", calls, s.Total(), want)
+	if calls != sent || s.Total() != sent {
+		t.Errorf("%d calls, %d requests served; want %d", calls, s.Total(), sent)
 	}
 	t.Logf("key echo: %d bodies (%d shapes, %d offsets), %d bytes of errors and logs, %d with %s, fragments of %d bytes found: %d",
 		calls, len(shapes), len(echoes), outBytes, sum(redacted), redactedMark, redactWindow, len(leaks))
