@@ -36,9 +36,13 @@ type Lane struct {
 	finished ended            // ids whose runner ended lately: never reclaimed by this lane (see holds)
 	deferred map[string]Entry // claims put off while a runner of ours held the id: requeued when it lets go
 	draining bool             // stop claiming (shutdown stage one)
-	held     string           // last logged hold reason, to log once
 
-	lastReclaim time.Time // the loop's own
+	// The loop's own, read and written by no other goroutine, so under
+	// no lock: holdOnce runs inside the index's predicates (Index.Next
+	// holds the index's lock), and taking mu there deadlocked against
+	// Info, which holds mu while it reads the index (CI, stop 46).
+	lastReclaim time.Time
+	held        string // last logged hold reason, to log once
 
 	startstop.Base
 	wg sync.WaitGroup // runners
@@ -216,10 +220,12 @@ func (l *Lane) Info() taskfile.LaneInfo {
 		sessions = l.sessionInfos(time.Now())
 	}
 	standby, holder := l.standby()
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	// The index and the pause file outside mu: mu is never held while
+	// another lock or the disk is waited for.
 	li := taskfile.LaneInfo{Kind: l.c.Kind, Concurrency: l.concurrency(), Pending: l.c.Index.Len(),
 		Paused: l.c.Store.Paused(l.c.Kind)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	li.Standby, li.Holder = standby, holder
 	for id := range l.running {
 		li.Running = append(li.Running, id)
@@ -343,8 +349,6 @@ func (l *Lane) isDraining() bool {
 }
 
 func (l *Lane) holdOnce(reason string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.held != reason {
 		l.held = reason
 		l.c.Log.Info("held", "reason", reason)

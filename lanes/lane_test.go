@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/lanes/lanestest"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -358,3 +360,51 @@ func TestDaemon_TwoDaemonsOneSpool(t *testing.T) {
 }
 
 var _ = context.Background
+
+// The lane's round judges a held account's tasks inside the index's
+// predicate while status reads the lane (Info) and new drops are merged
+// in: none of the three may wait for another for good. (CI, stop 46: the
+// round held the index and waited for the lane's lock, Info held the
+// lane's lock and waited for the index, and the daemon neither claimed
+// nor shut down.)
+func TestLane_InfoWhileHeld(t *testing.T) {
+	cfg := testConfig(t, "")
+	r := start(t, cfg)
+	drop(t, cfg, taskfile.KindWeb, "limited", "chat", "[[limit=60s]] x")
+	r.sig.wait(t, 5*time.Second, "the lane to hold ops1", func() bool {
+		for reason := range r.sig.held {
+			if strings.HasPrefix(reason, "web: account ops1 held by a usage limit until") {
+				return true
+			}
+		}
+		return false
+	})
+	stop := make(chan struct{})
+	infos := make(chan struct{}, 1)
+	go func() {
+		defer close(infos)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r.d.Info()
+		}
+	}()
+	// Every drop wakes the lane: a round per drop, each judging the held
+	// account under the index's lock while Info runs beside it.
+	for i := range 300 {
+		drop(t, cfg, taskfile.KindWeb, fmt.Sprintf("held-%03d", i), "chat", "waits for ops1")
+	}
+	testkit.Wait(t, "every drop merged into pending (the lane not stuck)", 30*time.Second, func() bool {
+		ents, _ := os.ReadDir(filepath.Join(cfg.Spool, "web", "pending"))
+		return len(ents) >= 301
+	})
+	close(stop)
+	select {
+	case <-infos:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Info never returned: the lane's lock and the index's wait for each other")
+	}
+}
