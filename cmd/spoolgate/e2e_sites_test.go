@@ -3,10 +3,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/spoolgate/spoolgate/browser"
@@ -63,7 +60,9 @@ func e2eNewSites(t *testing.T, o rigOpts, scale float64, sites ...*e2eSite) *e2e
 	var models, siteYAML strings.Builder
 	m := map[string]*e2eSite{}
 	for _, s := range sites {
-		s.opts.Scale, s.opts.CookieName = scale, "chatstand_"+s.name
+		// Signed in as demo (the stand-in's SignedIn), each site with a
+		// cookie of its own on the one profile.
+		s.opts.Scale, s.opts.CookieName, s.opts.SignedIn = scale, "chatstand_"+s.name, "demo"
 		stand, err := chatstand.Start(s.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -89,28 +88,7 @@ func e2eNewSites(t *testing.T, o rigOpts, scale float64, sites ...*e2eSite) *e2e
 	r := &e2eSites{rig: newRig(t, o), sites: m}
 	r.profile = browser.ProfileDir(r.cfg)
 	t.Cleanup(func() { testkit.NoProcs(t, r.profile) })
-	r.login(t)
 	return r
-}
-
-// login signs the profile in to every stand-in with one browser.
-func (r *e2eSites) login(t *testing.T) {
-	t.Helper()
-	if err := os.MkdirAll(r.profile, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, err := browser.Launch(context.Background(), r.cfg, r.profile, true, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
-	defer cancel()
-	for _, s := range r.sites {
-		if err := chromedp.Do(ctx, chromedp.Navigate(s.stand.URL()+"login?user=demo")); err != nil {
-			t.Fatalf("login %s: %v", s.name, err)
-		}
-	}
 }
 
 // The smallest case, a prompt joined to multi-paragraph content,

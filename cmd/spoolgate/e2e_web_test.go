@@ -46,12 +46,14 @@ type e2eWeb struct {
 }
 
 // e2eNewWeb starts a chat stand-in (durations × scale) whose page
-// pre-fills instructions, writes the config, and signs the profile in.
+// pre-fills instructions, with the profile signed in (the stand-in's
+// SignedIn: no browser is launched only to sign in), and writes the
+// config.
 // It needs Chromium: without one it skips, or fails under CI=true.
 func e2eNewWeb(t *testing.T, o rigOpts, scale float64, instructions string) *e2eWeb {
 	t.Helper()
 	testkit.NeedChromium(t)
-	stand, err := chatstand.Start(chatstand.Options{Scale: scale, Instructions: instructions})
+	stand, err := chatstand.Start(chatstand.Options{Scale: scale, Instructions: instructions, SignedIn: "demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +73,10 @@ func e2eNewWeb(t *testing.T, o rigOpts, scale float64, instructions string) *e2e
 	// Registered before the daemon's cleanup, so it runs after the daemon
 	// is gone (cleanups run last-in first-out): then nothing may remain.
 	t.Cleanup(func() { testkit.NoProcs(t, w.profile) })
-	w.login(t)
 	return w
 }
 
-// login signs the profile in as a person would once (`spoolgate login`):
+// login signs the profile in again as a person would (`spoolgate login`):
 // a browser on the profile opens the stand-in's /login?user=demo, which
 // sets a persistent cookie; the browser is closed before the daemon runs.
 func (w *e2eWeb) login(t *testing.T) {

@@ -87,6 +87,14 @@ type Options struct {
 	// two stand-ins on 127.0.0.1 keep two logins in one browser profile:
 	// cookies are per host, not per port.
 	CookieName string
+	// SignedIn, if set, is the user a browser is signed in as when it
+	// opens the page with no session cookie at all: the page's answer
+	// sets the cookie, as the vendor's would on a profile that signed in
+	// before this stand-in started (what `spoolgate login` leaves). It
+	// spares a test a browser launched only to sign in. A browser whose
+	// cookie no longer names a session (LogoutAll, the account's
+	// sign-outs) still sees the signed-out page.
+	SignedIn string
 	// Renderer makes the page a modern chat page (see README.md): answers
 	// stream over SSE from /api/conversation into conversations kept on
 	// the server (/c/ID) and render as they arrive with a Markdown

@@ -149,6 +149,49 @@ func TestServer_LoginPageAndLogout(t *testing.T) {
 	}
 }
 
+// With SignedIn a browser with no cookie opens the page signed in, and
+// keeps the session its answer set; once that session ends it sees the
+// signed-out page, as without the option.
+func TestServer_SignedIn(t *testing.T) {
+	s := start(t, Options{Scale: 0.001, SignedIn: "demo"})
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	page := func() string {
+		resp, err := c.Get(s.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if p := page(); strings.Contains(p, `class="login"`) || !strings.Contains(p, `textarea class="input"`) {
+		t.Fatalf("a browser without a cookie does not open the chat signed in:\n%s", p)
+	}
+	u, _ := neturl.Parse(s.URL())
+	cs := jar.Cookies(u)
+	if len(cs) != 1 || cs[0].Name != SessionCookie {
+		t.Fatalf("cookies %v: want the session cookie", cs)
+	}
+	s.mu.Lock()
+	user := s.tokens[cs[0].Value]
+	s.mu.Unlock()
+	if user != "demo" {
+		t.Fatalf("the cookie's session is %q's, want demo's", user)
+	}
+	s.LogoutAll()
+	if p := page(); !strings.Contains(p, `class="login"`) {
+		t.Fatal("after LogoutAll a browser with its old cookie still sees the chat")
+	}
+	if p, _ := http.Get(start(t, Options{}).URL()); p != nil {
+		b, _ := io.ReadAll(p.Body)
+		p.Body.Close()
+		if !strings.Contains(string(b), `class="login"`) {
+			t.Fatal("without SignedIn a browser with no cookie sees the chat")
+		}
+	}
+}
+
 // With LateCollisions a refused generation holds its caller as long as its
 // answer would have, then fails: the field report's collisions cost time.
 func TestServer_LateCollision(t *testing.T) {

@@ -32,10 +32,15 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 			`<script>document.querySelector('input').focus();</script>`)
 		return
 	}
-	// A persistent cookie (not a session cookie), so the login survives a
-	// browser restart on the same profile, as a vendor's "remember me" does.
-	http.SetCookie(w, &http.Cookie{Name: s.opts.CookieName, Value: s.Login(user), Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	s.setSession(w, user)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// setSession signs user in on w's browser with a persistent cookie (not a
+// session cookie), so the login survives a browser restart on the same
+// profile, as a vendor's "remember me" does.
+func (s *Server) setSession(w http.ResponseWriter, user string) {
+	http.SetCookie(w, &http.Cookie{Name: s.opts.CookieName, Value: s.Login(user), Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {

@@ -129,6 +129,10 @@ func (c *conv) title() string {
 
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.user(r)
+	if _, err := r.Cookie(s.opts.CookieName); err != nil && s.opts.SignedIn != "" {
+		u, ok = s.opts.SignedIn, true
+		s.setSession(w, u)
+	}
 	po := s.pageOptions(r)
 	id := r.PathValue("id")
 	s.mu.Lock()
