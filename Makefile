@@ -31,14 +31,15 @@ vet:
 # assert an upper bound on a duration (a start timeout, a stopped
 # browser's close) stay serial.
 #
-# vet -race first: it checks the same code as vet (no file here has a
-# race build tag) from the packages the suite compiles anyway, so a fresh
-# machine compiles Linux's packages once, not once for vet and once for
-# the suite (one full compile fewer, about 170 CPU s on 2 cores,
-# estimated from a cold Windows build's 161-179 CPU s).
+# -vet=all: the suite runs all of go vet's checks (not go test's
+# subset) on every package, test files included, as `go vet ./...` does,
+# from the race build it compiles anyway, so a fresh machine compiles
+# Linux's packages once. Each package's vet is a step of its own test, not
+# a pass over the module before any test: the command's end-to-end tests,
+# the longest, start as soon as their package is built and vetted. A vet
+# finding fails its package like a failing test.
 race: mockllm doorclient
-	$(GO) vet -race ./...
-	$(GO) test -race -count=1 -parallel 3 -timeout 30m ./...
+	$(GO) test -race -vet=all -count=1 -parallel 3 -timeout 30m ./...
 
 # The npm mock LLM server that lanes/apimodel's tests run against, at the
 # version examples/mockllm/package-lock.json pins; installed again only when
