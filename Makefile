@@ -37,9 +37,12 @@ vet:
 # Linux's packages once. Each package's vet is a step of its own test, not
 # a pass over the module before any test: the command's end-to-end tests,
 # the longest, start as soon as their package is built and vetted. A vet
-# finding fails its package like a failing test.
+# finding fails its package like a failing test. atexit_sleep_ms=0: a
+# race-built process otherwise sleeps a second before it exits, every
+# test binary and every process the tests start from one (see
+# cmd/spoolgate's TestMain); races are still reported as they happen.
 race: mockllm doorclient
-	$(GO) test -race -vet=all -count=1 -parallel 3 -timeout 30m ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -vet=all -count=1 -parallel 3 -timeout 30m ./...
 
 # The npm mock LLM server that lanes/apimodel's tests run against, at the
 # version examples/mockllm/package-lock.json pins; installed again only when

@@ -22,6 +22,16 @@ import (
 // testscript copies it onto PATH under that name, and runs mainf when it
 // is invoked so.
 func TestMain(m *testing.M) {
+	// A race-built process sleeps a second before it exits (the race
+	// runtime's atexit_sleep_ms, 1000 by default, lets other threads
+	// report a race at exit). This suite starts hundreds of spoolgate
+	// processes, the test binary itself (every CLI call, every daemon's
+	// stop, 53 submits in one script): each would wait that second.
+	// They inherit 0 unless GORACE says otherwise; a race is still
+	// reported as it happens, and a leaked goroutine fails goleak.
+	if os.Getenv("GORACE") == "" {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){
 		"spoolgate": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,6 +66,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("HOME", e.WorkDir)
 			e.Setenv("TZ", "UTC")
 			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
+			e.Setenv("GORACE", os.Getenv("GORACE")) // see TestMain
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
