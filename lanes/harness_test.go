@@ -155,6 +155,17 @@ func (s *signals) hooks() lanes.Hooks {
 
 // wait blocks until cond (called with the recorder locked) holds, waking
 // at each event; it fails the test after d.
+// heldWith reports whether a hold reason starts with prefix; call it in
+// wait's cond (under s.mu).
+func (s *signals) heldWith(prefix string) bool {
+	for reason := range s.held {
+		if strings.HasPrefix(reason, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *signals) wait(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	timeout := time.NewTimer(d)

@@ -256,12 +256,7 @@ func TestLane_AccountHold(t *testing.T) {
 	drop(t, cfg, taskfile.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
 	// The lane says it holds the account once the task is back in pending.
 	r.sig.wait(t, 5*time.Second, "the lane to hold ops1", func() bool {
-		for reason := range r.sig.held {
-			if strings.HasPrefix(reason, "web: account ops1 held by a usage limit until") {
-				return true
-			}
-		}
-		return false
+		return r.sig.heldWith("web: account ops1 held by a usage limit until")
 	})
 	h, ok := r.store.AccountHold("ops1")
 	if !ok || h.Reason != "fake: usage limit" || h.Task != "limited" || !strings.HasPrefix(h.By, "testhost:") {
@@ -372,12 +367,7 @@ func TestLane_InfoWhileHeld(t *testing.T) {
 	r := start(t, cfg)
 	drop(t, cfg, taskfile.KindWeb, "limited", "chat", "[[limit=60s]] x")
 	r.sig.wait(t, 5*time.Second, "the lane to hold ops1", func() bool {
-		for reason := range r.sig.held {
-			if strings.HasPrefix(reason, "web: account ops1 held by a usage limit until") {
-				return true
-			}
-		}
-		return false
+		return r.sig.heldWith("web: account ops1 held by a usage limit until")
 	})
 	stop := make(chan struct{})
 	infos := make(chan struct{}, 1)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -212,12 +211,10 @@ func TestLane_SessionHeldByLimit(t *testing.T) {
 	drop(t, cfg, taskfile.KindWeb, "limited", "chat", "[[limit=1500ms]] x")
 	var heldAcct string
 	r.sig.wait(t, 5*time.Second, "a session's account held", func() bool {
-		for reason := range r.sig.held {
-			for _, a := range []string{"a1", "a2"} {
-				if strings.HasPrefix(reason, "web: account "+a+" held") {
-					heldAcct = a
-					return true
-				}
+		for _, a := range []string{"a1", "a2"} {
+			if r.sig.heldWith("web: account " + a + " held") {
+				heldAcct = a
+				return true
 			}
 		}
 		return false
