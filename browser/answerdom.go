@@ -45,7 +45,9 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 //     hold no block of the answer; and the UI around a code block (the
 //     header's language label, a Copy or 复制 caption), found without a
 //     site key as a short, block-free sibling of the block (or of a
-//     wrapper that holds only that block), never a paragraph. A label
+//     wrapper that holds only that block), never a paragraph; and the
+//     header just before the block among other blocks when it names the
+//     block's language or sits beside a control (issue 55). A label
 //     that names a language becomes the block's language when its code
 //     has none.
 //   - Text whose computed white-space keeps line breaks (pre, pre-wrap,
@@ -53,6 +55,8 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 //     each break becomes a <br>, so a blank line is a paragraph break.
 //   - A code block's text is exactly its code element's (or, without
 //     one, the block's text without the chrome), with its language.
+//   - Emphasis the page draws by style alone (a bold or italic span) is
+//     read as such (issue 55).
 const answerViewJS = `(() => {
 const el = qlast(__ANSWER__);
 if (!el) return {found: false, html: '', text: ''};
@@ -113,10 +117,24 @@ for (const pre of el.querySelectorAll('pre')) {
   let found = m ? m[1] : (code.getAttribute('data-language') || pre.getAttribute('data-language') || '');
   const around = [];
   for (const c of pre.children) if (c !== code && !c.contains(code)) around.push(c); // chrome inside the block
-  for (let box = pre; box !== el && box.parentElement && box.parentElement !== el; box = box.parentElement) {
+  let box = pre;
+  for (; box !== el && box.parentElement && box.parentElement !== el; box = box.parentElement) {
     const p = box.parentElement;
     if (p.querySelectorAll('pre').length !== 1) break;
     for (const c of p.children) if (c !== box) around.push(c);
+  }
+  // A header drawn just before the block among other blocks (a sibling
+  // of the pre, or of its one-block wrapper, in a parent that holds
+  // more): chrome when it names the block's language, or is a label
+  // beside the page's own controls (a Copy button).
+  const head = box.previousElementSibling;
+  if (head && !around.includes(head) && !/^(P|LI|H[1-6]|TABLE|UL|OL|BLOCKQUOTE|PRE)$/.test(head.tagName) && !hasBlock(head)) {
+    const t = labelOf(head);
+    const controls = !!head.querySelector('button,[role=button],[role=toolbar]');
+    if (t && LANG.test(t) && ((found && t.toLowerCase() === found.toLowerCase()) || controls)) {
+      if (!found) found = t;
+      goneAll(head);
+    }
   }
   for (const c of around) {
     if (c.querySelector('pre') || /^(P|LI|H[1-6]|TABLE|UL|OL|BLOCKQUOTE)$/.test(c.tagName) || hasBlock(c)) continue;
@@ -226,6 +244,22 @@ for (const [x, y] of keep) {
     t.replaceWith(f);
   });
 }
+// Emphasis drawn by style (a span the page makes bold or italic, not a
+// strong or em): the clone says it with the element the Markdown
+// converter knows, so it is read as **bold** and *italic*. Only where
+// the element itself starts the emphasis (its parent is not already so),
+// and never in a link, a heading, a table header or code (bold or set
+// apart by their kind).
+const EMPH_SKIP = /^(STRONG|B|EM|I|A|H[1-6]|TH|CODE|PRE|SUMMARY|BUTTON)$/;
+live.forEach((x, i) => {
+  if (i === 0 || gone.has(x) || EMPH_SKIP.test(x.tagName) || x.closest('a,pre,code,h1,h2,h3,h4,h5,h6,th,strong,b') || !textOf(x)) return;
+  const s = style(x);
+  if (!/^inline/.test(s.display || '')) return;
+  const ps = style(x.parentElement);
+  const wrap = (tag) => { const w = document.createElement(tag); while (copy[i].firstChild) w.appendChild(copy[i].firstChild); copy[i].appendChild(w); };
+  if ((parseInt(s.fontWeight, 10) || 400) >= 600 && (parseInt(ps.fontWeight, 10) || 400) < 600) wrap('strong');
+  if (/^(italic|oblique)/.test(s.fontStyle || '') && !/^(italic|oblique)/.test(ps.fontStyle || '') && !x.closest('em,i')) wrap('em');
+});
 for (const x of c.querySelectorAll('th, td')) {
   const a = x.getAttribute('align') || x.style.textAlign;
   if (a) x.setAttribute('align', a);

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,20 @@ type Answer struct {
 	// CheckTook is the time the comparisons took.
 	Check     PageCheck
 	CheckTook time.Duration
+}
+
+// fellBack names the methods that did not deliver before a.Method, in
+// order, comma-separated ("network,copy"): the task file's
+// resultFallback. "" when the first method delivered.
+func (a Answer) fellBack() string {
+	var ms []string
+	for _, f := range a.Fallbacks {
+		m, _, _ := strings.Cut(f, ":")
+		if m != a.Method && !slices.Contains(ms, m) {
+			ms = append(ms, m)
+		}
+	}
+	return strings.Join(ms, ",")
 }
 
 // copyJS catches the page's clipboard writes inside the page:
@@ -306,13 +321,13 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 		}
 		d.log.Warn("driver: the answer read by "+m+" differs from the page; trying the next method", "diff", c.Check.Diff)
 		a.Fallbacks = append(a.Fallbacks, m+": differs from the page: "+c.Check.Diff)
-		if first == nil {
+		if first == nil || c.Check.lessLost(first.Check) {
 			first = &c
 		}
 	}
 	if first != nil {
 		first.Fallbacks = a.Fallbacks
-		d.log.Warn("driver: no method's answer matches the page; keeping the first", "method", first.Method, "diff", first.Check.Diff)
+		d.log.Warn("driver: no method's answer matches the page; keeping the one that lost least", "method", first.Method, "diff", first.Check.Diff)
 		return *first, nil
 	}
 	return a, nil // empty: the caller fails the attempt with the page's text
@@ -346,12 +361,15 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 			return "", "", "", errors.New("no response was watched (the page was not sent from here)")
 		}
 		st := nw.state()
-		if st.Seen && !st.Ended {
+		if st.Seen && !st.Ended && !st.WS {
 			st = nw.waitEnd(ctx, netEndWait) // the page showed its end first
 		}
 		switch {
 		case !st.Seen:
 			return "", "", "", fmt.Errorf("the page sent no request matching %q", nw.spec.URL)
+		case st.WS && !st.Ended:
+			// A socket stays open across answers: the page showed the
+			// answer ended, and the frames so far are its answer.
 		case !st.Ended:
 			return "", "", "", errors.New("the response has not ended")
 		case st.Failed != "":
@@ -394,7 +412,7 @@ func (d *driver) readOne(ctx context.Context, m string, nw *netWatch, track *ans
 func readSpecOf(site config.SiteConfig) readSpec {
 	rs := readSpec{done: site.Done, copy: site.Copy, errorTurn: site.ErrorTurn, chrome: site.Chrome, strict: site.Verify == config.VerifyStrict, noCheck: site.Verify == config.VerifyOff}
 	if site.Network != nil {
-		n := *site.Network
+		n := site.Network.Resolved() // a named protocol's keys filled in
 		rs.network = &n
 	}
 	rs.methods = orderMethods(site.Read, rs.network != nil, rs.copy != "")

@@ -32,7 +32,7 @@ func TestSaveArtefacts_KeepsLastThree(t *testing.T) {
 	cancel()
 	job := attempt.NewJob(&taskfile.Task{TaskID: "T"}, nil, nil)
 	job.SetLogFiles(st.LogFiles(taskfile.KindWeb))
-	if a := saveArtefacts(dead, job, "T", 5, slog.New(slog.DiscardHandler)); a.String() != "" {
+	if a := saveArtefacts(dead, job, "T", 5, nil, slog.New(slog.DiscardHandler)); a.String() != "" {
 		t.Fatalf("saved %q from a dead tab", a)
 	}
 	for _, n := range names {

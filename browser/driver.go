@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -82,6 +84,9 @@ type driver struct {
 	// netBodyOnly reads the answer's response only by getResponseBody
 	// (tests force the path a slow machine takes).
 	netBodyOnly bool
+	// sockets keeps the tab's WebSocket URLs from before the page loads,
+	// for a network key that reads a socket's frames (nil otherwise).
+	sockets *socketLog
 
 	send  sender                           // records the send; zero: nothing recorded (check --send)
 	conv  convKeys                         // the site's conversation keys, for a reattach
@@ -204,7 +209,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	// bytes come right after it.
 	var nw *netWatch
 	if d.rs.network != nil {
-		if nw, err = startNetWatch(ctx, *d.rs.network, d.netBodyOnly, d.log.Warn); err != nil {
+		if nw, err = startNetWatch(ctx, *d.rs.network, d.netBodyOnly, d.sockets, d.log.Warn); err != nil {
 			return Answer{}, d.fail(ctx, "watch the network: %w", err)
 		}
 		defer nw.Stop()
@@ -254,8 +259,13 @@ func (d *driver) openURL(ctx context.Context, u string) (pageState, error) {
 		// on (a page may keep its own reference to writeText).
 		err = installCopyCatch(lctx)
 	}
+	if err == nil && d.sockets == nil && d.rs.network != nil && d.rs.network.Format == NetWebSocket {
+		// The page opens its socket as it loads: its URL comes only then.
+		// The log lives as long as the tab (ctx), not this load.
+		d.sockets, err = startSocketLog(ctx)
+	}
 	if err == nil {
-		err = chromedp.Do(lctx, chromedp.Navigate(u))
+		err = navigate(lctx, u) // not its load event: a never-loading third party would hold it
 	}
 	cancel()
 	if err != nil {
@@ -350,4 +360,57 @@ func (d *driver) fail(ctx context.Context, format string, args ...any) error {
 		err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
 	}
 	return err
+}
+
+// navigate loads u in the tab and returns once the new document is
+// parsed and its own deferred and module scripts have run (its loader's
+// DOMContentLoaded), not once it has loaded: the load event waits for
+// every subresource, and a third-party async script, frame or pixel that
+// never answers would hold the page for Timings.PageLoad and fail a task
+// whose page was ready all along (issue 55). DOMContentLoaded is still
+// awaited so that nothing is typed into a field the page's own script
+// has not taken over yet. What the page is then waited for is its own
+// elements (openURL's and waitRest's loops).
+func navigate(ctx context.Context, u string) error {
+	var mu sync.Mutex
+	seen := map[cdp.LoaderID]bool{}
+	wake := make(chan struct{}, 1)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := chromedp.Listen(lctx, func(ev any) {
+		if e, ok := ev.(*page.EventLifecycleEvent); ok && e.LoaderID != "" && (e.Name == "DOMContentLoaded" || e.Name == "load") {
+			mu.Lock()
+			seen[e.LoaderID] = true
+			mu.Unlock()
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: u})
+	switch {
+	case err != nil:
+		return err
+	case res.ErrorText != "":
+		return fmt.Errorf("navigate to %s: %s", u, res.ErrorText)
+	case res.LoaderID == "":
+		return nil // within the document: nothing new to wait for
+	}
+	for {
+		mu.Lock()
+		ok := seen[res.LoaderID]
+		mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("navigate to %s: %w", u, context.Cause(ctx))
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,14 +153,15 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	var arts []taskfile.Artifact
 	if err == nil { // the answer's images and files, through the page's session (browser/generated)
 		job.SetStage("keeping generated files")
-		ans.Text, arts, err = generated.Keep(dctx, job, generated.Spec{Prelude: helpers, Answer: site.Answer, Extra: site.Artifacts, Limits: artifacts.Limits{MaxFile: e.cfg.Artifacts.MaxFile(), MaxTask: e.cfg.Artifacts.MaxTask()}, Optional: e.cfg.Artifacts.Optional, Log: log}, ans.Text)
+		pol := artifacts.Policy{From: site.ArtifactsFrom, Types: e.cfg.Artifacts.ArtifactTypes(), Avoid: taskAddresses(job.Task)}
+		ans.Text, arts, err = generated.Keep(dctx, job, generated.Spec{Prelude: helpers, Answer: site.Answer, Extra: site.Artifacts, Limits: artifacts.Limits{MaxFile: e.cfg.Artifacts.MaxFile(), MaxTask: e.cfg.Artifacts.MaxTask()}, Optional: e.cfg.Artifacts.Optional, Policy: pol, Log: log}, ans.Text)
 	}
 	stage := job.Stage()
 	switch {
 	case err == nil:
 		log.Info("driver: answer received", "chars", utf8.RuneCountInString(ans.Text), "method", ans.Method, "format", ans.Format, "took", time.Since(started).Round(time.Millisecond))
 		closeLater = true // the answer is written first; the browser closes meanwhile, or stays warm
-		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Reasoning: ans.Reasoning, Modes: d.modes, Artifacts: arts}, nil
+		return attempt.Result{Text: ans.Text, Format: ans.Format, Method: ans.Method, Check: ans.Check.State, CheckDiff: ans.Check.Diff, Fallback: ans.fellBack(), Reasoning: ans.Reasoning, Modes: d.modes, Artifacts: arts}, nil
 	case ctx.Err() != nil:
 		b.Close() // close before returning, as promised; the defer is then a no-op
 		return attempt.Result{}, stopped(ctx, stage)
@@ -168,7 +170,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	}
 	// Something to look at: what the page showed when the attempt failed.
 	job.SetStage("saving the page of the failed attempt")
-	saved := saveArtefacts(b.Context(), job, job.Task.TaskID, max(job.Task.Attempt, 1), log)
+	saved := saveArtefacts(b.Context(), job, job.Task.TaskID, max(job.Task.Attempt, 1), e.cfg.KnownSecrets(os.Getenv), log)
 	if errors.Is(context.Cause(dctx), attempt.ErrTimeout) {
 		err = &attempt.TaskError{Class: taskfile.ClassTransient, Err: fmt.Errorf("%w, while %s", errTaskTimeout, stage)}
 	}
@@ -198,3 +200,15 @@ var closes sync.WaitGroup
 // attempt's result went back (a daemon calls it once its lanes stopped, so
 // no browser outlives it).
 func WaitClosed() { closes.Wait() }
+
+// taskAddresses are the addresses the task's own text names (issue 49):
+// its prompt and content (a table's template values are in it), its
+// attachments' names. None is ever fetched with the account's session.
+func taskAddresses(t *taskfile.Task) *artifacts.Addresses {
+	texts := []string{t.Prompt, t.Content}
+	texts = append(texts, t.Attachments...)
+	for _, a := range t.AttachmentsChecked {
+		texts = append(texts, a.Name)
+	}
+	return artifacts.TextAddresses(texts...)
+}

@@ -29,6 +29,13 @@ import (
 // holds the site's network.url; --suggest's (startNetProbe) keeps every
 // fetch, XHR and EventSource response the page gets after the probe, to
 // find the one that carries the answer.
+//
+// A WebSocket is watched too (webSocketCreated, webSocketFrameReceived):
+// its text frames received from the watch's start are its body, each
+// ended by wsSep. A page opens its socket once, as it loads, before any
+// watch: the tab's socketLog, started before the page loads, knows its
+// URL. A socket stays open across answers, so its body is the frames so
+// far: it ends when it closes, or when the page shows the answer ended.
 type netWatch struct {
 	spec    NetSpec // the driver's: the site's network key
 	log     func(msg string, args ...any)
@@ -39,6 +46,7 @@ type netWatch struct {
 	// page runs only when the machine is slow (the body was in before
 	// streaming took).
 	bodyOnly bool
+	sockets  *socketLog // the tab's WebSocket URLs, for a socket opened before the watch (nil: none)
 
 	mu      sync.Mutex
 	id      network.RequestID // the last match
@@ -60,6 +68,7 @@ type netResp struct {
 	chunks   [][]byte // dataReceived's data, in order
 	esMsgs   []string // EventSource messages, when no bytes streamed
 	streamed bool     // streamResourceContent took
+	ws       bool     // a WebSocket: chunks are its frames, each ended by wsSep
 	finished time.Time
 	failed   string // loadingFailed's error
 	canceled bool   // the page canceled it (after reading its end?)
@@ -78,15 +87,17 @@ type netJob struct {
 // (only requests sent from now on: the earlier answers' are not seen).
 // Stop ends it.
 // bodyOnly is the tests' seam (see netWatch.bodyOnly).
-func startNetWatch(ctx context.Context, spec NetSpec, bodyOnly bool, log func(string, ...any)) (*netWatch, error) {
-	return startWatch(ctx, spec, func(r *network.Request, _ network.ResourceType) bool {
-		return strings.Contains(r.URL, spec.URL) && r.Method != "OPTIONS"
-	}, false, bodyOnly, log)
+// sockets (nil: none) names the sockets the page opened before.
+func startNetWatch(ctx context.Context, spec NetSpec, bodyOnly bool, sockets *socketLog, log func(string, ...any)) (*netWatch, error) {
+	ws := spec.Format == NetWebSocket
+	return startWatch(ctx, spec, func(r *network.Request, t network.ResourceType) bool {
+		return strings.Contains(r.URL, spec.URL) && r.Method != "OPTIONS" && ws == (t == network.ResourceTypeWebSocket)
+	}, false, bodyOnly, sockets, log)
 }
 
-func startWatch(ctx context.Context, spec NetSpec, match func(*network.Request, network.ResourceType) bool, keepAll, bodyOnly bool, log func(string, ...any)) (*netWatch, error) {
+func startWatch(ctx context.Context, spec NetSpec, match func(*network.Request, network.ResourceType) bool, keepAll, bodyOnly bool, sockets *socketLog, log func(string, ...any)) (*netWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &netWatch{spec: spec, log: log, match: match, keepAll: keepAll, bodyOnly: bodyOnly, resps: map[network.RequestID]*netResp{},
+	w := &netWatch{spec: spec, log: log, match: match, keepAll: keepAll, bodyOnly: bodyOnly, sockets: sockets, resps: map[network.RequestID]*netResp{},
 		changed: make(chan struct{}, 1), work: make(chan netJob, 64), done: make(chan struct{}), cancel: cancel}
 	if err := chromedp.Listen(ctx, w.event); err != nil {
 		cancel()
@@ -130,14 +141,7 @@ func (w *netWatch) event(ev any) {
 			return
 		}
 		// A new request, or the same id after a redirect: its body starts over.
-		if _, ok := w.resps[e.RequestID]; !ok {
-			if !w.keepAll {
-				clear(w.resps)
-				w.order = w.order[:0]
-			}
-			w.order = append(w.order, e.RequestID)
-		}
-		w.id, w.resps[e.RequestID] = e.RequestID, &netResp{url: e.Request.URL}
+		w.take(e.RequestID, &netResp{url: e.Request.URL})
 	case *network.EventResponseReceived:
 		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
 			if e.Response != nil {
@@ -158,6 +162,32 @@ func (w *netWatch) event(ev any) {
 			r.esMsgs = append(r.esMsgs, e.Data)
 			w.signal()
 		}
+	case *network.EventWebSocketCreated:
+		if w.match(&network.Request{URL: e.URL, Method: "GET"}, network.ResourceTypeWebSocket) {
+			w.take(e.RequestID, &netResp{url: e.URL, ws: true})
+		}
+	case *network.EventWebSocketFrameReceived:
+		r := w.resps[e.RequestID]
+		if r == nil {
+			// A socket the page opened before the watch began.
+			if u, ok := w.sockets.url(e.RequestID); ok && w.match(&network.Request{URL: u, Method: "GET"}, network.ResourceTypeWebSocket) {
+				r = &netResp{url: u, ws: true}
+				w.take(e.RequestID, r)
+			}
+		}
+		if r != nil && r.ws && r.finished.IsZero() && e.Response != nil && e.Response.Opcode == 1 && len(e.Response.PayloadData) > 0 {
+			frame := append([]byte(nil), e.Response.PayloadData...)
+			if !strings.HasSuffix(string(frame), wsSep) {
+				frame = append(frame, wsSep...)
+			}
+			r.chunks = append(r.chunks, frame)
+			w.signal()
+		}
+	case *network.EventWebSocketClosed:
+		if r := w.resps[e.RequestID]; r != nil && r.ws && r.finished.IsZero() {
+			r.finished, r.body = time.Now(), append([]byte{}, joinChunks(r.chunks)...)
+			w.signal()
+		}
 	case *network.EventLoadingFinished:
 		if r := w.resps[e.RequestID]; r != nil && r.finished.IsZero() {
 			r.finished = time.Now()
@@ -175,6 +205,50 @@ func (w *netWatch) event(ev any) {
 			w.signal()
 		}
 	}
+}
+
+// take makes r the response of id (the last one, or one more with
+// keepAll). The caller holds mu.
+func (w *netWatch) take(id network.RequestID, r *netResp) {
+	if _, ok := w.resps[id]; !ok {
+		if !w.keepAll {
+			clear(w.resps)
+			w.order = w.order[:0]
+		}
+		w.order = append(w.order, id)
+	}
+	w.id, w.resps[id] = id, r
+}
+
+// socketLog is a tab's WebSocket URLs by request id, kept from before its
+// page loads (a socket's URL comes only with webSocketCreated).
+type socketLog struct {
+	mu   sync.Mutex
+	urls map[network.RequestID]string
+}
+
+// startSocketLog keeps the WebSocket URLs of the tab of ctx until ctx ends.
+func startSocketLog(ctx context.Context) (*socketLog, error) {
+	l := &socketLog{urls: map[network.RequestID]string{}}
+	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventWebSocketCreated); ok {
+			l.mu.Lock()
+			l.urls[e.RequestID] = e.URL
+			l.mu.Unlock()
+		}
+	})
+	return l, err
+}
+
+// url is the socket's URL; a nil log knows none.
+func (l *socketLog) url(id network.RequestID) (string, bool) {
+	if l == nil {
+		return "", false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u, ok := l.urls[id]
+	return u, ok
 }
 
 // run makes the CDP calls the events ask for, off the reading goroutine.
@@ -290,6 +364,7 @@ type netState struct {
 	Body     []byte    // the whole body, once Ended
 	BodyErr  error
 	Streamed bool
+	WS       bool // a WebSocket: Body is the frames so far while it is open
 }
 
 func (r *netResp) state() netState {
@@ -297,7 +372,11 @@ func (r *netResp) state() netState {
 	for _, c := range r.chunks {
 		n += len(c)
 	}
-	st := netState{URL: r.url, Seen: true, Bytes: n, EndedAt: r.finished, Failed: r.failed, Streamed: r.streamed}
+	st := netState{URL: r.url, Seen: true, Bytes: n, EndedAt: r.finished, Failed: r.failed, Streamed: r.streamed, WS: r.ws}
+	if r.ws && r.finished.IsZero() {
+		st.Body = joinChunks(r.chunks) // the frames so far: an open socket's body
+		return st
+	}
 	st.Ended = !r.finished.IsZero() && (r.failed != "" && !r.canceled || r.body != nil || r.bodyErr != nil)
 	if st.Ended {
 		st.Body, st.BodyErr = r.body, r.bodyErr

@@ -2,6 +2,8 @@ package browser
 
 import (
 	"mime"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -129,4 +131,126 @@ func bodyText(raw []byte, sse bool, declared string) []byte {
 		return raw
 	}
 	return b
+}
+
+// fromPatches builds the one document the events patch and reads Path
+// (with When) from it.
+func fromPatches(n NetSpec, evs []netEvent) (string, error) {
+	var p patcher
+	for _, ev := range evs {
+		if v, ok := decodeJSON(ev.data); ok {
+			if m, ok := v.(map[string]any); ok {
+				p.apply(m)
+			}
+		}
+	}
+	texts, ok := textsAt(p.doc, splitPaths(n.Path), n.When)
+	if !ok {
+		return "", errNetNoText
+	}
+	return strings.Join(texts, ""), nil
+}
+
+// patcher applies a JSON-patch stream as DeepSeek's web chat (and
+// ChatGPT's delta encoding) sends it: {"p": path apart by "/", "o": op,
+// "v": value}. Ops: SET (the default with a path), APPEND (to a string,
+// or the items to an array), BATCH (v is a list of patches whose paths
+// go on from p). An event with only "v" continues the last patch: the
+// same path, the same op; before any path, it is the whole document.
+type patcher struct {
+	doc  any
+	path []string
+	op   string
+}
+
+func (p *patcher) apply(ev map[string]any) {
+	v, hasV := ev["v"]
+	if !hasV {
+		return // metadata beside the patches ({"updated_at": …})
+	}
+	ps, hasP := ev["p"].(string)
+	op, _ := ev["o"].(string)
+	switch {
+	case !hasP && op == "" && p.path == nil:
+		p.doc = v
+		return
+	case !hasP && op == "":
+		p.doc = p.patch(p.doc, p.path, p.op, v)
+		return
+	}
+	p.one(nil, ps, op, v)
+}
+
+// one applies a patch at base+path and makes it the one a bare "v" goes on.
+func (p *patcher) one(base []string, path, op string, v any) {
+	full := append(slices.Clone(base), splitSlash(path)...)
+	op = strings.ToUpper(op)
+	if op == "BATCH" || op == "PATCH" {
+		items, _ := v.([]any)
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			sp, _ := m["p"].(string)
+			so, _ := m["o"].(string)
+			if iv, ok := m["v"]; ok {
+				p.one(full, sp, so, iv)
+			}
+		}
+		return
+	}
+	if op == "" {
+		op = "SET"
+	}
+	p.path, p.op = full, op
+	p.doc = p.patch(p.doc, full, op, v)
+}
+
+// patch returns doc with op applied at path (missing maps made on the way).
+func (p *patcher) patch(doc any, path []string, op string, v any) any {
+	if len(path) == 0 {
+		if op != "APPEND" {
+			return v
+		}
+		switch x := doc.(type) {
+		case string:
+			s, _ := v.(string)
+			return x + s
+		case []any:
+			if items, ok := v.([]any); ok {
+				return append(x, items...)
+			}
+			return append(x, v)
+		case nil:
+			return v
+		}
+		return doc
+	}
+	k := path[0]
+	switch x := doc.(type) {
+	case []any:
+		i, err := strconv.Atoi(k)
+		if err == nil && i < 0 {
+			i += len(x)
+		}
+		if err != nil || i < 0 || i >= len(x) {
+			return doc
+		}
+		x[i] = p.patch(x[i], path[1:], op, v)
+		return x
+	case map[string]any:
+		x[k] = p.patch(x[k], path[1:], op, v)
+		return x
+	case nil:
+		return map[string]any{k: p.patch(nil, path[1:], op, v)}
+	}
+	return doc
+}
+
+func splitSlash(p string) []string {
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
 }

@@ -77,8 +77,12 @@ func TestNetSpec_Check(t *testing.T) {
 func FuzzNetSpec_Extract(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"), "choices.0.delta.content", uint8(0))
 	f.Add([]byte("{\"a\":[\"x\"]}\n"), "a.0", uint8(1))
+	f.Add([]byte("data: {\"v\":[{\"v\":[{\"type\":\"RESPONSE\",\"content\":\"#\"}],\"p\":\"fragments\",\"o\":\"APPEND\"}],\"p\":\"response\",\"o\":\"BATCH\"}\n\ndata: {\"v\":\"x\"}\n\n"), "response.fragments.*.content", uint8(0x88))
 	f.Fuzz(func(t *testing.T, body []byte, path string, kind uint8) {
-		spec := NetSpec{Format: []string{NetSSE, NetNDJSON, NetText}[kind%3], Path: path, Mode: []string{NetDelta, NetFull}[kind/3%2]}
+		spec := NetSpec{Format: []string{NetSSE, NetNDJSON, NetText, NetWebSocket}[kind%4], Path: path, Mode: []string{NetDelta, NetFull, NetPatch}[kind/4%3]}
+		if kind&0x80 != 0 {
+			spec.When, spec.Final = map[string]string{"type": "RESPONSE"}, path
+		}
 		got, err := extract(spec, body)
 		if err == nil && !utf8.ValidString(got) {
 			t.Fatalf("not UTF-8: %q", got)

@@ -38,6 +38,8 @@ type Suggestion struct {
 	// Network is the `network` key's value (Selector then shows it as
 	// the block writes it).
 	Network *config.SiteNetwork `json:"network,omitempty"`
+	// List is a list key's value (artifactsFrom).
+	List []string `json:"list,omitempty"`
 }
 
 // SuggestReport is what Suggest found on the page.
@@ -66,8 +68,11 @@ func (r *SuggestReport) Get(key string) (Suggestion, bool) {
 
 // SuggestOptions shape a Suggest.
 type SuggestOptions struct {
-	Show    bool
-	Send    string // a probe message: with it answer, busy, done, copy and error are looked for
+	Show bool
+	Send string // a probe message: with it answer, busy, done, copy and error are looked for
+	// Picture also sends PictureProbe (after Send's probes) and proposes
+	// artifactsFrom from the pictures of its answer (suggest_artifacts.go).
+	Picture bool
 	Profile string
 	Log     *slog.Logger
 	Timings Timings
@@ -162,6 +167,10 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	defer closeTab()
 	rep := &SuggestReport{Site: name, URL: sc.URL, Probe: opts.Send}
 	d := newDriver(config.SiteConfig{URL: sc.URL}, name, opts.Timings, log)
+	sockets, err := startSocketLog(tab) // a socket the page opens as it loads may carry the answer
+	if err != nil {
+		return nil, err
+	}
 	if err := chromedp.Do(tab, chromedp.Navigate(sc.URL)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", sc.URL, err)
 	}
@@ -224,7 +233,7 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 		rep.current(tab, sc)
 		return rep, nil
 	}
-	nw, err := startNetProbe(tab)
+	nw, err := startNetProbe(tab, sockets)
 	if err != nil {
 		return nil, fmt.Errorf("watch the page's responses: %w", err)
 	}
@@ -276,6 +285,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	rep.judgeCurrent(pk.Watch, sc.Thinking)
 	if err := rep.confirm(tab, d, nw, in.Selector, send.Selector); err != nil {
 		return nil, err
+	}
+	if ans, _ := rep.Get("answer"); opts.Picture && ans.Selector != "" {
+		if err := rep.probePicture(tab, d, in.Selector, send.Selector, ans.Selector); err != nil {
+			return nil, err
+		}
 	}
 	rep.current(tab, sc)
 	return rep, nil

@@ -11,23 +11,23 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-// startNetProbe keeps every fetch, XHR and EventSource response the page
-// gets from now on: one of them may carry the probe's answer.
-func startNetProbe(ctx context.Context) (*netWatch, error) {
+// startNetProbe keeps every fetch, XHR and EventSource response and
+// every WebSocket's frames the page gets from now on (sockets names
+// those it opened before): one of them may carry the probe's answer.
+func startNetProbe(ctx context.Context, sockets *socketLog) (*netWatch, error) {
 	return startWatch(ctx, NetSpec{}, func(r *network.Request, t network.ResourceType) bool {
 		switch t {
-		case network.ResourceTypeFetch, network.ResourceTypeXHR, network.ResourceTypeEventSource:
+		case network.ResourceTypeFetch, network.ResourceTypeXHR, network.ResourceTypeEventSource, network.ResourceTypeWebSocket:
 			return r.Method != "OPTIONS"
 		}
 		return false
-	}, true, false, func(string, ...any) {})
+	}, true, false, sockets, func(string, ...any) {})
 }
 
 // netMatch is how close a response's text must come to the answer the
@@ -45,7 +45,7 @@ const netMatch = 0.9
 func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text string) {
 	w.waitFor(ctx, netEndWait, func() bool {
 		for _, st := range w.states() {
-			if !st.Ended {
+			if !st.Ended && !st.WS { // a socket stays open: its frames so far are read
 				return false
 			}
 		}
@@ -61,7 +61,13 @@ func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text 
 		conf = "high"
 	}
 	how := spec.Format
-	if spec.Path != "" {
+	switch {
+	case spec.Protocol != "":
+		how = "the " + spec.Protocol + " protocol: " + config.ProtocolAbout[spec.Protocol]
+	case spec.Path != "":
+		if name := protocolOf(spec); name != "" {
+			how = "the " + name + " protocol: " + how
+		}
 		how += " events, their text at " + spec.Path
 		if spec.Mode == NetFull {
 			how += " (the whole text so far)"
@@ -75,14 +81,27 @@ func netFor(ctx context.Context, w *netWatch, shown string) (s Suggestion, text 
 }
 
 // bestNet is the way to read one of the responses (latest first on a
-// tie) whose text comes closest to shown, with its likeness and text.
+// tie) whose text comes closest to shown, with its likeness and text. A
+// named protocol that reads a response (protocolFor) is that response's
+// way: likeness counts letters alone, so a generic path that drops the
+// answer's first piece (a heading mark) or reads a closing status into
+// it can score as high as the protocol, which reads it exactly.
 func bestNet(all []netState, shown string) (best NetSpec, score float64, text string) {
 	for i := len(all) - 1; i >= 0; i-- {
 		st := all[i]
-		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !utf8.Valid(st.Body) || len(st.Body) == 0 {
+		if !st.Ended && !st.WS || st.Failed != "" || st.BodyErr != nil || !utf8.Valid(st.Body) || len(st.Body) == 0 {
 			continue
 		}
-		specs := netSpecs(st.URL, st.Body)
+		if spec, sc, got, ok := protocolFor(st, shown); ok {
+			if best.Protocol == "" || sc > score {
+				best, score, text = spec, sc, got
+			}
+			continue
+		}
+		if best.Protocol != "" {
+			continue
+		}
+		specs := netSpecs(st.URL, st.Body, shown)
 		for _, spec := range specs {
 			got, err := extract(spec, st.Body)
 			if err != nil {
@@ -109,6 +128,74 @@ func bestNet(all []netState, shown string) (best NetSpec, score float64, text st
 		}
 	}
 	return best, score, text
+}
+
+// protocolFor is the named protocol (config.Protocols) that reads st as
+// the page showed it: its answer, or its thinking and answer together
+// (a page whose thinking block was taken for the answer), or its
+// thinking alone (the same, once the page folded the answer away), at
+// least netMatch alike. The spec names the protocol and the response's
+// URL part, as the block writes it.
+func protocolFor(st netState, shown string) (spec NetSpec, score float64, text string, ok bool) {
+	part := urlPart(st.URL)
+	if part == "" {
+		return NetSpec{}, 0, "", false
+	}
+	for _, name := range config.ProtocolNames() {
+		if plainProtocol(name) {
+			continue // the generic search proposes its keys as they are
+		}
+		short := NetSpec{Protocol: name, URL: part}
+		ans, th, err := extractBoth(short.Resolved(), st.Body)
+		if err != nil || strings.TrimSpace(ans) == "" {
+			continue
+		}
+		sc := likeness(ans, shown)
+		if th != "" {
+			sc = max(sc, likeness(th+" "+ans, shown), likeness(th, shown))
+		}
+		if sc >= netMatch && sc > score {
+			spec, score, text, ok = short, sc, ans, true
+		}
+	}
+	return spec, score, text, ok
+}
+
+// plainProtocol: the protocol is read by url, format, path, mode and
+// reasoning alone (openai-chat), which the generic search finds and
+// proposes as they are: a block that names them says what it reads.
+func plainProtocol(name string) bool {
+	p := config.Protocols[name]
+	return len(p.When) == 0 && len(p.ReasoningWhen) == 0 && len(p.Events) == 0 && p.Final == "" && p.Mode != NetPatch
+}
+
+// protocolOf names the protocol whose keys spec is (past its URL), or "".
+func protocolOf(spec NetSpec) string {
+	for _, name := range config.ProtocolNames() {
+		p := config.Protocols[name]
+		p.URL = spec.URL
+		if spec.Reasoning == "" {
+			p.Reasoning = ""
+		}
+		if p.Equal(spec) {
+			return name
+		}
+	}
+	return ""
+}
+
+// urlPart is the part of a request's URL a key names: its path, with its
+// query when the path is only "/".
+func urlPart(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	part := u.EscapedPath()
+	if part == "" || part == "/" {
+		part = u.RequestURI()
+	}
+	return part
 }
 
 // thinkingPath matches a JSON path whose last key names a reasoning
@@ -152,13 +239,16 @@ func answerBeside(spec NetSpec, specs []NetSpec, body []byte) (NetSpec, string, 
 
 func netNone(n int) string {
 	if n == 0 {
-		return "the page fetched nothing after the send (a WebSocket, or an answer made in the page): the answer is read from the page"
+		return "the page fetched nothing and received no WebSocket frame after the send (an answer made in the page): the answer is read from the page"
 	}
-	return fmt.Sprintf("none of the %d responses the page got after the send carried the answer as text, SSE or JSON lines: the answer is read from the page", n)
+	return fmt.Sprintf("none of the %d responses the page got after the send carried the answer as text, SSE, JSON lines, WebSocket frames or a known protocol: the answer is read from the page", n)
 }
 
 // netFlow is spec as the block writes it (a flow mapping).
 func netFlow(spec NetSpec) string {
+	if spec.Protocol != "" {
+		return "{url: " + js(spec.URL) + ", protocol: " + spec.Protocol + "}"
+	}
 	parts := []string{"url: " + js(spec.URL), "format: " + spec.Format}
 	if spec.Path != "" {
 		parts = append(parts, "path: "+spec.Path)
@@ -175,19 +265,26 @@ func netFlow(spec NetSpec) string {
 // netSpecs are the ways to read body worth trying: as SSE or JSON lines,
 // each string a JSON event holds as the text (joined, or the last one),
 // or else the whole body as text. The URL part is the request's path
-// (with its query when the path is only "/").
-func netSpecs(rawURL string, body []byte) []NetSpec {
-	u, err := url.Parse(rawURL)
-	if err != nil {
+// (with its query when the path is only "/"). Paths are ranked by how
+// much of shown (the answer as the page showed it) their text holds
+// before any are left out, so a field that carries the whole answer once
+// is tried however much metadata the stream has.
+func netSpecs(rawURL string, body []byte, shown string) []NetSpec {
+	part := urlPart(rawURL)
+	if part == "" {
 		return nil
-	}
-	part := u.EscapedPath()
-	if part == "" || part == "/" {
-		part = u.RequestURI()
 	}
 	var evs []string
 	format := NetText
-	if isSSE(body) {
+	if ws := strings.HasPrefix(rawURL, "ws:") || strings.HasPrefix(rawURL, "wss:"); ws {
+		format = NetWebSocket
+		for _, e := range netEvents(NetSpec{Format: NetWebSocket}, body) {
+			evs = append(evs, e.data)
+		}
+		if len(evs) == 0 {
+			return nil
+		}
+	} else if isSSE(body) {
 		format, evs = NetSSE, sseData(body)
 	} else if lines := jsonLines(body); len(lines) > 0 {
 		format, evs = NetNDJSON, lines
@@ -196,7 +293,7 @@ func netSpecs(rawURL string, body []byte) []NetSpec {
 		return []NetSpec{{URL: part, Format: NetText}}
 	}
 	var out []NetSpec
-	for _, p := range stringPaths(evs) {
+	for _, p := range stringPaths(evs, shown) {
 		for _, m := range []string{"", NetFull} {
 			out = append(out, NetSpec{URL: part, Format: format, Path: p, Mode: m})
 		}
@@ -234,10 +331,18 @@ func jsonLines(body []byte) []string {
 	return out
 }
 
+// maxPaths bounds the paths netSpecs tries (each is read twice, and
+// compared with the page's answer).
+const maxPaths = 64
+
 // stringPaths is every path (keys and indexes apart by dots) at which a
-// JSON event of evs holds a string, most frequent first; at most 64.
-func stringPaths(evs []string) []string {
+// JSON event of evs holds a string, those whose text holds most of
+// shown's letters first (the pieces joined, or the longest one: a field
+// with the whole answer), then the most frequent; at most maxPaths.
+func stringPaths(evs []string, shown string) []string {
 	count := map[string]int{}
+	joined := map[string]*strings.Builder{}
+	longest := map[string]string{}
 	var walk func(v any, path string, depth int)
 	walk = func(v any, path string, depth int) {
 		if depth > 8 {
@@ -247,6 +352,17 @@ func stringPaths(evs []string) []string {
 		case string:
 			if path != "" {
 				count[path]++
+				b := joined[path]
+				if b == nil {
+					b = &strings.Builder{}
+					joined[path] = b
+				}
+				if b.Len() < 64<<10 {
+					b.WriteString(x)
+				}
+				if len(x) > len(longest[path]) {
+					longest[path] = x
+				}
 			}
 		case map[string]any:
 			for k, c := range x {
@@ -268,61 +384,24 @@ func stringPaths(evs []string) []string {
 			walk(v, "", 0)
 		}
 	}
+	want := letterBag(shown)
+	cover := map[string]float64{}
 	paths := make([]string, 0, len(count))
 	for p := range count {
 		paths = append(paths, p)
+		cover[p] = max(bagCover(want, joined[p].String()), bagCover(want, longest[p]))
 	}
 	sort.Slice(paths, func(i, j int) bool {
-		if count[paths[i]] != count[paths[j]] {
-			return count[paths[i]] > count[paths[j]]
+		a, b := paths[i], paths[j]
+		if cover[a] != cover[b] {
+			return cover[a] > cover[b]
 		}
-		return paths[i] < paths[j]
+		if count[a] != count[b] {
+			return count[a] > count[b]
+		}
+		return a < b
 	})
-	return paths[:min(len(paths), 64)]
-}
-
-// likeness is how alike two answers are by their letters and digits
-// alone (case folded): twice their longest common subsequence over their
-// summed lengths, 1 for the same. Markup that the page renders away
-// (Markdown's ** and #, a link's URL is the exception), spacing and
-// punctuation do not count, so the model's Markdown and the page's text
-// of it come out alike. At most 4,000 letters of each are compared.
-func likeness(a, b string) float64 {
-	x, y := letters(a, 4000), letters(b, 4000)
-	if len(x) == 0 || len(y) == 0 {
-		return 0
-	}
-	if lo, hi := min(len(x), len(y)), max(len(x), len(y)); float64(lo) < netMatch*float64(hi)*0.5 {
-		return 0 // too far apart in length to come near netMatch
-	}
-	prev, cur := make([]int, len(y)+1), make([]int, len(y)+1)
-	for i := range x {
-		for j := range y {
-			switch {
-			case x[i] == y[j]:
-				cur[j+1] = prev[j] + 1
-			case prev[j+1] >= cur[j]:
-				cur[j+1] = prev[j+1]
-			default:
-				cur[j+1] = cur[j]
-			}
-		}
-		prev, cur = cur, prev
-	}
-	return 2 * float64(prev[len(y)]) / float64(len(x)+len(y))
-}
-
-func letters(s string, n int) []rune {
-	var out []rune
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			out = append(out, unicode.ToLower(r))
-			if len(out) == n {
-				break
-			}
-		}
-	}
-	return out
+	return paths[:min(len(paths), maxPaths)]
 }
 
 // netPasses reports whether the config's network key (have) reads the
@@ -334,11 +413,12 @@ func netPasses(have *config.SiteNetwork, all []netState, answer, shown string) b
 	if have == nil {
 		return false
 	}
+	spec := have.Resolved()
 	for _, st := range all {
-		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !strings.Contains(st.URL, have.URL) {
+		if !st.Ended && !st.WS || st.Failed != "" || st.BodyErr != nil || !strings.Contains(st.URL, spec.URL) {
 			continue
 		}
-		got, _, err := extractBoth(*have, st.Body)
+		got, _, err := extractBoth(spec, st.Body)
 		if err != nil || strings.TrimSpace(got) == "" {
 			continue
 		}
@@ -355,7 +435,7 @@ func netCurrent(have *config.SiteNetwork, s Suggestion) string {
 	switch {
 	case have == nil || s.Network == nil:
 		return ""
-	case *have == *s.Network:
+	case have.Resolved().Equal(s.Network.Resolved()):
 		return "ok"
 	}
 	return "reads it otherwise"

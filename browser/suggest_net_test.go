@@ -46,7 +46,7 @@ func TestBestNet(t *testing.T) {
 			if (score >= netMatch) != tt.match {
 				t.Fatalf("likeness %.2f (%+v, %q), want a match: %v", score, got, text, tt.match)
 			}
-			if tt.match && got != tt.want {
+			if tt.match && !got.Equal(tt.want) {
 				t.Errorf("spec %+v, want %+v", got, tt.want)
 			}
 		})

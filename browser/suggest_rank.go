@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/spoolgate/spoolgate/browser/generated"
 )
 
 // CurrentPasses is Suggestion.Current for a config's selector that the
@@ -116,8 +117,9 @@ func netEnd(all []netState, spec *NetSpec) time.Time {
 	if spec == nil {
 		return end
 	}
+	u := spec.Resolved().URL // a named protocol's own, unless the key moved it
 	for _, st := range all {
-		if st.Ended && st.Failed == "" && strings.Contains(st.URL, spec.URL) && st.EndedAt.After(end) {
+		if st.Ended && st.Failed == "" && strings.Contains(st.URL, u) && st.EndedAt.After(end) {
 			end = st.EndedAt
 		}
 	}
@@ -127,7 +129,7 @@ func netEnd(all []netState, spec *NetSpec) time.Time {
 // netThinks: the proposed network key reads a thinking field apart.
 func netThinks(r *SuggestReport) bool {
 	s, ok := r.Get("network")
-	return ok && s.Network != nil && s.Network.Reasoning != ""
+	return ok && s.Network != nil && s.Network.Resolved().Reasoning != ""
 }
 
 // confirm sends a second probe (SecondProbe), on the page loaded anew,
@@ -353,4 +355,59 @@ func confidence(key string, best Candidate, f found) string {
 		return "medium"
 	}
 	return "low"
+}
+
+// PictureProbe is the message the suggestion sends to learn where the
+// site keeps the files its answers generate (issue 49): the answer's
+// pictures' addresses give the site's artifactsFrom.
+const PictureProbe = "Draw a small picture of a spool of thread."
+
+// probePicture opens the page anew, sends PictureProbe and proposes
+// artifactsFrom from the addresses of the pictures and files the answer
+// shows: each one's folder (a path on the page's origin, or the absolute
+// folder on another host), with the id-like segments at its end dropped,
+// so the next answer's files fall under it too. A page that draws no
+// picture gets no proposal, and the reason.
+func (r *SuggestReport) probePicture(tab context.Context, d *driver, inSel, sendSel, answerSel string) error {
+	err := navigate(tab, r.URL)
+	if err == nil {
+		_, err = waitRest(tab, d)
+	}
+	if err == nil {
+		_, err = d.setText(tab, "input", inSel, PictureProbe)
+	}
+	var pk probeKeys
+	if err == nil {
+		pk, err = probeAnswer(tab, d, sendSel, PictureProbe, map[string]string{"answer": answerSel})
+	}
+	if tab.Err() != nil {
+		return context.Cause(tab)
+	}
+	s := Suggestion{Key: "artifactsFrom", Confidence: "none"}
+	switch {
+	case err != nil:
+		s.Why = "the picture probe failed: " + err.Error()
+	case !pk.Answer.Found:
+		s.Why = "the picture probe brought no answer"
+	default:
+		refs, page, lerr := generated.List(tab, helpers, answerSel, "")
+		if lerr != nil {
+			s.Why = "the picture probe's answer could not be read: " + lerr.Error()
+			break
+		}
+		var addrs []string
+		for _, ref := range refs {
+			addrs = append(addrs, ref.URL)
+		}
+		s.List = generated.Prefixes(page, addrs)
+		if len(s.List) == 0 {
+			s.Why = "the picture probe's answer showed no picture or file on an address of the site's (without artifactsFrom only blob: and data: files are kept)"
+			break
+		}
+		s.Selector = "[" + strings.Join(s.List, ", ") + "]"
+		s.Confidence = "medium"
+		s.Why = fmt.Sprintf("the %d file(s) of the answer to %q live there: only these prefixes are fetched with the account's session", len(addrs), PictureProbe)
+	}
+	r.Keys = append(r.Keys, s)
+	return nil
 }

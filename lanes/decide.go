@@ -21,6 +21,7 @@ type attemptEnd struct {
 	Method    string
 	Check     string // how it compares with the page (attempt.Result)
 	CheckDiff string
+	Fallback  string              // the read methods that did not deliver first (attempt.Result)
 	Reasoning string              // the thinking, apart from Text (success only)
 	Artifacts []taskfile.Artifact // the generated files kept with Text
 	Modes     string              // the page modes the send ran in (web)
@@ -56,14 +57,14 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	switch {
 	case err == nil && e.OutputErr == nil:
 		o.State, o.Result = taskfile.StateSuccess, e.Text
-		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
+		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff, o.ResultFallback = e.Format, e.Method, e.Check, e.CheckDiff, e.Fallback
 		o.Reasoning, o.Artifacts = e.Reasoning, e.Artifacts
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the
 		// task fails without a retry (which would pay again).
 		o.State, o.Result, o.Class = taskfile.StateFailed, e.Text, taskfile.ClassPermanent
-		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff = e.Format, e.Method, e.Check, e.CheckDiff
+		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff, o.ResultFallback = e.Format, e.Method, e.Check, e.CheckDiff, e.Fallback
 		o.Reasoning, o.Artifacts = e.Reasoning, e.Artifacts
 		o.Error = taskfile.OneLine(e.OutputErr.Error() + " (the answer is kept in this file's result)")
 		return o, true

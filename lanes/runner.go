@@ -117,7 +117,7 @@ func (r *runner) run(parent context.Context) {
 		job.Session, exec = r.sess.spec, r.sess.exec
 	}
 	job.SetLogFiles(l.c.Store.LogFiles(l.c.Kind))
-	job.SetArtifactSaver(l.c.Store.ArtifactSaver(l.c.Kind, r.task.TaskID, r.task.Output))
+	job.SetArtifactSaver(l.c.Store.ArtifactSaver(l.c.Kind, r.task.TaskID, r.task.Output).For(r.lease))
 	job.SetRecorder(func(rec *taskfile.SendRecord, d *taskfile.Delivery) error { return r.recordSend(cancel, rec, d) })
 	r.mu.Lock()
 	r.job = job
@@ -234,7 +234,7 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	stage := r.stageAt
 	r.mu.Unlock()
 	end := attemptEnd{
-		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Reasoning: res.Reasoning, Artifacts: res.Artifacts, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
+		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Fallback: res.Fallback, Reasoning: res.Reasoning, Artifacts: res.Artifacts, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
 		MaxAttempts: l.cfg().MaxAttempts(), StaleAfter: l.timing().StaleAfter, RetryBackoff: l.cfg().RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}
@@ -329,12 +329,13 @@ func (r *runner) holdOrRelease(o *spool.Outcome, err error, now time.Time) {
 }
 
 // writeOutput writes the answer to <spool>/output/<output>, durably and
-// race-free, never through a symlink (spool.Store.WriteOutput).
+// race-free, never through a symlink, never over a file this task did not
+// write (spool.Store.WriteOutputFor).
 func (r *runner) writeOutput(text string) error {
 	if r.task.Output == "" {
 		return nil
 	}
-	if err := r.l.c.Store.WriteOutput(r.task.Output, []byte(text)); err != nil {
+	if err := r.l.c.Store.WriteOutputFor(r.lease, r.task.Output, []byte(text)); err != nil {
 		return attempt.Errorf(taskfile.ClassPermanent, "output: %v", err)
 	}
 	return nil

@@ -74,11 +74,15 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 	if err != nil {
 		return s.reject(src, name, lane, taskfile.Rejectf(taskfile.ClassInvalid, "%v", err))
 	}
+	orig := *t
 	t.ResetForIntake()
 	if t.TaskID == "" {
 		t.TaskID = taskfile.TrimTaskExt(name)
 	}
 	lane, rej := config.ResolveLane(s.Cfg, t, dropLane)
+	if rej == nil {
+		s.keepSealed(lane, name, data, &orig, t) // the door's token, the files it wrote (owner.go)
+	}
 	if rej == nil {
 		rej = config.Validate(s.Cfg, t, lane)
 	}
@@ -266,4 +270,50 @@ func (l *linkSightings) drop(key string) {
 	l.mu.Lock()
 	delete(l.m, key)
 	l.mu.Unlock()
+}
+
+// Two daemon-written fields of a task outlive intake: the front door's
+// token that submitted it (Task.DoorToken: a token sees and acts on its
+// own tasks only) and the files it wrote under output/ (Task.Wrote: only
+// its own retry may replace them). Intake clears every daemon field of a
+// drop, since anyone on the share can write one; these two come back only
+// when the drop is a record this installation sealed under its name and
+// lane: the door's own drops, and a failed or canceled record that retry
+// moved back to incoming/. A colleague's drop, or a sealed record edited
+// or renamed, keeps neither.
+
+// keepSealed restores orig's DoorToken and Wrote onto t (orig reset for
+// intake) when data, read from the file name of lane k, carries this
+// installation's seal for that name.
+func (s *Store) keepSealed(k taskfile.Kind, name string, data []byte, orig, t *taskfile.Task) {
+	if orig.DoorToken == "" && len(orig.Wrote) == 0 {
+		return
+	}
+	if _, err := s.key().Open(sealTaskKind(k), filepath.Base(name), data); err != nil {
+		return
+	}
+	t.DoorToken, t.Wrote = orig.DoorToken, append([]taskfile.Written(nil), orig.Wrote...)
+}
+
+// ErrBadDrop: a drop that does not decode as a task.
+var ErrBadDrop = errors.New("not a task file")
+
+// ReadDrop reads the drop at path (lane k's incoming/, or a rejected drop
+// in its failed/) as intake takes it: the submitter's fields, and the
+// door token and written files when the drop is sealed (keepSealed). A
+// drop that does not decode is an error matching ErrBadDrop; one that
+// cannot be read, its read's error (fs.ErrNotExist when it is gone).
+func (s *Store) ReadDrop(k taskfile.Kind, path string) (*taskfile.Task, error) {
+	data, _, err := fsx.ReadRegular(path, taskfile.MaxTaskSize)
+	if err != nil {
+		return nil, err
+	}
+	t, err := taskfile.DecodeTask(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDrop, err)
+	}
+	orig := *t
+	t.ResetForIntake()
+	s.keepSealed(k, path, data, &orig, t)
+	return t, nil
 }

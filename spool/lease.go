@@ -37,6 +37,8 @@ type Outcome struct {
 	ResultFormat, ResultMethod string
 	// ResultCheck and ResultDiff: how a web answer compares with the page.
 	ResultCheck, ResultDiff string
+	// ResultFallback: the read methods that did not deliver first.
+	ResultFallback string
 	// Reasoning is the thinking kept beside Result (never part of it).
 	Reasoning string
 	// Artifacts are the generated files saved with Result.
@@ -232,7 +234,7 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	}
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
-	t.ResultCheck, t.ResultDiff = o.ResultCheck, o.ResultDiff
+	t.ResultCheck, t.ResultDiff, t.ResultFallback = o.ResultCheck, o.ResultDiff, o.ResultFallback
 	t.Reasoning, t.Artifacts = o.Reasoning, o.Artifacts
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)

@@ -72,6 +72,15 @@ type ArtifactFiles struct {
 	s          *Store
 	k          taskfile.Kind
 	id, output string
+	lease      *Lease // the task's, whose record says which files beside output: it wrote (For)
+}
+
+// For is a with the files beside the output written for the task l
+// holds: its own earlier files there may be replaced, nobody else's
+// (Store.WriteOutputFor).
+func (a ArtifactFiles) For(l *Lease) ArtifactFiles {
+	a.lease = l
+	return a
 }
 
 // Stem is the output's name without its extension, or "".
@@ -90,7 +99,7 @@ func (a ArtifactFiles) Save(name string, data []byte) (string, error) {
 	}
 	if a.output != "" {
 		rel := filepath.Join(filepath.Dir(filepath.FromSlash(a.output)), name)
-		if err := a.s.WriteOutput(rel, data); err != nil {
+		if err := a.s.WriteOutputFor(a.lease, rel, data); err != nil {
 			return "", err
 		}
 		return name, nil

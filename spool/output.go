@@ -1,7 +1,13 @@
 package spool
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -32,7 +38,7 @@ func (s *Store) SetOutputOwner(owner func(key string) (string, bool)) {
 	s.guard.outputOwner = owner
 }
 
-// CheckOutput checks a drop's `output:` against the disk and the tasks
+// CheckOutputShape checks a drop's `output:` against the disk and the tasks
 // in flight, at intake, before any model is paid for: it must name a file
 // (not a folder), every folder on the way under <spool>/output must be a
 // real folder (no symlink), what is there already must be a regular file,
@@ -40,7 +46,7 @@ func (s *Store) SetOutputOwner(owner func(key string) (string, bool)) {
 // those), and no pending or running task of this daemon's view of the
 // spool may write the same path. CheckOutputPath has checked the text.
 // The write checks again, race-free: see WriteOutput.
-func (s *Store) CheckOutput(t *taskfile.Task, lane taskfile.Kind) *taskfile.RejectError {
+func (s *Store) CheckOutputShape(t *taskfile.Task, lane taskfile.Kind) *taskfile.RejectError {
 	if t.Output == "" {
 		return nil
 	}
@@ -85,18 +91,119 @@ func (s *Store) CheckOutput(t *taskfile.Task, lane taskfile.Kind) *taskfile.Reje
 	return nil
 }
 
+// CheckOutput is CheckOutputShape and OutputTaken: intake's check.
+func (s *Store) CheckOutput(t *taskfile.Task, lane taskfile.Kind) *taskfile.RejectError {
+	if rej := s.CheckOutputShape(t, lane); rej != nil {
+		return rej
+	}
+	return s.OutputTaken(t)
+}
+
 // WriteOutput writes an answer to <spool>/output/<rel>, durably, and
 // race-free against a folder swapped for a symlink: every folder from the
 // spool root down is opened with O_NOFOLLOW and every step (the temp file,
-// the rename, the folder's fsync) is relative to the open folder. Missing
+// the move, the folder's fsync) is relative to the open folder. Missing
 // folders are made; a link or special file anywhere on the way is refused.
-func (s *Store) WriteOutput(rel string, data []byte) error {
+// A file already there is never replaced: see WriteOutputFor.
+func (s *Store) WriteOutput(rel string, data []byte) error { return s.WriteOutputFor(nil, rel, data) }
+
+// WriteOutputFor is WriteOutput for the task l holds (nil: none). A file
+// already at rel is replaced only when the task wrote it, its bytes still
+// those the task's record lists (Task.Wrote): the task's own retry or
+// rerun rewrites its answer, nobody else's. Before the write, the new
+// bytes' SHA-256 is added to the record, durably, so a crash between the
+// two never leaves a file its own rerun may not replace. Refused, it is
+// an *OutputTakenError naming the file.
+func (s *Store) WriteOutputFor(l *Lease, rel string, data []byte) error {
 	if err := config.CheckOutputPath(rel); err != nil {
 		return err
 	}
-	if err := fsx.WriteBeneath(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.Tag); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.ToSlash(rel), err)
+	key := OutputKey(rel)
+	var owns func(string) bool
+	if l != nil {
+		sum := sha256.Sum256(data)
+		if err := l.RecordWrite(taskfile.Written{Path: key, SHA256: hex.EncodeToString(sum[:])}); err != nil {
+			return fmt.Errorf("write %s: record it in the task first: %w", key, err)
+		}
+		owns = func(sum string) bool { return l.Task().Owns(key, sum) }
 	}
+	err := fsx.WriteBeneathNew(s.Layout.Root, filepath.Join(filepath.Base(s.Layout.Output()), rel), data, s.files.Tag, owns)
+	if te := (*fsx.TakenError)(nil); errors.As(err, &te) {
+		return &OutputTakenError{Path: key}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+// ErrOutputTaken matches every OutputTakenError.
+var ErrOutputTaken = errors.New("output file exists")
+
+// OutputTakenError is a file under output/ that a task may not write:
+// it is there already, and the task did not write it.
+type OutputTakenError struct {
+	Path string // relative to output/, with /
+}
+
+func (e *OutputTakenError) Error() string {
+	return fmt.Sprintf("%q already exists in output/ and this task did not write it: spoolgate never replaces another's file (give another output: name, or move the file away)", e.Path)
+}
+
+func (e *OutputTakenError) Is(target error) bool {
+	return target == ErrOutputTaken || target == os.ErrExist
+}
+
+// OutputTaken refuses t's output: when a file is there already that t
+// did not write (its bytes are not among those t's record lists): a drop
+// is refused at intake, before any model is paid for, rather than fail
+// when its answer is written. The write checks again (WriteOutputFor).
+func (s *Store) OutputTaken(t *taskfile.Task) *taskfile.RejectError {
+	if t.Output == "" {
+		return nil
+	}
+	key := OutputKey(t.Output)
+	f, _, err := fsx.OpenOwn(filepath.Join(s.Layout.Output(), filepath.FromSlash(key)), taskfile.MaxRecordSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q: %v", taskfile.Clip(t.Output), err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, taskfile.MaxRecordSize)); err != nil {
+		return taskfile.Rejectf(taskfile.ClassInvalid, "output: %q: %v", taskfile.Clip(t.Output), err)
+	}
+	if t.Owns(key, hex.EncodeToString(h.Sum(nil))) {
+		return nil
+	}
+	return taskfile.Rejectf(taskfile.ClassInvalid, "output: %s", (&OutputTakenError{Path: key}).Error())
+}
+
+// RecordWrite adds w to the running task's Wrote (once), fenced like
+// RecordSend and durable before it returns: the file is written only
+// once the record says the task may replace it. A lease that lost the
+// task gets an error matching ErrFenced and must not write.
+func (l *Lease) RecordWrite(w taskfile.Written) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.marked {
+		return errNotMarked
+	}
+	if l.task.Owns(w.Path, w.SHA256) {
+		return nil
+	}
+	t := l.task.Clone()
+	t.Wrote = append(t.Wrote, w)
+	data, err := l.s.writeFenced(l.kind, taskfile.DirRunning, t, l.owner, l.task.Attempt, l.wrote)
+	if err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(l.s.Layout.Lane(l.kind, taskfile.DirRunning)); err != nil {
+		return err
+	}
+	l.task, l.wrote = t, data
 	return nil
 }
 

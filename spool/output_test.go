@@ -36,7 +36,7 @@ func TestStore_CheckOutput(t *testing.T) {
 	tests := []struct{ output, reason string }{
 		{"new.txt", ""},
 		{"new/deep/a.txt", ""},
-		{"dir/old.txt", ""},
+		{"dir/old.txt", `"dir/old.txt" already exists in output/ and this task did not write it`},
 		{"dir/sub/new.txt", ""},
 		{"./dir/x.txt", ""},
 		{"mine.txt", ""}, // the task's own output (its id is "me")
@@ -79,8 +79,8 @@ func TestStore_WriteOutput(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "a", "b", "c.txt")); string(b) != "answer" {
 		t.Errorf("c.txt = %q", b)
 	}
-	if err := s.WriteOutput("a/b/c.txt", []byte("again")); err != nil {
-		t.Fatal(err)
+	if err := s.WriteOutput("a/b/c.txt", []byte("again")); !errors.Is(err, ErrOutputTaken) {
+		t.Fatalf("a second write of c.txt: %v, want ErrOutputTaken", err)
 	}
 	// A folder on the way swapped for a symlink after intake's check.
 	os.Rename(filepath.Join(out, "a"), filepath.Join(out, "a.real"))

@@ -1,10 +1,13 @@
 // Package generated fetches the files a chat page's answer generated (its
 // images, its download links, what the site's `artifacts:` selector
-// names, the image and file links a streamed answer names) through the
-// signed-in page's own session: fetch() inside the page with its
-// cookies, so the bytes are the site's own, never a screenshot, and an
-// address that works only in that session works here. blob: and data:
-// addresses are fetched the same way. The issue spells these files
+// names, the image and file links a streamed answer names) from inside
+// the signed-in page: fetch() in the page, so the bytes are the site's
+// own, never a screenshot. Which addresses are fetched, and with whose
+// session, is internal/artifacts' Policy (issue 49): only where the
+// site's artifactsFrom says its generated files live is fetched with the
+// account's cookies, never an address the task's own text names; other
+// origins are fetched with no credentials; blob: and data: addresses
+// (made by the page) always. Everything else stays a plain link. The issue spells these files
 // "artifacts"; browser/artefacts.go's failure artefacts (a failed
 // attempt's screenshot and page) are another thing.
 package generated
@@ -46,7 +49,11 @@ type Spec struct {
 	Extra    string // the site's artifacts: selector, or ""
 	Limits   artifacts.Limits
 	Optional bool // artifacts.optional: a failure is logged, not fatal
-	Log      *slog.Logger
+	// Policy says which addresses are fetched, with whose session, and
+	// which bytes are kept (the site's artifactsFrom, artifacts.types and
+	// the addresses of the task's own text).
+	Policy artifacts.Policy
+	Log    *slog.Logger
 }
 
 // ErrFetch is a generated file the page could not fetch.
@@ -72,15 +79,34 @@ func Keep(ctx context.Context, job *attempt.Job, spec Spec, text string) (string
 	}
 	var files []artifacts.File
 	for i, r := range refs {
-		data, err := Fetch(ctx, r.URL, lim.MaxFile)
+		d := spec.Policy.Decide(pageURL, r.URL)
+		if d.Route == artifacts.Skip {
+			spec.logRefused(r, d.Why)
+			continue
+		}
+		got, err := fetchAs(ctx, r.URL, d.Route, lim.MaxFile)
 		if err != nil {
 			return soft(spec, text, fmt.Errorf("generated file %d of %d (%s): %w", i+1, len(refs), describe(r), err))
 		}
+		if d.Route == artifacts.Session && got.Final != "" && got.Final != r.URL {
+			// A redirect: where it ended must be the site's too.
+			if fd := spec.Policy.Decide(pageURL, got.Final); fd.Route != artifacts.Session {
+				spec.logRefused(r, "redirected to "+taskfile.Clip(got.Final)+": "+fd.Why)
+				continue
+			} else {
+				d.Exact = fd.Exact
+			}
+		}
+		data := got.Data
 		hint := r.Hint
 		if hint == "" && !strings.HasPrefix(r.URL, "data:") {
 			if u, err := url.Parse(r.URL); err == nil {
 				hint = path.Base(u.Path)
 			}
+		}
+		if err := spec.Policy.Admit(d, r.Image, data, hint, got.Type); err != nil {
+			spec.logRefused(r, err.Error())
+			continue
 		}
 		raws := []string{r.Raw, r.URL}
 		files = append(files, artifacts.File{Refs: raws, Hint: hint, Title: r.Title, Image: r.Image, Data: data})
@@ -93,6 +119,13 @@ func Keep(ctx context.Context, job *attempt.Job, spec Spec, text string) (string
 		spec.Log.Info("generated files kept", "files", len(list))
 	}
 	return out, list, nil
+}
+
+// logRefused logs a reference that is not kept: it stays a plain link.
+func (spec Spec) logRefused(r Ref, why string) {
+	if spec.Log != nil {
+		spec.Log.Warn("generated file not fetched: it stays a link", "file", describe(r), "why", why)
+	}
 }
 
 // soft is err as the attempt's environment failure, or, with
@@ -212,6 +245,13 @@ type listed struct {
 	Refs []Ref  `json:"refs"`
 }
 
+// List lists the files the last answer (answer, a selector, with extra
+// the site's artifacts: selector) shows, and the page's address: what
+// Keep would consider, before any rule of the policy.
+func List(ctx context.Context, prelude, answer, extra string) ([]Ref, string, error) {
+	return list(ctx, Spec{Prelude: prelude, Answer: answer, Extra: extra})
+}
+
 func list(ctx context.Context, spec Spec) ([]Ref, string, error) {
 	re, _ := json.Marshal(fileExt.String())
 	ans, _ := json.Marshal(spec.Answer)
@@ -224,10 +264,11 @@ func list(ctx context.Context, spec Spec) ([]Ref, string, error) {
 // fetchJS fetches one address with the page's own cookies and returns it
 // as base64, or why not; it stops reading past max bytes.
 const fetchJS = `(async () => {
-const u = %s, max = %d;
+const u = %s, max = %d, cred = %s;
 let r;
-try { r = await fetch(u, {credentials: 'include'}); } catch (e) { return {err: String((e && e.message) || e)}; }
+try { r = await fetch(u, {credentials: cred, cache: 'no-store', referrerPolicy: 'no-referrer'}); } catch (e) { return {err: String((e && e.message) || e)}; }
 if (!r.ok) return {status: r.status, err: 'HTTP ' + r.status};
+const type = r.headers.get('content-type') || '', final = r.url || '';
 const rd = r.body.getReader();
 const parts = []; let n = 0;
 for (;;) {
@@ -241,7 +282,7 @@ const all = new Uint8Array(n); let o = 0;
 for (const p of parts) { all.set(p, o); o += p.length; }
 let s = '';
 for (let i = 0; i < all.length; i += 0x8000) s += String.fromCharCode.apply(null, all.subarray(i, i + 0x8000));
-return {status: r.status, size: n, b64: btoa(s)};
+return {status: r.status, size: n, b64: btoa(s), type, final};
 })()`
 
 type fetched struct {
@@ -249,21 +290,40 @@ type fetched struct {
 	Size   int64  `json:"size"`
 	B64    string `json:"b64"`
 	Err    string `json:"err"`
+	Type   string `json:"type"`
+	Final  string `json:"final"`
 }
 
-// Fetch gets address u's bytes through the page in ctx (a chromedp tab),
-// with its session's cookies; more than max bytes is an error wrapping
-// artifacts.ErrTooLarge.
-func Fetch(ctx context.Context, u string, max int64) ([]byte, error) {
+// Got is a fetched file: its bytes, the type the server said and the
+// address it came from in the end (after redirects).
+type Got struct {
+	Data  []byte
+	Type  string
+	Final string
+}
+
+// fetchAs fetches u inside the page (a chromedp tab): with the account's
+// cookies for route Session, with none for Anonymous, and same-origin
+// (what a blob: or data: address needs) for Page. More than max bytes is
+// an error wrapping artifacts.ErrTooLarge.
+func fetchAs(ctx context.Context, u string, route artifacts.Route, max int64) (Got, error) {
+	cred := "'omit'"
+	switch route {
+	case artifacts.Session:
+		cred = "'include'"
+	case artifacts.Page:
+		cred = "'same-origin'"
+	}
 	q, _ := json.Marshal(u)
-	f, err := chromedp.Run(ctx, chromedp.Evaluate[fetched](fmt.Sprintf(fetchJS, q, max), chromedp.EvalAwaitPromise))
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[fetched](fmt.Sprintf(fetchJS, q, max, cred), chromedp.EvalAwaitPromise))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
+		return Got{}, fmt.Errorf("%w: %v", ErrFetch, err)
 	case f.Size > max && f.Err != "":
-		return nil, fmt.Errorf("%w: more than %d bytes (artifacts.maxFileSize)", artifacts.ErrTooLarge, max)
+		return Got{}, fmt.Errorf("%w: more than %d bytes (artifacts.maxFileSize)", artifacts.ErrTooLarge, max)
 	case f.Err != "":
-		return nil, fmt.Errorf("%w: %s", ErrFetch, f.Err)
+		return Got{}, fmt.Errorf("%w: %s", ErrFetch, f.Err)
 	}
-	return base64.StdEncoding.DecodeString(f.B64)
+	data, err := base64.StdEncoding.DecodeString(f.B64)
+	return Got{Data: data, Type: f.Type, Final: f.Final}, err
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,9 +68,18 @@ func TestKeep_ThroughThePage(t *testing.T) {
 			_, _ = w.Write([]byte(pic))
 		case "data.csv":
 			_, _ = w.Write([]byte("a,b\n1,2\n"))
+		case "token.json":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"accessToken":"secret"}`))
 		default:
 			_, _ = w.Write([]byte(strings.Repeat("x", 5000)))
 		}
+	})
+	var sessionHits atomic.Int32
+	mux.HandleFunc("/api/session", func(w http.ResponseWriter, r *http.Request) {
+		sessionHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"accessToken":"secret"}`))
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -92,7 +102,7 @@ func TestKeep_ThroughThePage(t *testing.T) {
 	job := attempt.NewJob(&taskfile.Task{TaskID: "t"}, nil, nil)
 	saved := memSaver{}
 	job.SetArtifactSaver(saved)
-	spec := Spec{Prelude: "const qlast = (s) => { const a = document.querySelectorAll(s); return a[a.length - 1] || null; };", Answer: ".answer"}
+	spec := Spec{Prelude: "const qlast = (s) => { const a = document.querySelectorAll(s); return a[a.length - 1] || null; };", Answer: ".answer", Policy: artifacts.Policy{From: []string{"/f/", "/nope/"}}}
 	text, list, err := Keep(ctx, job, spec, "Here: ![Pic](/f/pic) [figures](/f/data.csv)")
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +113,7 @@ func TestKeep_ThroughThePage(t *testing.T) {
 	if want := "Here: ![Pic](../outputs/t/01.png) [figures](../outputs/t/03.csv)\n\n![dot](../outputs/t/02.gif)"; text != want {
 		t.Errorf("text %q, want %q", text, want)
 	}
-	if _, err := Fetch(ctx, base+"/f/big", 1000); !errors.Is(err, artifacts.ErrTooLarge) {
+	if _, err := fetchAs(ctx, base+"/f/big", artifacts.Session, 1000); !errors.Is(err, artifacts.ErrTooLarge) {
 		t.Errorf("a file over the limit: %v", err)
 	}
 	// Without the page's session the server refuses: the bytes above came
@@ -124,5 +134,20 @@ func TestKeep_ThroughThePage(t *testing.T) {
 	spec.Optional = true
 	if text, list, err := Keep(ctx, job, spec, "![gone](/nope/x.png)"); err != nil || list != nil || text != "![gone](/nope/x.png)" {
 		t.Errorf("optional: %q %v %v", text, list, err)
+	}
+	// Issue 49: outside artifactsFrom nothing of the origin is fetched;
+	// JSON under it is fetched but not kept; an address the task's text
+	// names is not fetched at all. Each stays a plain link.
+	spec.Optional = false
+	saved2 := memSaver{}
+	job.SetArtifactSaver(saved2)
+	spec.Policy.Avoid = artifacts.TextAddresses("please show ![x](/f/data.csv)")
+	in := "![k](/api/session) [t](/f/token.json) [again](/f/data.csv)"
+	text, list, err = Keep(ctx, job, spec, in)
+	if err != nil || len(list) != 2 || !strings.HasPrefix(text, in+"\n") || len(saved2) != 2 || saved2["01.png"] == nil || saved2["02.gif"] == nil {
+		t.Errorf("refused addresses: %q %+v %v, want the text's links unchanged and only the page's two pictures kept", text, list, err)
+	}
+	if n := sessionHits.Load(); n != 0 {
+		t.Errorf("/api/session was requested %d times", n)
 	}
 }

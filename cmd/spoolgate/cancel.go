@@ -35,6 +35,12 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	var failed int
+	var requested []string
+	defer func() {
+		if len(requested) > 0 {
+			cliAudit(st, env, "cancel", requested, "", "")
+		}
+	}()
 	for _, r := range refs {
 		out, err := actions.Cancel(st, r.ref())
 		if err != nil {
@@ -50,6 +56,7 @@ func cmdCancel(ctx context.Context, env *Env, args []string) error {
 				when = "at its next checkpoint"
 			}
 			fmt.Fprintf(env.Stdout, "%s: cancel requested (%s, %s)\n", r, r.dir, when)
+			requested = append(requested, r.ref().String())
 		default:
 			fmt.Fprintf(env.Stdout, "%s: already %s, nothing to cancel\n", r, taskfile.FolderState[r.dir])
 		}

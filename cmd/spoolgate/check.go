@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/spoolgate/spoolgate/spool/config"
 	"text/tabwriter"
 
 	"github.com/spoolgate/spoolgate/browser"
@@ -30,6 +32,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 	suggest := fs.Bool("suggest", false, "propose a selector for every key found on the page, and a sites: block to paste")
 	write := fs.Bool("write", false, "with --suggest: put the block into the config file (comments kept, a .bak beside it)")
 	probe := fs.Bool("probe", false, "with --suggest: send the default probe (a short Markdown document asked for) as --send would")
+	picture := fs.Bool("picture", false, "with --suggest and --send or --probe: also ask for a picture, to propose artifactsFrom (where the site keeps generated files)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -47,10 +50,13 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		return usagef("check: site %q is not in the config's sites:", site)
 	}
 	if *suggest {
-		return runSuggest(ctx, env, cfg, "check", site, sc, suggestFlags{show: *show, send: *send, probe: *probe, write: *write, account: *account})
+		return runSuggest(ctx, env, cfg, "check", site, sc, suggestFlags{show: *show, send: *send, probe: *probe, picture: *picture, write: *write, account: *account})
 	}
 	if *write {
 		return usagef("check: --write goes with --suggest")
+	}
+	if *picture {
+		return usagef("check: --picture goes with --suggest")
 	}
 	sess, err := webSessionFor(cfg, "check", site, *account)
 	if err != nil {
@@ -89,6 +95,7 @@ func cmdCheck(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(tw, "  mode %s\t%s\t%s: %s\n", line(m.Mode), line(m.Selector), how, line(m.Note()))
 	}
 	_ = tw.Flush()
+	fmt.Fprintf(env.Stdout, "generated files: %s\n", artifactsFromNote(sc))
 	state := []string{"signed in"}
 	if !rep.SignedIn {
 		state[0] = "signed out"
@@ -178,4 +185,13 @@ func keyMissing(rep *browser.CheckReport) bool {
 		}
 	}
 	return false
+}
+
+// artifactsFromNote says where the site's generated files are fetched
+// with the account's session (issue 49).
+func artifactsFromNote(sc config.SiteConfig) string {
+	if len(sc.ArtifactsFrom) == 0 {
+		return "artifactsFrom not set: nothing of the site's own origin is fetched with the account's session but blob: and data: files (`check --suggest --probe --picture` proposes it)"
+	}
+	return "fetched with the account's session only under artifactsFrom " + safetext.Line(strings.Join(sc.ArtifactsFrom, ", "))
 }

@@ -31,12 +31,18 @@ import (
 func TestE2E_Web_GeneratedFiles(t *testing.T) {
 	t.Parallel()
 	keys := testkit.StandinMarkdownSite("x")
-	keys = keys[strings.Index(keys, "    input:"):]
+	keys = keys[strings.Index(keys, "    input:"):] + "    artifactsFrom: [/files/]\n" // where the stand-in keeps generated files (issue 49)
 	sites := []*e2eSite{
 		{name: "net", opts: chatstand.Options{Renderer: "markdown-it"}, keys: keys + "    read: [network]\n"},
 		{name: "dom", opts: chatstand.Options{Renderer: "react-markdown"}, keys: keys + "    read: [dom]\n"},
 	}
 	rig := e2eNewSites(t, rigOpts{TaskTimeout: 60 * time.Second, Retries0: true, HTTP: "127.0.0.1:0"}, 0.005, sites...)
+	// Issue 49: `site new --picture` proposes the artifactsFrom the sites
+	// above are given by hand, from the answer to a picture probe.
+	code, out, errOut := rig.e2eRun("site", "new", "auto", "--url", rig.sites["net"].stand.URL(), "--probe", "--picture")
+	if block := out[strings.Index(out, "\nsites:\n")+1:]; code != 0 || !strings.Contains(block, "artifactsFrom: [/files/]") {
+		t.Errorf("site new --probe --picture: exit %d, no artifactsFrom: [/files/] in the block:\n%s%s", code, out, errOut)
+	}
 	d := rig.start()
 	console := e2eStatusURL(t, d)
 	tasks := []e2eTask{

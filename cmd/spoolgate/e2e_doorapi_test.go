@@ -194,43 +194,49 @@ func TestE2E_Door_TaskAPI(t *testing.T) {
 	if n := len(e2eRequestTimes(r.api, "[[duration=20s]] task api one")); n != 1 {
 		t.Errorf("the stand-in saw the task %d times, want once", n)
 	}
-	// Many at once, all checked first: one bad model refuses them all.
+	// Many at once, all checked first: one bad model refuses them all. A
+	// given taskId is the token's own: m1 is door-e2e-m1.
+	const m1, m2 = "door-e2e-m1", "door-e2e-m2"
 	bad := map[string]any{"tasks": []any{map[string]any{"taskId": "m1", "model": "api-door", "content": "x"},
 		map[string]any{"taskId": "m2", "model": "nope", "content": "y"}}}
-	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks", doorToken, bad); status != 400 || r.L.Locate(taskfile.KindAPI, "m1") != "" {
-		t.Errorf("a batch with a bad model: %d %v; m1 in %q", status, m, r.L.Locate(taskfile.KindAPI, "m1"))
+	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks", doorToken, bad); status != 400 || r.L.Locate(taskfile.KindAPI, m1) != "" {
+		t.Errorf("a batch with a bad model: %d %v; m1 in %q", status, m, r.L.Locate(taskfile.KindAPI, m1))
 	}
 	r.cli("pause", "api")
 	many := map[string]any{"tasks": []any{map[string]any{"taskId": "m1", "model": "api-door", "content": "x", "batch": "b1"},
 		map[string]any{"taskId": "m2", "model": "api-door", "content": "y", "batch": "b1"}}}
-	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks", doorToken, many); status != 201 || len(m["tasks"].([]any)) != 2 {
+	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks", doorToken, many); status != 201 || len(m["tasks"].([]any)) != 2 || m["tasks"].([]any)[0].(map[string]any)["taskId"] != m1 {
 		t.Errorf("two tasks: %d %v", status, m)
 	}
 	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks", doorToken, many); status != 200 {
 		t.Errorf("the same taskIds again: %d %v, want 200 (joined)", status, m)
 	}
 	// Cancel one while the lane is paused, retry it, then let it run.
-	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/m1/cancel", doorToken, nil); status != 202 {
+	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/"+m1+"/cancel", doorToken, nil); status != 202 {
 		t.Errorf("cancel: %d %v", status, m)
 	}
-	if tk := r.final(taskfile.KindAPI, "m1", 10*time.Second); tk.State != taskfile.StateCanceled {
+	if tk := r.final(taskfile.KindAPI, m1, 10*time.Second); tk.State != taskfile.StateCanceled {
 		t.Errorf("m1 after cancel: %s", tk.State)
 	}
-	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/m1/retry", doorToken, nil); status != 202 {
+	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/"+m1+"/retry", doorToken, nil); status != 202 {
 		t.Errorf("retry: %d %v", status, m)
 	}
-	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/m2/retry", doorToken, nil); status != 409 {
+	if status, _, m = r.doorDo(http.MethodPost, "/api/v1/tasks/api/"+m2+"/retry", doorToken, nil); status != 409 {
 		t.Errorf("retry of a pending task: %d %v, want 409", status, m)
 	}
 	r.cli("resume", "api")
-	for _, id := range []string{"m1", "m2"} {
+	for _, id := range []string{m1, m2} {
 		status, _, m = r.doorDo(http.MethodGet, "/api/v1/tasks/api/"+id+"/wait?timeout=20s", doorToken, nil)
 		if status != 200 || m["state"] != "success" {
 			t.Errorf("%s: %d %v", id, status, m)
 		}
 	}
-	if status, _, m = r.doorDo(http.MethodGet, "/api/v1/tasks/api/m1", doorNarrow, nil); status != 200 || m["batch"] != "b1" {
+	if status, _, m = r.doorDo(http.MethodGet, "/api/v1/tasks/api/"+m1, doorToken, nil); status != 200 || m["batch"] != "b1" {
 		t.Errorf("read m1: %d %v", status, m)
+	}
+	// Another token's task is none of the narrow token's (e2e_doorrights_test.go).
+	if status, _, m = r.doorDo(http.MethodGet, "/api/v1/tasks/api/"+m1, doorNarrow, nil); status != 404 {
+		t.Errorf("the narrow token reads e2e's m1: %d %v, want 404", status, m)
 	}
 	if status, _, _ = r.doorDo(http.MethodGet, "/api/v1/tasks/api/nothing", doorToken, nil); status != 404 {
 		t.Errorf("no such task: %d", status)
@@ -238,6 +244,8 @@ func TestE2E_Door_TaskAPI(t *testing.T) {
 	if out := r.cli("results", "--batch", "b1"); strings.Count(out, `"state":"success"`) != 2 {
 		t.Errorf("results --batch b1:\n%s", out)
 	}
+	// The token's cancel and retry, and the command line's pause and resume, are audited (e2e_audit_test.go).
+	checkAuditDoors(t, r.rig, "cli:USER@HOST:pause door:e2e:cancel door:e2e:retry cli:USER@HOST:resume")
 	d.stop()
 	r.checkNoToken(d.logText())
 }

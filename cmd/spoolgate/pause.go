@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
@@ -55,6 +56,7 @@ func cmdPause(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s lane paused (%s): it claims nothing new; running work finishes\n", k, filepath.Base(file))
+	cliAudit(st, env, "pause", nil, "", pauseDetail(k, file))
 	return nil
 }
 
@@ -62,7 +64,7 @@ func cmdResume(ctx context.Context, env *Env, args []string) error {
 	if hasAccountFlag(args) {
 		return cmdResumeAccount(ctx, env, args)
 	}
-	_, k, file, err := pauseArgs("resume", args)
+	st, k, file, err := pauseArgs("resume", args)
 	if err != nil {
 		return err
 	}
@@ -75,5 +77,15 @@ func cmdResume(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s lane resumed (%s removed)\n", k, filepath.Base(file))
+	cliAudit(st, env, "resume", nil, "", pauseDetail(k, file))
 	return nil
+}
+
+// pauseDetail is a pause's audit detail, as the console writes it: the
+// lane, and " host H" for one host's switch (<lane>/paused.H).
+func pauseDetail(k taskfile.Kind, file string) string {
+	if h, ok := strings.CutPrefix(filepath.Base(file), "paused."); ok {
+		return string(k) + " host " + h
+	}
+	return string(k)
 }

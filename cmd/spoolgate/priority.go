@@ -46,5 +46,6 @@ func cmdPriority(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: priority %s\n", r, level)
+	cliAudit(st, env, "priority", []string{r.ref().String()}, "", string(level))
 	return nil
 }

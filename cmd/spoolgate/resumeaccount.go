@@ -48,6 +48,7 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	st := c.store
+	leaseCleared := false
 	if *lease {
 		if c.keyNote != "" {
 			return fmt.Errorf("resume --account %s --lease: %s", *account, strings.TrimPrefix(c.keyNote, "seals not checked: "))
@@ -57,6 +58,7 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("resume --account %s --lease: %w", *account, err)
 		}
 		if held {
+			leaseCleared = true
 			fmt.Fprintf(env.Stdout, "account %s: lease cleared (it was %s); any host may take it now\n", safetext.Text(*account), safetext.Text(was.By()))
 		} else {
 			fmt.Fprintf(env.Stdout, "account %s: lease was free\n", *account)
@@ -65,6 +67,13 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 	out, h, err := actions.ReleaseAccount(st, *account, time.Now())
 	if err != nil {
 		return asUsage(err)
+	}
+	if out == actions.ReleaseEnded || out == actions.ReleaseRemoved || leaseCleared {
+		detail := "account " + *account
+		if leaseCleared {
+			detail += ", lease cleared"
+		}
+		cliAudit(st, env, "release", nil, "", detail)
 	}
 	switch out {
 	case actions.ReleaseForeign:

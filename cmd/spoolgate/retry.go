@@ -79,6 +79,16 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "spoolgate: %s\n", safetext.Text(err.Error()))
 		errs++
 	}
+	var moved []string
+	defer func() {
+		if len(moved) > 0 {
+			detail := ""
+			if bulk {
+				detail = fmt.Sprintf("%d of %d", len(moved), len(refs))
+			}
+			cliAudit(st, env, "retry", moved, *batch, detail)
+		}
+	}()
 	for _, r := range ok {
 		if err := retryTask(st, r); err != nil {
 			if !bulk {
@@ -89,6 +99,7 @@ func cmdRetry(ctx context.Context, env *Env, args []string) error {
 			continue
 		}
 		fmt.Fprintf(env.Stdout, "%s: back to %s/incoming\n", r, r.lane)
+		moved = append(moved, r.ref().String())
 	}
 	if errs > 0 {
 		return &exitErr{code: 1, msg: fmt.Sprintf("retry: %d of %d tasks not moved", errs, len(refs))}

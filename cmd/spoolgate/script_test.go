@@ -67,6 +67,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TZ", "UTC")
 			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
 			e.Setenv("GORACE", os.Getenv("GORACE")) // see TestMain
+			e.Setenv("SG_USERHOST", cliUser())      // who the audit names for the command line (audit.go)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -105,10 +105,17 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err := st.Layout.Create(); err != nil {
 		return err
 	}
+	var ids []string
+	defer func() {
+		if len(ids) > 0 { // what was dropped, also when a later drop failed
+			cliAudit(st, env, "submit", ids, *batch, "")
+		}
+	}()
 	for _, d := range drops {
 		if err := actions.DropOne(st, d); err != nil {
 			return asUsage(err)
 		}
+		ids = append(ids, string(d.Lane)+"/"+d.ID)
 		fmt.Fprintln(env.Stdout, safetext.Line(d.ID))
 	}
 	return nil

@@ -48,13 +48,18 @@ func submitTable(env *Env, st *spool.Store, tf tableFlags, batch, model string) 
 	drops := actions.TableDrops(st, batch, rows)
 	n, err := actions.DropRows(st, drops)
 	bad := 0
+	var ids []string
 	for _, d := range drops {
 		if d.Err != "" {
 			bad++
 			fmt.Fprintf(env.Stderr, "row %d: %s\n", d.N, safetext.Line(strings.TrimPrefix(d.Err, fmt.Sprintf("row %d: ", d.N))))
 			continue
 		}
+		ids = append(ids, string(d.Drop.Lane)+"/"+d.Drop.ID)
 		fmt.Fprintln(env.Stdout, safetext.Line(d.Drop.ID))
+	}
+	if len(ids) > 0 {
+		cliAudit(st, env, "import", ids, batch, filepath.Base(*tf.file))
 	}
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ type suggestFlags struct {
 	show    bool
 	send    string
 	probe   bool // send browser.DefaultProbe when send is empty
+	picture bool // also send browser.PictureProbe: propose artifactsFrom
 	write   bool
 	account string
 }
@@ -71,6 +72,7 @@ func cmdSite(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&sf.show, "show", false, "a visible browser window instead of headless")
 	fs.StringVar(&sf.send, "send", "", "send this one probe message to find the answer, busy, done and copy keys")
 	fs.BoolVar(&sf.probe, "probe", false, "send the default probe (a short Markdown document asked for), as --send would")
+	fs.BoolVar(&sf.picture, "picture", false, "with --send or --probe: also ask for a picture, to propose artifactsFrom (where the site keeps generated files)")
 	fs.BoolVar(&sf.write, "write", false, "add the site to the config file (comments kept, a .bak beside it)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
@@ -106,7 +108,10 @@ func runSuggest(ctx context.Context, env *Env, cfg *config.Config, cmd, name str
 	if sf.send == "" && sf.probe {
 		sf.send = browser.DefaultProbe
 	}
-	opts := browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile}
+	if sf.picture && sf.send == "" {
+		return usagef("%s: --picture goes with --send or --probe", cmd)
+	}
+	opts := browser.SuggestOptions{Show: sf.show, Send: sf.send, Profile: sess.Profile, Picture: sf.picture}
 	if sf.show {
 		// A window: the operator may sign in first (a new site cannot be
 		// given to `login` before it has its keys).
@@ -194,7 +199,7 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 }
 
 // blockKeys are the site keys a suggestion may set, in the block's order.
-var blockKeys = []string{"input", "send", "answer", "network", "busy", "done", "copy", "newChat", "error", "quiet"}
+var blockKeys = []string{"input", "send", "answer", "network", "busy", "done", "copy", "newChat", "error", "quiet", "artifactsFrom"}
 
 // applySuggestions puts the suggestions into doc's sites.NAME (made if
 // missing) and returns that mapping. A key is set when the config has
@@ -235,6 +240,12 @@ func applySuggestions(doc *yaml.Node, name string, sc config.SiteConfig, rep *br
 			}
 			continue
 		}
+		if key == "artifactsFrom" {
+			if old == nil || len(old.Content) == 0 { // an operator's own list is never replaced
+				setList(site, key, s)
+			}
+			continue
+		}
 		v := mapGet(site, key, yaml.ScalarNode)
 		v.Value, v.Style, v.Tag = s.Selector, yaml.DoubleQuotedStyle, "!!str"
 		if key == "quiet" {
@@ -259,6 +270,7 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 		}
 	}
 	add("url", n.URL, yaml.DoubleQuotedStyle)
+	add("protocol", n.Protocol, 0) // a named protocol stands for the keys below
 	add("format", n.Format, 0)
 	add("path", n.Path, 0)
 	add("mode", n.Mode, 0)
@@ -267,15 +279,26 @@ func setNetwork(site *yaml.Node, s browser.Suggestion) {
 	*mapGet(site, "network", yaml.MappingNode) = *m
 }
 
+// setList sets a list key (artifactsFrom) as one flow sequence with its
+// reason beside it.
+func setList(site *yaml.Node, key string, s browser.Suggestion) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, v := range s.List {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: v, Tag: "!!str"})
+	}
+	seq.LineComment = clip(s.Confidence+": "+s.Why, 140)
+	*mapGet(site, key, yaml.SequenceNode) = *seq
+}
+
 // safeValue: every value a suggestion would write is free of what
 // safetext escapes (controls, bidi overrides, line separators): yaml.v3
 // quotes controls but writes a bidi override as itself, and a selector
 // that needs one is no selector a person could check by eye. Such a
 // suggestion is printed, escaped, and never written.
 func safeValue(s browser.Suggestion) bool {
-	vs := []string{s.Selector}
+	vs := append([]string{s.Selector}, s.List...)
 	if n := s.Network; n != nil {
-		vs = append(vs, n.URL, n.Format, n.Path, n.Mode, n.Reasoning)
+		vs = append(vs, n.Protocol, n.URL, n.Format, n.Path, n.Mode, n.Reasoning)
 	}
 	for _, v := range vs {
 		if safetext.Line(v) != v {

@@ -94,7 +94,7 @@ func TestApplySuggestions(t *testing.T) {
 	if s := cfg.Sites["examplechat"]; s.Input != `textarea[aria-label="Message"]` || s.Send != "button.send" || s.LoggedOut != "a.login" {
 		t.Errorf("loaded site: %+v", s)
 	}
-	if n := cfg.Sites["examplechat"].Network; n == nil || *n != (config.SiteNetwork{URL: "/api/chat", Format: "sse", Path: "choices.0.delta.content"}) {
+	if n := cfg.Sites["examplechat"].Network; n == nil || !n.Equal(config.SiteNetwork{URL: "/api/chat", Format: "sse", Path: "choices.0.delta.content"}) {
 		t.Errorf("loaded network: %+v", n)
 	}
 }

@@ -124,10 +124,24 @@ type Options struct {
 	// Reasoning makes the modern page a reasoning page (reasoning.go):
 	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
 	Reasoning string
+	// Socket makes the modern page a socket page (socket.go): answers
+	// come over a WebSocket the page opens as it loads; ?socket=1.
+	Socket bool
+	// Wire makes the modern page's answers speak one of Wires, a chat
+	// site's or API's own stream protocol (wires.go); ?wire=NAME.
+	Wire string
 	// StuckMode names a switch of the reasoning page (deepThink or
 	// search) that a click does not change, as a page whose control
 	// moved; ?stuck=NAME.
 	StuckMode string
+	// Secrets plants a signed-in page's secrets and the addresses that
+	// answer them (secrets.go), for the secrets sweep.
+	Secrets bool
+	// ThirdParty is another origin (http://127.0.0.1:PORT) whose
+	// analytics script (async), ad frame and tracking pixel the page
+	// includes, as real chat pages do: a test points it at a server that
+	// never answers, so the page never fires its load event.
+	ThirdParty string
 }
 
 // Message is one generation request the stand-in received, refused or not.
@@ -172,14 +186,16 @@ type Server struct {
 	received     []Message
 	instructions string
 	closed       bool
-	limit        string            // the usage-limit message while limited
-	limitUntil   time.Time         // the limit ends then
-	limited      int               // requests refused by the limit
-	conts        map[string]string // continuation token -> the rest of the answer
-	convs        map[string]*conv  // conversation id -> conversation (see conversations.go)
-	draft        string            // SetDraft's leftover composer text
-	uploads      []Upload          // every file received (uploads.go)
-	challenges   map[string]bool   // users whose pages show a challenge frame (holds.go)
+	limit        string               // the usage-limit message while limited
+	limitUntil   time.Time            // the limit ends then
+	limited      int                  // requests refused by the limit
+	conts        map[string]string    // continuation token -> the rest of the answer
+	convs        map[string]*conv     // conversation id -> conversation (see conversations.go)
+	draft        string               // SetDraft's leftover composer text
+	uploads      []Upload             // every file received (uploads.go)
+	challenges   map[string]bool      // users whose pages show a challenge frame (holds.go)
+	secretHits   []SecretHit          // requests to the planted addresses (secrets.go)
+	sockets      map[string][]*wsConn // the socket pages' WebSockets by user (socket.go)
 }
 
 // Start listens (on 127.0.0.1:0 unless opts.Addr says otherwise) and serves
@@ -230,6 +246,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("DELETE /api/conversation/{id}", s.handleForget)
 	mux.HandleFunc("GET /api/conversation/{id}/stream", s.handleAttach)
 	mux.HandleFunc("POST /api/conversation/{id}/stop", s.handleStop)
+	mux.HandleFunc("GET "+SocketPath, s.handleSocket)
 	mux.HandleFunc("/login", s.handleLogin)
 	mux.HandleFunc("/logout", s.handleLogout)
 	mux.HandleFunc("POST /api/chat", s.handleChat)
@@ -237,6 +254,11 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /uploader/dropzone.js", s.handleUploader)
 	mux.HandleFunc("POST /api/generate", s.handleGenerate)
 	mux.HandleFunc("GET /files/{key}/{name}", s.handleMedia)
+	if opts.Secrets {
+		mux.HandleFunc("GET "+SessionPath, s.handleSession)
+		mux.HandleFunc("GET "+ExportPath, s.handleExport)
+		mux.HandleFunc("GET "+SignOutPath, s.handleSignOut)
+	}
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

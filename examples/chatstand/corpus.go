@@ -57,5 +57,5 @@ func MarkdownFor(content string) string {
 		md, _ := CorpusAnswer("release-notes")
 		return md
 	}
-	return AnswerFor(content) + mediaMarkdown(content)
+	return AnswerFor(content) + mediaMarkdown(content) + plantedMarkdown(content)
 }

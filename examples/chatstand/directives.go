@@ -15,7 +15,9 @@ import (
 // half way for D of real time, not scaled: it is measured against the
 // driver's quiet), `[[errorturn]]` (the answer is the site's error turn)
 // `[[media]]` (the answer links two generated PNG images and a CSV file,
-// served to its signed-in session only: media.go) and `[[lie]]` (the page shows "Answre" where it streamed "Answer": see
+// served to its signed-in session only: media.go), `[[plant]]` (the answer
+// shows the planted addresses of secrets.go, which the task's text does
+// not name) and `[[lie]]` (the page shows "Answre" where it streamed "Answer": see
 // page.html's show).
 type directives struct {
 	duration    time.Duration // 0: the default
@@ -31,6 +33,7 @@ type directives struct {
 	media       bool          // the answer links two generated images and a file (media.go)
 	signout     bool          // the user is signed out once the answer is given (holds.go)
 	challenge   bool          // the user's next pages show a challenge frame (holds.go)
+	plant       bool          // the answer shows the planted addresses (secrets.go), as a model repeating a page it read would
 	cleanedText string        // content with directives removed, whitespace folded
 }
 
@@ -72,11 +75,16 @@ func parseDirectives(content string) directives {
 			d.signout = true
 		case "challenge":
 			d.challenge = true
+		case "plant":
+			d.plant = true
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n
 			}
 		}
+	}
+	if strings.Contains(strings.ToLower(content), "draw a small picture") {
+		d.media = true // spoolgate's picture probe (browser.PictureProbe) gets pictures, as a drawing model's answer
 	}
 	d.cleanedText = strings.Join(strings.Fields(directiveRE.ReplaceAllString(content, " ")), " ")
 	return d

@@ -335,7 +335,11 @@ func TestPage_Drafts(t *testing.T) {
 // send answered through a 307; each ends in exactly the Markdown streamed.
 func TestPage_Wires(t *testing.T) {
 	s := start(t, Options{Scale: 0.05, Renderer: "markdown-it"})
-	for _, q := range []string{"?stream=full", "?wire=ndjson", "?redirect=1", "?wire=ndjson&stream=full&redirect=1"} {
+	qs := []string{"?stream=full", "?wire=ndjson", "?redirect=1", "?wire=ndjson&stream=full&redirect=1", "?socket=1"}
+	for _, w := range Wires { // the page reads each protocol itself (wires.go)
+		qs = append(qs, "?wire="+w)
+	}
+	for _, q := range qs {
 		p := openPage(t, s, q)
 		content := "[[md=cjk]] " + q
 		p.send(content)

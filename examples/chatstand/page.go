@@ -2,6 +2,7 @@ package chatstand
 
 import (
 	"embed"
+	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -169,7 +170,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"leave": r.URL.Query().Get("leave"),
 		// A reasoning page (reasoning.go): its switches, model menu and
 		// thinking block; stuck names a switch a click does not change.
-		"reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
+		"socket": s.socketOf(r), "reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
 	}
 	if notFound {
 		cfg["conversation"] = ""
@@ -181,6 +182,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"Input": s.opts.Input, "Script": script, "Shadow": s.opts.Shadow,
 		"Modern": po.Renderer != "", "Renderer": renderer, "Config": cfg, "NotFound": notFound,
 		"History": hist, "ErrTurn": ErrTurn, "Draft": draft, "Challenge": ok && s.challenged(u), "ChallengeSrc": challengeSrc,
+		"ThirdParty":  s.opts.ThirdParty,
+		"SecretsHead": secretsOn(s.opts.Secrets && ok, secretsHead), "SecretsBody": secretsOn(s.opts.Secrets && ok, secretsBody),
 	})
 }
 
@@ -216,4 +219,12 @@ func serveBundle(w http.ResponseWriter, r *http.Request, fsys embed.FS, name str
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	w.Header().Set("Cache-Control", "max-age=3600")
 	_, _ = w.Write(b)
+}
+
+// secretsOn is html as trusted template HTML when on, else nothing.
+func secretsOn(on bool, html string) template.HTML {
+	if !on {
+		return ""
+	}
+	return template.HTML(html) //nolint:gosec // constants of secrets.go
 }

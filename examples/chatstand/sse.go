@@ -327,6 +327,14 @@ func (e *sseWriter) flush() {
 // follow streams t to the client from its start until the answer ends,
 // the client leaves or the server closes.
 func (s *Server) follow(w http.ResponseWriter, r *http.Request, id string, t *turn) {
+	if s.socketOf(r) {
+		s.followSocket(w, r, id, t)
+		return
+	}
+	if wire := s.wireOf(r); wire != "" {
+		s.followWire(w, r, id, t, wire)
+		return
+	}
 	full := s.opts.StreamFull
 	switch r.URL.Query().Get("stream") {
 	case "full":

@@ -12,6 +12,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/actions"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -28,24 +29,29 @@ const formCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; 
 
 // actView is what every page needs to show its buttons.
 type actView struct {
-	On    bool   // logins are configured
-	User  string // logged in as, "" for none
-	CSRF  string
-	Flash string
-	Back  string // this page's path, where an action returns
-	L     actionLabels
+	On   bool   // logins are configured
+	User string // logged in as, "" for none
+	// Operate and Admin say which buttons the user's role may use
+	// (roles.go): an operator's act on tasks and lanes, an admin's on
+	// accounts.
+	Operate, Admin bool
+	CSRF           string
+	Flash          string
+	Back           string // this page's path, where an action returns
+	L              actionLabels
 }
 
 func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 	v := actView{On: h.auth != nil, L: L.actions(), Back: r.URL.Path}
 	if s := h.auth.session(r); s != nil {
 		v.User, v.CSRF, v.Flash = s.user, s.csrf, h.auth.takeFlash(s)
+		v.Operate, v.Admin = s.role.Allows(config.RoleOperator), s.role.Allows(config.RoleAdmin)
 	}
 	return v
 }
 
 // userBar is the login line every page starts with.
-const userBar = `<div class="userbar">{{if .A.User}}{{.A.L.LoggedInAs}} <b class="user">{{.A.User}}</b> · <a href="/submit" id="submit-link">{{.A.L.Submit}}</a> · <a href="/import" id="import-link">{{.A.L.Import}}</a> <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="{{.A.CSRF}}"><button id="logout">{{.A.L.Logout}}</button></form>{{else if .A.On}}<a href="/login" id="login-link">{{.A.L.Login}}</a>{{end}}</div>
+const userBar = `<div class="userbar">{{if .A.User}}{{.A.L.LoggedInAs}} <b class="user">{{.A.User}}</b> ·{{if .A.Operate}} <a href="/submit" id="submit-link">{{.A.L.Submit}}</a> · <a href="/import" id="import-link">{{.A.L.Import}}</a>{{end}} <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="{{.A.CSRF}}"><button id="logout">{{.A.L.Logout}}</button></form>{{else if .A.On}}<a href="/login" id="login-link">{{.A.L.Login}}</a>{{end}}</div>
 {{if .A.Flash}}<div class="flash" id="flash">{{.A.Flash}}</div>{{end}}`
 
 // actCSS styles the bar and the forms.
@@ -76,7 +82,7 @@ func (h *httpServer) render(w http.ResponseWriter, t *template.Template, v any, 
 // audit appends an action to the audit trail; a failure is logged (the
 // action is done).
 func (h *httpServer) audit(r *http.Request, user, action string, tasks []string, batch, detail string) {
-	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: user, Remote: remoteIP(r), Action: action,
+	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: user, Remote: h.client(r), Door: spool.DoorConsole, Action: action,
 		Tasks: tasks, Batch: batch, Detail: detail}); err != nil {
 		h.log.Error("audit trail: not written", "action", action, "user", user, "err", err)
 	}
@@ -118,6 +124,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 	L := pl.actions()
 	back := localBack(r.PostFormValue("back"))
 	do := r.PostFormValue("do")
+	if need := actionRole(do); !s.role.Allows(need) {
+		h.refuseRole(w, r, s, need)
+		return
+	}
 	lane := taskfile.Kind(r.PostFormValue("lane"))
 	id := r.PostFormValue("id")
 	now := h.now()
@@ -249,11 +259,13 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 type auditView struct {
 	Text    string
 	Foreign bool
+	Break   bool // a break of the chain (auditchain.go)
 }
 
 // auditLines are the actions on one task (LANE/ID) or batch, newest
 // first, in the page's words: "cancel requested by 王芳 at 10:42".
-func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch string) []auditView {
+// names is whether the reader has logged in: only they see who acted.
+func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch string, names bool) []auditView {
 	es, err := h.store.AuditOf(now, task, batch)
 	if err != nil {
 		h.log.Warn("audit trail", "err", err)
@@ -265,10 +277,18 @@ func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch strin
 		if e.Time.Local().YearDay() == now.Local().YearDay() && e.Time.Year() == now.Year() {
 			when = e.Time.Local().Format("15:04")
 		}
+		if e.Break != "" {
+			out = append(out, breakView(L.lang(), e, when))
+			continue
+		}
 		text := fmt.Sprintf(L.ByAt, L.Verb(e.Action), safetext.Line(e.User), when)
+		if !names {
+			text = anonymousLine(L.lang(), L.Verb(e.Action), when)
+		}
 		if e.Detail != "" {
 			text += " (" + safetext.Line(e.Detail) + ")"
 		}
+		text += chainNote(L.lang(), e)
 		if e.Foreign != "" {
 			text = L.ForeignLine + text + " — " + e.Foreign
 		}
@@ -278,6 +298,6 @@ func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch strin
 }
 
 // auditList shows a page's audit lines.
-const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}">{{.Text}}</li>{{end}}</ul>{{end}}`
+const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}{{if .Break}} audit-break foreign{{end}}">{{.Text}}</li>{{end}}</ul>{{end}}`
 
 var _ = status.TaskHref

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -22,10 +23,15 @@ import (
 // kept in this process's memory only: a restart logs everyone out. Every
 // request that changes state is a POST that carries the session's CSRF
 // token in its form, and comes from this server's own pages (Origin, and
-// Sec-Fetch-Site when the browser sends it). Failed logins are slowed:
-// after failLimit failures from one address or for one user name, the
+// Sec-Fetch-Site when the browser sends it). Failed logins are slowed
+// without locking anyone out (throttle.go): failures are counted per
+// user and source address, so failures from one address hold the right
+// password from another at most a small fixed delay; one address failing
+// for many users is slowed too, and a global budget of failures guards
+// against a spray. After failLimit failures of a (user, address), its
 // next attempt waits 2 s, then 4, 8... up to failMaxWait, and one made
-// earlier is refused unchecked (429, Retry-After).
+// earlier is refused unchecked (429, Retry-After). Behind a proxy the
+// address is X-Forwarded-For's, only from console.trustedProxies.
 
 const (
 	sessionCookie = "spoolgate_session"
@@ -38,6 +44,7 @@ const (
 
 type session struct {
 	id, user, csrf string
+	role           config.Role // the user's (roles.go), fixed at login
 	expires        time.Time
 	flash          string // one message for the next page
 	staged         *stagedImport
@@ -49,7 +56,9 @@ type failRec struct {
 }
 
 type auth struct {
-	users  map[string]string
+	users  map[string]string      // name: password hash
+	roles  map[string]config.Role // name (config.TokenUser for the token): role (roles.go)
+	public bool                   // console.public: counts
 	token  string
 	ttl    time.Duration
 	secure bool
@@ -60,14 +69,23 @@ type auth struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	fails    map[string]*failRec
+
+	// Throttling (throttle.go): the fixed delay, the global budget of
+	// failures (under mu), the proxies whose X-Forwarded-For is believed.
+	userDelay time.Duration
+	global    budget
+	trusted   []netip.Prefix
 }
 
 func newAuth(c config.ConsoleConfig, now func() time.Time) *auth {
 	if !c.LoginOn() {
 		return nil
 	}
-	return &auth{users: c.Users, token: c.Token, ttl: c.Session.D(), secure: c.TLSOn(), now: now,
+	a := &auth{users: map[string]string{}, token: c.Token, ttl: c.Session.D(), secure: c.TLSOn(), now: now,
 		verify: make(chan struct{}, 2), sessions: map[string]*session{}, fails: map[string]*failRec{}}
+	a.setRoles(c)
+	a.userDelay, a.global, a.trusted = userDelay, budget{burst: globalBurst, refill: globalRefill}, c.TrustedProxyPrefixes()
+	return a
 }
 
 func randomToken() string {
@@ -84,23 +102,14 @@ func remoteIP(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// wait is how long a login for user from ip must still wait.
+// wait is how long a login for user from ip must still wait: the
+// pair's backoff, the address's, and the global budget's; never the
+// user's failures from other addresses (holdFor).
 func (a *auth) wait(ip, user string) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	var w time.Duration
-	for _, k := range []string{"ip:" + ip, "user:" + user} {
-		f := a.fails[k]
-		if f == nil || f.n < failLimit {
-			continue
-		}
-		d := min(time.Duration(1<<min(f.n-failLimit+1, 20))*time.Second, failMaxWait)
-		if left := f.last.Add(d).Sub(now); left > w {
-			w = left
-		}
-	}
-	return w
+	return max(backoff(a.fails[pairKey(user, ip)], failLimit, now), backoff(a.fails[ipKey(ip)], ipFailLimit, now), a.global.wait(now))
 }
 
 func (a *auth) failed(ip, user string) {
@@ -114,7 +123,8 @@ func (a *auth) failed(ip, user string) {
 			}
 		}
 	}
-	for _, k := range []string{"ip:" + ip, "user:" + user} {
+	a.global.spend(now)
+	for _, k := range []string{pairKey(user, ip), ipKey(ip), userKey(user)} {
 		f := a.fails[k]
 		if f == nil || now.Sub(f.last) > failForget {
 			f = &failRec{}
@@ -168,7 +178,7 @@ func (a *auth) newSession(user string) *session {
 		}
 		delete(a.sessions, oldest.id)
 	}
-	s := &session{id: randomToken(), user: user, csrf: randomToken(), expires: now.Add(a.ttl)}
+	s := &session{id: randomToken(), user: user, csrf: randomToken(), role: a.roles[user], expires: now.Add(a.ttl)}
 	a.sessions[s.id] = s
 	delete(a.fails, "user:"+user)
 	return s
@@ -307,7 +317,7 @@ func (h *httpServer) loginPage(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	user := strings.TrimSpace(r.PostFormValue("user"))
 	pw := r.PostFormValue("password")
-	ip := remoteIP(r)
+	ip := clientIP(r, h.auth.trusted)
 	v.User = user
 	if wait := h.auth.wait(ip, user); wait > 0 {
 		secs := int(wait.Round(time.Second) / time.Second)
@@ -317,6 +327,7 @@ func (h *httpServer) loginPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, loginTmpl, &v, http.StatusTooManyRequests)
 		return
 	}
+	hold(r.Context(), h.auth.holdFor(user))
 	name, ok := h.auth.check(user, pw)
 	if !ok {
 		h.auth.failed(ip, user)
@@ -326,6 +337,7 @@ func (h *httpServer) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := h.auth.newSession(name)
+	h.auth.succeeded(ip, user)
 	http.SetCookie(w, h.auth.cookie(s.id, 0))
 	h.audit(r, name, "login", nil, "", "")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -337,6 +349,7 @@ func (h *httpServer) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.auth.end(s)
+	h.live.CloseOwner(s.id, "logged out") // the account's lock goes with the login
 	http.SetCookie(w, h.auth.cookie("", -1))
 	h.audit(r, s.user, "logout", nil, "", "")
 	http.Redirect(w, r, "/", http.StatusSeeOther)

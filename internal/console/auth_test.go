@@ -89,7 +89,7 @@ func consoleWithUsers(t *testing.T) *config.Config {
 	cfg := fixture.Spool(t)
 	hw, _ := HashPassword("wang-secret")
 	hl, _ := HashPassword("li-secret")
-	cfg.Console.Users = map[string]string{"王芳": hw, "li": hl}
+	cfg.Console.Users = map[string]config.ConsoleUser{"王芳": {Hash: hw, Role: config.RoleAdmin}, "li": {Hash: hl, Role: config.RoleAdmin}}
 	cfg.Console.Session = config.Duration(time.Hour)
 	return cfg
 }
@@ -249,7 +249,7 @@ func TestAuth_Wait(t *testing.T) {
 			a.failed("10.0.0.1", "li")
 		}
 		now = now.Add(tc.advance)
-		if got := a.wait("10.0.0.1", "someone"); got != tc.want {
+		if got := a.wait("10.0.0.1", "li"); got != tc.want { // the pair's failures
 			t.Errorf("after %+v: wait %s, want %s", tc, got, tc.want)
 		}
 	}

@@ -63,7 +63,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 {{range .Failures}}<tr class="failure"><td><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{.Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Error}}</td></tr>
 {{end}}</table>
 <h2>{{.D.Retry}}</h2>
-{{if .A.User}}<form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry-failed"><input type="hidden" name="batch" value="{{.Name}}"><button id="retry-failed">{{.A.L.RetryFailed}} ({{len .Failures}})</button></form>{{end}}
+{{if .A.Operate}}<form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry-failed"><input type="hidden" name="batch" value="{{.Name}}"><button id="retry-failed">{{.A.L.RetryFailed}} ({{len .Failures}})</button></form>{{end}}
 <code class="cmd">{{.Retry}}</code>
 <div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}
 ` + auditList + `
@@ -90,7 +90,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name, A: h.actView(r, L)}
-	v.Audit = h.auditLines(v.A.L, st.Now, "", name)
+	v.Audit = h.auditLines(v.A.L, st.Now, "", name, v.A.User != "")
 	found := false
 	for _, b := range st.Batches {
 		if b.Batch == name {

@@ -130,3 +130,102 @@ func TestHTTPServer_TaskPageBounds(t *testing.T) {
 		t.Errorf("the task page of a done task with a 2 MB answer does not show it")
 	}
 }
+
+// TestHTTPServer_BatchPageBounds: the batch page has the status page's
+// bounds. One planted record of a batch's task (no daemon wrote it) with
+// attempt times from year 1 to 9999 made /batch/NAME 68 MB (an axis tick
+// every week of ten thousand years). Each case keeps the page under 200
+// KB and draws at most the last records; the axis spans no more than the
+// task's real span (submitted to now), and a task "submitted" in year 1
+// still gets at most a dozen ticks.
+func TestHTTPServer_BatchPageBounds(t *testing.T) {
+	now := time.Now().UTC()
+	year1 := time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC) // the 1st is the zero time, which means "none"
+	year9999 := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	rec := func(n int, claimed, ended time.Time) taskfile.AttemptRecord {
+		return taskfile.AttemptRecord{N: n, ClaimedAt: claimed, StartedAt: claimed, EndedAt: ended, Outcome: taskfile.AttemptRetried, Owner: "evil:1"}
+	}
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		attempts func() []taskfile.AttemptRecord
+		submit   time.Time
+		maxBars  int
+	}{
+		{name: "year 1 to 9999", dir: taskfile.DirDone, submit: now.Add(-time.Hour), maxBars: 2,
+			attempts: func() []taskfile.AttemptRecord {
+				return []taskfile.AttemptRecord{rec(1, year1, year9999), rec(2, year9999, year9999)}
+			}},
+		{name: "year 1 to 9999 submitted in year 1", dir: taskfile.DirFailed, submit: year1, maxBars: 2,
+			attempts: func() []taskfile.AttemptRecord {
+				return []taskfile.AttemptRecord{rec(1, year1, year9999), rec(2, year1, now)}
+			}},
+		{name: "running since year 1", dir: taskfile.DirRunning, submit: year1, maxBars: 1,
+			attempts: func() []taskfile.AttemptRecord {
+				return []taskfile.AttemptRecord{{N: 1, ClaimedAt: year1, StartedAt: year1}}
+			}},
+		{name: "5,000 attempts", dir: taskfile.DirDone, submit: now.Add(-time.Hour), maxBars: taskfile.MaxAttemptRecords,
+			attempts: func() []taskfile.AttemptRecord {
+				out := make([]taskfile.AttemptRecord, 5000)
+				for i := range out {
+					out[i] = rec(i+1, now.Add(-30*time.Minute+time.Duration(i)*time.Millisecond), now.Add(-10*time.Minute))
+				}
+				return out
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fixture.Spool(t)
+			L := spool.NewLayout(cfg.Spool)
+			tk := taskfile.Task{TaskID: "absurd", ModelKind: taskfile.KindAPI, Model: "writer", Content: "x", Batch: "planted",
+				State: taskfile.StateSuccess, Attempt: 2, SubmittedAt: tc.submit, StartedAt: year1, FinishedAt: year9999, Attempts: tc.attempts()}
+			data, err := tk.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(L.TaskPath(taskfile.KindAPI, tc.dir, "absurd"), data, spool.FilePerm); err != nil {
+				t.Fatal(err)
+			}
+			h := startTestHTTP(t, cfg, nil)
+			defer h.Stop()
+			resp, body := get(t, h, "/batch/planted")
+			t.Logf("%s: /batch/planted is %d bytes (%d SVG elements)", tc.name, len(body), bytes.Count(body, []byte("<line"))+bytes.Count(body, []byte("<rect")))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("/batch/planted: %d", resp.StatusCode)
+			}
+			if len(body) > 200<<10 {
+				t.Errorf("/batch/planted is %d KB, want under 200 KB", len(body)>>10)
+			}
+			if n := bytes.Count(body, []byte(`data-task="absurd"`)); n == 0 || n > tc.maxBars {
+				t.Errorf("the timeline draws %d bars of the planted task, want 1 to %d", n, tc.maxBars)
+			}
+			if tc.submit.Equal(year1) {
+				return // the span is absurd, its ticks are not: the size above
+			}
+			from, to := svgSpan(t, body)
+			if from.Before(now.Add(-2 * time.Hour)) {
+				t.Errorf("the axis starts %s, before the task was submitted (%s)", from, tc.submit)
+			}
+			if to.After(now.Add(time.Hour)) {
+				t.Errorf("the axis ends %s, after now (%s)", to, now)
+			}
+		})
+	}
+}
+
+// svgSpan reads the timeline's data-from and data-to.
+func svgSpan(t *testing.T, body []byte) (from, to time.Time) {
+	t.Helper()
+	attr := func(k string) time.Time {
+		_, rest, ok := strings.Cut(string(body), k+`="`)
+		if !ok {
+			t.Fatalf("no %s on the timeline", k)
+		}
+		v, _, _ := strings.Cut(rest, `"`)
+		tm, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", k, v, err)
+		}
+		return tm
+	}
+	return attr("data-from"), attr("data-to")
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/internal/actions"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -86,8 +87,13 @@ func (h *httpServer) needLogin(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, labelsFor(r).actions().ReadOnly, http.StatusNotFound)
 		return true
 	}
-	if h.auth.session(r) == nil {
+	s := h.auth.session(r)
+	if s == nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return true
+	}
+	if !s.role.Allows(config.RoleOperator) { // the gate says so first; kept for a handler served alone
+		h.refuseRole(w, r, s, config.RoleOperator)
 		return true
 	}
 	return false

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/spoolgate/spoolgate/spool/config"
 )
 
 // hostGuard answers only requests whose Host header names this server, so
@@ -97,16 +99,28 @@ func (g *hostGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // warnIfOpen warns, once at start, when the page can be reached from
-// other machines, and says who can read it.
-func warnIfOpen(log *slog.Logger, addr net.Addr, plainLogin bool) {
+// other machines, and says exactly what a visitor without a login can
+// read there (gate, roles.go).
+func warnIfOpen(log *slog.Logger, addr net.Addr, cc config.ConsoleConfig) {
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
 		return
 	}
-	if plainLogin {
+	a := addr.String()
+	if cc.LoginOn() && !cc.TLSOn() {
 		log.Warn("console logins over plain HTTP on the network: passwords and session cookies cross it in clear text, and anyone on the path can act as a logged-in operator; set console.tls (cert and key) or put an HTTPS proxy in front",
-			"addr", addr.String())
+			"addr", a)
 	}
-	log.Warn("status page open to the network: anyone who can reach "+addr.String()+
-		" can read task ids, batch names, file names and the spool path (http: 127.0.0.1:PORT keeps it to this machine)",
-		"addr", addr.String())
+	switch {
+	case !cc.LoginOn():
+		log.Warn("status page open to the network without a login: anyone who can reach "+a+
+			" can read every task's prompt, content, result and log, its screenshots, saved pages and generated files, the batches' results (CSV, JSON Lines), the spool path and the audit lines (without user names); set console.users (or console.token) to put them behind a login, or http: 127.0.0.1:PORT to keep it to this machine",
+			"addr", a)
+	case cc.PublicCountsOn():
+		log.Warn("console on the network with console.public: counts: anyone who can reach "+a+
+			" without a login sees each lane's task counts, progress and ETA, and /metrics (counts by lane, state and account, and the running tasks' ids in the heartbeat gauge); every task's text, file and result, the batches and the audit lines need a login",
+			"addr", a)
+	default:
+		log.Info("console on the network: without a login, "+a+" answers only its login page; every page, file and download needs a login",
+			"addr", a)
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/internal/testkit/fixture"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -134,28 +135,44 @@ func TestHTTPServer_HostHeader(t *testing.T) {
 }
 
 func TestWarnIfOpen(t *testing.T) {
+	open := &net.TCPAddr{IP: net.IPv4zero, Port: 7311}
+	users := config.ConsoleConfig{Users: map[string]config.ConsoleUser{"li": {Hash: "$2a$x", Role: config.RoleViewer}}}
+	counts := users
+	counts.Public = config.PublicCounts
+	tls := users
+	tls.TLS = config.TLSConfig{Cert: "c.pem", Key: "k.pem"}
 	for _, tc := range []struct {
-		addr net.Addr
-		warn bool
+		name     string
+		addr     net.Addr
+		cc       config.ConsoleConfig
+		want     []string // in the log
+		not      []string
+		warnings int
 	}{
-		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7311}, false},
-		{&net.TCPAddr{IP: net.IPv6loopback, Port: 7311}, false},
-		{&net.TCPAddr{IP: net.IPv4zero, Port: 7311}, true},
-		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 7311}, true},
-		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 7311}, true},
+		{name: "loopback v4", addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7311}},
+		{name: "loopback v6", addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 7311}},
+		{name: "every address, no logins", addr: open, warnings: 1,
+			want: []string{"level=WARN", "anyone who can reach " + open.String(), "prompt, content, result and log", "screenshots, saved pages and generated files", "spool path", "console.users"}},
+		{name: "v6 unspecified, no logins", addr: &net.TCPAddr{IP: net.IPv6unspecified, Port: 7311}, warnings: 1, want: []string{"prompt, content, result and log"}},
+		{name: "a LAN address, no logins", addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 7311}, warnings: 1, want: []string{"prompt, content, result and log"}},
+		{name: "logins over plain HTTP", addr: open, cc: users, warnings: 1, want: []string{"plain HTTP", "answers only its login page"}, not: []string{"prompt, content"}},
+		{name: "logins over TLS", addr: open, cc: tls, want: []string{"level=INFO", "answers only its login page"}, not: []string{"plain HTTP"}},
+		{name: "public counts", addr: open, cc: counts, warnings: 2, want: []string{"console.public: counts", "task counts, progress and ETA", "/metrics"}, not: []string{"prompt, content"}},
 	} {
 		var logs syncBuf
-		warnIfOpen(slog.New(slog.NewTextHandler(&logs, nil)), tc.addr, false)
+		warnIfOpen(slog.New(slog.NewTextHandler(&logs, nil)), tc.addr, tc.cc)
 		got := logs.String()
-		if !tc.warn {
-			if got != "" {
-				t.Errorf("%s: warned: %s", tc.addr, got)
-			}
-			continue
+		if n := strings.Count(got, "level=WARN"); n != tc.warnings {
+			t.Errorf("%s: %d warnings, want %d: %s", tc.name, n, tc.warnings, got)
 		}
-		for _, want := range []string{"level=WARN", "anyone who can reach " + tc.addr.String(), "task ids, batch names", "spool path"} {
+		for _, want := range tc.want {
 			if !strings.Contains(got, want) {
-				t.Errorf("%s: warning %q lacks %q", tc.addr, got, want)
+				t.Errorf("%s: log %q lacks %q", tc.name, got, want)
+			}
+		}
+		for _, not := range tc.not {
+			if strings.Contains(got, not) {
+				t.Errorf("%s: log %q says %q", tc.name, got, not)
 			}
 		}
 	}

@@ -120,15 +120,20 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, tableimport.MaxFile+1))
+	if fh.Size > tableimport.MaxFile {
+		h.tooLarge(w, r, tableimport.ErrTooLarge)
+		return
+	}
+	// Read into one buffer of the file's size: io.ReadAll would grow one
+	// by doubling, twice the file in garbage before the table is read.
+	data := make([]byte, fh.Size)
+	_, err = io.ReadFull(f, data)
 	if err != nil {
 		h.tooLarge(w, r, err)
 		return
 	}
 	t, err := tableimport.Read(data)
-	if errors.Is(err, tableimport.ErrTooLarge) {
-		v.Err = fmt.Sprintf(v.A.L.TooLarge, tableimport.MaxFile>>20) + ": " + safetext.Line(err.Error())
-		h.render(w, importTmpl, &v, http.StatusRequestEntityTooLarge)
+	if h.importTooLarge(w, &v, err) {
 		return
 	}
 	if err != nil {
@@ -143,6 +148,9 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 	}
 	rows, err := tableimport.Mapping{Template: v.F["template"], ContentCol: v.F["contentCol"], PromptCol: v.F["promptCol"],
 		ModelCol: v.F["modelCol"], PriorityCol: v.F["priorityCol"], OutputCol: v.F["outputCol"], Model: v.F["model"]}.Rows(t)
+	if h.importTooLarge(w, &v, err) {
+		return
+	}
 	if err != nil {
 		v.Err = safetext.Line(err.Error())
 		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
@@ -164,6 +172,22 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.render(w, importTmpl, &v, http.StatusOK)
+}
+
+// importTooLarge answers a refusal for size, 413 with its reason in the
+// page's language, and reports whether err was one.
+func (h *httpServer) importTooLarge(w http.ResponseWriter, v *importView, err error) bool {
+	if !errors.Is(err, tableimport.ErrTooLarge) {
+		return false
+	}
+	var le *tableimport.LimitError
+	if errors.As(err, &le) {
+		v.Err = safetext.Line(importLimit(v.L, le))
+	} else {
+		v.Err = fmt.Sprintf(v.A.L.TooLarge, tableimport.MaxFile>>20) + ": " + safetext.Line(err.Error())
+	}
+	h.render(w, importTmpl, v, http.StatusRequestEntityTooLarge)
+	return true
 }
 
 // problemField is the field a row's problem names after "row N: ".

@@ -75,7 +75,7 @@ func (h *httpServer) newLive() {
 // warm browser of the session closes). Either may be nil; safe without
 // logins.
 func (h *httpServer) SetLiveHooks(onSignedIn func(account string), free func(ctx context.Context, account string) error) {
-	h.live.SetHooks(liveview.Hooks{OnSignedIn: onSignedIn, Free: free, OnEnd: h.liveEnded})
+	h.live.SetHooks(liveview.Hooks{OnSignedIn: onSignedIn, Free: free, OnEnd: h.liveEnded, Alive: h.auth.alive})
 }
 
 // liveEnded writes a view's end in the audit trail.
@@ -84,7 +84,7 @@ func (h *httpServer) liveEnded(e liveview.Ended) {
 	if e.SignedIn {
 		detail += ", signed in"
 	}
-	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: e.Operator, Remote: e.Remote, Action: "live-close", Detail: detail}); err != nil {
+	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: e.Operator, Remote: e.Remote, Door: spool.DoorLive, Action: "live-close", Detail: detail}); err != nil {
 		h.log.Error("audit trail: not written", "action", "live-close", "user", e.Operator, "err", err)
 	}
 }
@@ -189,7 +189,7 @@ func (h *httpServer) liveOpen(w http.ResponseWriter, r *http.Request) {
 	}
 	L := liveLabelsFor(r)
 	acct := r.PathValue("account")
-	_, opened, err := h.live.Open(r.Context(), acct, s.user, s.id, remoteIP(r))
+	_, opened, err := h.live.Open(r.Context(), acct, s.user, s.id, h.client(r))
 	var iu *liveview.InUseError
 	switch {
 	case errors.As(err, &iu):

@@ -205,3 +205,60 @@ func TestLiveView_SignIn(t *testing.T) {
 		t.Errorf("after the live view the site check reads signed out: %+v", rep.Problems)
 	}
 }
+
+// TestLiveView_EndsWithLogin: a live view ends when its operator logs out
+// or their login expires, at once, not ~45 s later when their page has
+// stopped asking for frames: the account's lock goes with the login, and
+// the audit trail says why the view ended.
+func TestLiveView_EndsWithLogin(t *testing.T) {
+	chromium := testkit.NeedChromium(t)
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
+	stand := testkit.NewSignInStandin(t)
+	for _, tc := range []struct {
+		name    string
+		session time.Duration
+		logout  bool
+		reason  string
+	}{
+		{name: "logs out", session: time.Hour, logout: true, reason: "logged out"},
+		{name: "the login expires", session: 4 * time.Second, reason: "login ended"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := liveConfig(t, stand, chromium)
+			cfg.Console.Session = config.Duration(tc.session)
+			h := startTestHTTP(t, cfg, nil)
+			defer h.Stop()
+			sess, _ := cfg.WebSession("a1")
+			o := newOperator(t, h)
+			if r := o.login("王芳", "wang-secret"); r.StatusCode != http.StatusSeeOther {
+				t.Fatalf("login: %d", r.StatusCode)
+			}
+			if resp, body := o.post("/live/a1/open", url.Values{"csrf": {o.csrf}}, nil); resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("open: %d %s", resp.StatusCode, body)
+			}
+			opened := time.Now()
+			if tc.logout {
+				if resp, _ := o.post("/logout", url.Values{"csrf": {o.csrf}}, nil); resp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("logout: %d", resp.StatusCode)
+				}
+			}
+			// Well before liveview.DefaultGone (45 s), the view's end
+			// without its page.
+			testkit.Wait(t, "the view to end with the login", tc.session%time.Hour+20*time.Second, func() bool { return h.live.Get("a1") == nil })
+			t.Logf("the view ended %s after it opened", time.Since(opened).Round(time.Millisecond))
+			lk := spool.OpenRunnerLock(sess.Lock)
+			if err := lk.TryLock(cfg.Host); err != nil {
+				t.Errorf("the session's lock after the login ended: %v", err)
+			}
+			_ = lk.Unlock()
+			es, err := h.store.Audit(time.Now(), func(e spool.AuditEntry) bool { return e.Action == "live-close" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 1 || !strings.Contains(es[0].Detail, "account a1: "+tc.reason) {
+				t.Errorf("audit trail %+v, want one live-close for %q", es, tc.reason)
+			}
+		})
+	}
+}

@@ -26,7 +26,8 @@ import (
 // its timeline, ?since=), `/task/LANE/ID` a task's page (its screenshots
 // under /shot/N, its saved pages as downloads under /page/N),
 // `/batch/NAME` a batch's page (?download=csv|jsonl), `/api/status` the
-// JSON of `spoolgate status --json`, `/metrics` for Prometheus. It
+// JSON of `spoolgate status --json`, `/metrics` for Prometheus; with
+// logins configured, each behind the login (gate, roles.go). It
 // answers GET and HEAD only; nothing on it changes state, except under
 // /v1/ and /api/v1/: the front door (internal/frontdoor), served only when
 // `tokens:` lists a token. It answers only requests whose Host names it
@@ -160,7 +161,7 @@ func (h *httpServer) Start(ctx context.Context) error {
 	if h.door != nil {
 		h.log.Info("front door", "url", scheme+"://"+h.addr.String()+"/v1", "tokens", len(h.cfg.Tokens), "remote", h.cfg.Door.Remote)
 	}
-	warnIfOpen(h.log, h.addr, h.auth != nil && !h.cfg.Console.TLSOn())
+	warnIfOpen(h.log, h.addr, h.cfg.Console)
 	started()
 	return nil
 }
@@ -187,7 +188,7 @@ func (h *httpServer) handler() http.Handler {
 	mux.HandleFunc("/live/{account}/open", h.liveOpen)
 	mux.HandleFunc("/live/{account}/input", h.liveInput)
 	mux.HandleFunc("/live/{account}/close", h.liveClose)
-	return readOnly(mux)
+	return readOnly(h.gate(mux))
 }
 
 // Addr is the address served, or nil when not listening.

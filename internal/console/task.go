@@ -135,7 +135,7 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 <nav><a href="/">← {{.D.Back}}</a>{{if .Batch}} · <a href="{{batchHref .Batch}}">{{.D.BatchPage}} {{.Batch}}</a>{{end}}</nav>
 <h1 class="task-title">{{.Lane}}/{{.ID}} <span class="state s-{{.Dir}}">{{.Dir}}</span>{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
 {{if .ReadErr}}<div class="err">{{.ReadErr}}</div>{{end}}
-{{if and .A.User (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
+{{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
 {{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
 {{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level"><option>high</option><option selected>normal</option><option>low</option></select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
 ` + auditList + `
@@ -194,7 +194,7 @@ func (h *httpServer) taskPage(w http.ResponseWriter, r *http.Request) {
 	L := labelsFor(r)
 	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month, A: h.actView(r, L)}
 	h.fillTask(&v, loc)
-	v.Audit = h.auditLines(v.A.L, h.now(), lane+"/"+id, "")
+	v.Audit = h.auditLines(v.A.L, h.now(), lane+"/"+id, "", v.A.User != "")
 	var buf bytes.Buffer
 	if err := taskTmpl.Execute(&buf, &v); err != nil {
 		h.log.Error("task page", "err", err)

@@ -15,7 +15,7 @@ import (
 // CheckAttachments): a missing file or one with ".." is a 400 naming the
 // reason, nothing dropped; a file in the spool's files/ is taken.
 func TestDoor_Attachments(t *testing.T) {
-	d, tok := newTestDoor(t, "")
+	d, tok := newTestDoorWith(t, ", allow: [attachments]", "", "")
 	files := attach.FilesFolder(d.st.Layout.Root)
 	if err := os.MkdirAll(files, 0o750); err != nil {
 		t.Fatal(err)

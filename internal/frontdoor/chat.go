@@ -165,6 +165,7 @@ func (d *Door) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	t.DoorToken = tk.name // after check, which clears what a daemon writes
 	s, aerr := d.submit(lane, t)
 	if aerr != nil {
 		if aerr.Status == http.StatusTooManyRequests {

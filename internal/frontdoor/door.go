@@ -7,6 +7,7 @@ package frontdoor
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
@@ -70,7 +71,7 @@ func New(store *spool.Store, log *slog.Logger) *Door {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", d.chat)
 	mux.HandleFunc("GET /v1/models", d.models)
-	mux.HandleFunc("POST /api/v1/tasks", d.submitTasks)
+	mux.HandleFunc("POST "+submitPath, d.submitTasks)
 	mux.HandleFunc("GET /api/v1/tasks/{lane}/{id}", d.getTask)
 	mux.HandleFunc("GET /api/v1/tasks/{lane}/{id}/wait", d.waitTask)
 	mux.HandleFunc("POST /api/v1/tasks/{lane}/{id}/cancel", d.cancelTask)
@@ -118,18 +119,43 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	if tk.lim != nil {
-		res := tk.lim.ReserveN(d.now(), 1)
-		if delay := res.DelayFrom(d.now()); delay > 0 {
-			res.CancelAt(d.now())
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(delay.Seconds()))))
-			writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
-				Msg: "token " + tk.name + " is over its rate (" + tk.cfg.Rate + ")"})
-			return
-		}
+	// A submit of N tasks costs N: submitTasks charges it once it has
+	// read how many; every other request costs one.
+	if !(r.Method == http.MethodPost && r.URL.Path == submitPath) && !d.charge(w, tk, 1) {
+		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, d.cfg.Door.MaxBody)
 	d.mux.ServeHTTP(w, r.WithContext(withToken(r.Context(), tk)))
+}
+
+// submitPath is POST's route of the JSON task API's submit.
+const submitPath = "/api/v1/tasks"
+
+// charge spends n of the token's rate, all or nothing: over it, the
+// request is refused with 429 and nothing of it is done. n above the
+// rate's burst can never pass: its 429 says so, without Retry-After.
+func (d *Door) charge(w http.ResponseWriter, tk *token, n int) bool {
+	if tk.lim == nil {
+		return true
+	}
+	now := d.now()
+	res := tk.lim.ReserveN(now, n)
+	if !res.OK() {
+		writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
+			Msg: fmt.Sprintf("%d tasks in one request is over token %s's rate (%s), which allows %d at most at once: nothing was submitted; send fewer at a time", n, tk.name, tk.cfg.Rate, tk.lim.Burst())})
+		return false
+	}
+	if delay := res.DelayFrom(now); delay > 0 {
+		res.CancelAt(now)
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(delay.Seconds()))))
+		msg := "token " + tk.name + " is over its rate (" + tk.cfg.Rate + ")"
+		if n > 1 {
+			msg += fmt.Sprintf(": the %d tasks of this request would pass it; nothing was submitted", n)
+		}
+		writeError(w, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded", Msg: msg})
+		return false
+	}
+	return true
 }
 
 // auth finds the request's bearer token among `tokens:`. The token is

@@ -113,6 +113,13 @@ func TestToken(t *testing.T) {
 // newTestDoor is a door over a spool in a temp folder: no daemon runs.
 func newTestDoor(t *testing.T, extra string) (*Door, string) {
 	t.Helper()
+	return newTestDoorWith(t, "", "", extra)
+}
+
+// newTestDoorWith is newTestDoor with more keys in token cms's entry
+// (", allow: [output]") and more tokens (lines of `tokens:`).
+func newTestDoorWith(t *testing.T, cms, tokens, extra string) (*Door, string) {
+	t.Helper()
 	dir := t.TempDir()
 	tok, hash := NewToken()
 	cfg, err := config.ParseConfig([]byte(`spool: ` + filepath.Join(dir, "spool") + `
@@ -120,8 +127,8 @@ models:
   - {name: writer, kind: api, baseURL: "http://127.0.0.1:9/v1"}
   - {name: other, kind: api, baseURL: "http://127.0.0.1:9/v1"}
 tokens:
-  cms: {hash: "` + hash + `", models: [writer]}
-` + extra))
+  cms: {hash: "` + hash + `", models: [writer]` + cms + `}
+` + tokens + extra))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +207,8 @@ func TestConfig_DoorKeys(t *testing.T) {
 }
 
 // A record planted in done/ under a key's taskId (unsealed: no daemon of
-// this installation wrote it) is never answered as the task's result.
+// this installation wrote it, so no token's) is never answered as the
+// task's result: the key's submit is refused as a taken id.
 func TestDoor_PlantedResultRefused(t *testing.T) {
 	d, tok := newTestDoor(t, "")
 	tk := d.tokens[strings.TrimPrefix(HashToken(tok), config.TokenHashPrefix)]
@@ -217,7 +225,7 @@ func TestDoor_PlantedResultRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := serve(d, http.MethodPost, "/v1/chat/completions", tok, `{"model":"writer","messages":[{"role":"user","content":"hello"}]}`, "Idempotency-Key", "k-planted")
-	if w.Code != http.StatusInternalServerError || strings.Contains(w.Body.String(), "PLANTED") {
+	if w.Code != http.StatusConflict || strings.Contains(w.Body.String(), "PLANTED") {
 		t.Errorf("planted record: %d %s", w.Code, w.Body)
 	}
 }

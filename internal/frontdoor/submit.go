@@ -56,7 +56,7 @@ func (d *Door) check(t *taskfile.Task) (taskfile.Kind, *apiError) {
 		rej = config.Validate(d.cfg, t, lane)
 	}
 	if rej == nil {
-		rej = d.st.CheckOutput(t, lane)
+		rej = d.st.CheckOutputShape(t, lane)
 	}
 	if rej == nil {
 		rej = d.st.CheckAttachments(t, "")
@@ -66,6 +66,22 @@ func (d *Door) check(t *taskfile.Task) (taskfile.Kind, *apiError) {
 		return "", badRequest("", rej.Msg)
 	}
 	return lane, nil
+}
+
+// checkOutputFree refuses, with 409 naming the file, a new task whose
+// output: is a file already there (spoolgate never replaces one); the
+// task the taskId names already, if any, is joined instead (submit).
+func (d *Door) checkOutputFree(lane taskfile.Kind, t *taskfile.Task) *apiError {
+	if t.Output == "" {
+		return nil
+	}
+	if _, err := d.look(lane, t.TaskID); !errors.Is(err, errNoTask) {
+		return nil
+	}
+	if rej := d.st.OutputTaken(t); rej != nil {
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: "output", Code: "output_exists", Msg: rej.Msg}
+	}
+	return nil
 }
 
 // errConflict: the taskId or key names a task made from another request.
@@ -89,7 +105,9 @@ func (d *Door) submit(lane taskfile.Kind, t *taskfile.Task) (submitted, *apiErro
 		return s, &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "queue_full",
 			Msg: fmt.Sprintf("the %s lane has %d tasks waiting (door.maxQueue %d): try again later", lane, n, d.cfg.Door.MaxQueue)}
 	}
-	data, err := t.Encode()
+	// Sealed: the token that submits it (t.DoorToken) is kept through
+	// intake only from a drop this installation wrote (spool/owner.go).
+	data, err := d.st.EncodeTask(lane, t)
 	if err != nil {
 		return s, badRequest("", err.Error())
 	}
@@ -107,9 +125,15 @@ func (d *Door) submit(lane taskfile.Kind, t *taskfile.Task) (submitted, *apiErro
 	return s, nil
 }
 
-// join returns the existing task w if it was made from the same fields.
+// join returns the existing task w if the same token made it from the
+// same fields. Another's there (only a file someone dropped on the share
+// under the token's own id can be: ids are per token) is refused.
 func (d *Door) join(s submitted, w where, t *taskfile.Task) (submitted, *apiError) {
 	s.joined, s.at = true, w
+	if w.owner != t.DoorToken {
+		return s, &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: "task_exists",
+			Msg: fmt.Sprintf("task %s/%s exists and token %s did not submit it (a file dropped on the share under its id?): give another taskId or key", s.lane, s.id, t.DoorToken)}
+	}
 	if w.task != nil {
 		e := w.task
 		if e.Model != t.Model || e.Prompt != t.Prompt || e.Content != t.Content || e.Output != t.Output || !slices.Equal(e.Attachments, t.Attachments) {

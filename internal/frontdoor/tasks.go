@@ -54,6 +54,9 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	if !d.charge(w, tk, len(ins)) {
+		return
+	}
 	key := r.Header.Get("Idempotency-Key")
 	type ready struct {
 		lane taskfile.Kind
@@ -63,6 +66,10 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 	seen := map[string]int{}
 	for i, in := range ins {
 		param := fmt.Sprintf("tasks[%d]", i)
+		if aerr := checkGrants(tk, in, param); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
 		t := &taskfile.Task{TaskID: in.TaskID, ModelKind: taskfile.Kind(in.Lane), Model: in.Model, Batch: in.Batch,
 			Priority: taskfile.Priority(in.Priority), Output: in.Output, Prompt: in.Prompt, Content: in.Content, Attachments: in.Attachments}
 		if in.Lane != "" && !t.ModelKind.Valid() {
@@ -74,6 +81,7 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case t.TaskID != "":
+			t.TaskID = ownID(tk, t.TaskID) // the token's own name for it (rights.go)
 		case key != "" && i == 0:
 			t.TaskID = keyedID(tk, key)
 		case key != "":
@@ -87,8 +95,15 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		lane, aerr := d.check(t)
+		if aerr == nil {
+			aerr = d.checkOutputFree(lane, t)
+		}
 		if aerr != nil {
-			aerr.Param = param
+			if aerr.Param == "" {
+				aerr.Param = param
+			} else {
+				aerr.Param = param + "." + aerr.Param
+			}
 			writeError(w, aerr)
 			return
 		}
@@ -97,6 +112,7 @@ func (d *Door) submitTasks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seen[string(lane)+"/"+t.TaskID] = i
+		t.DoorToken = tk.name
 		all = append(all, ready{lane, t})
 	}
 	out := make([]taskOut, 0, len(all))
@@ -182,11 +198,11 @@ func (d *Door) taskRef(w http.ResponseWriter, r *http.Request) (taskfile.Kind, s
 		return "", "", where{}, false
 	}
 	at, err := d.look(k, id)
-	if err == nil && at.task != nil && !tokenOf(r.Context()).cfg.Allows(at.task.Model) {
-		err = errNoTask // a task of a model the token may not use is not shown
+	if err == nil && !tokenOf(r.Context()).sees(at) {
+		err = errNoTask // another token's task, or one of a model the token may not use: as if there were none
 	}
 	if errors.Is(err, errNoTask) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found", Msg: fmt.Sprintf("no task %s/%s", k, id)})
+		writeError(w, noTask(k, id))
 		return "", "", where{}, false
 	}
 	if err != nil {
@@ -194,6 +210,19 @@ func (d *Door) taskRef(w http.ResponseWriter, r *http.Request) (taskfile.Kind, s
 		return "", "", where{}, false
 	}
 	return k, id, at, true
+}
+
+// actRef is taskRef for a request that changes the task: one the token
+// sees but did not submit, without act: all, is refused with 403.
+func (d *Door) actRef(w http.ResponseWriter, r *http.Request) (taskfile.Kind, string, where, bool) {
+	k, id, at, ok := d.taskRef(w, r)
+	if ok && !tokenOf(r.Context()).acts(at) {
+		tk := tokenOf(r.Context())
+		writeError(w, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "not_own_task",
+			Msg: fmt.Sprintf("token %s did not submit task %s/%s: only its own, unless its entry in tokens: says act: all", tk.name, k, id)})
+		return "", "", where{}, false
+	}
+	return k, id, at, ok
 }
 
 // getTask is GET /api/v1/tasks/{lane}/{id}.
@@ -232,7 +261,7 @@ func (d *Door) waitTask(w http.ResponseWriter, r *http.Request) {
 // cancel`: a pending task ends at once, a running one at its next
 // checkpoint.
 func (d *Door) cancelTask(w http.ResponseWriter, r *http.Request) {
-	k, id, at, ok := d.taskRef(w, r)
+	k, id, at, ok := d.actRef(w, r)
 	if !ok {
 		return
 	}
@@ -242,6 +271,7 @@ func (d *Door) cancelTask(w http.ResponseWriter, r *http.Request) {
 			writeError(w, internalError(err.Error()))
 			return
 		}
+		d.audit(r, "cancel", k, id)
 		writeJSON(w, http.StatusAccepted, d.view(k, id, false))
 	default:
 		writeError(w, &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Code: "task_final",
@@ -252,7 +282,7 @@ func (d *Door) cancelTask(w http.ResponseWriter, r *http.Request) {
 // retryTask is POST /api/v1/tasks/{lane}/{id}/retry, as `spoolgate
 // retry`: a failed or canceled task goes back to incoming/ to run again.
 func (d *Door) retryTask(w http.ResponseWriter, r *http.Request) {
-	k, id, _, ok := d.taskRef(w, r)
+	k, id, _, ok := d.actRef(w, r)
 	if !ok {
 		return
 	}
@@ -265,6 +295,7 @@ func (d *Door) retryTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, internalError(err.Error()))
 		return
 	}
+	d.audit(r, "retry", k, id)
 	d.waits.wake(k, id)
 	writeJSON(w, http.StatusAccepted, d.view(k, id, false))
 }

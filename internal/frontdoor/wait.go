@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -62,6 +62,7 @@ type where struct {
 	dir    string // incoming, pending, running, done, failed, canceled; "" none
 	task   *taskfile.Task
 	reject string // a rejected drop's reason (dir failed)
+	owner  string // the token that submitted it (Task.DoorToken); "" none
 }
 
 func (w where) final() bool {
@@ -87,9 +88,17 @@ func (d *Door) look(k taskfile.Kind, id string) (where, error) {
 			}
 			return where{}, errNoTask
 		}
-		if dir == taskfile.DirFailed && d.st.Layout.IsRejectedDrop(k, dir, id+".yaml") {
-			reason, _ := os.ReadFile(filepath.Join(d.st.Layout.Lane(k, dir), taskfile.ReasonFileName(id+".yaml")))
-			return where{dir: dir, reject: strings.TrimSpace(string(reason))}, nil
+		if dir == taskfile.DirFailed && d.st.Layout.IsRejectedDrop(k, dir, id) {
+			reason, _ := os.ReadFile(filepath.Join(d.st.Layout.Lane(k, dir), taskfile.ReasonFileName(id)))
+			w := where{dir: dir, reject: strings.TrimSpace(string(reason))}
+			if t, err := d.st.ReadDrop(k, d.st.Layout.TaskPath(k, dir, id)); err == nil {
+				// The drop's bytes are kept, the door's seal with them.
+				if t.TaskID == "" {
+					t.TaskID = id
+				}
+				w.task, w.owner = t, t.DoorToken
+			}
+			return w, nil
 		}
 		t, err := d.st.Read(k, dir, id)
 		if err != nil {
@@ -98,26 +107,25 @@ func (d *Door) look(k taskfile.Kind, id string) (where, error) {
 			}
 			return where{}, fmt.Errorf("read task %s/%s: %w", k, id, err)
 		}
-		return where{dir: dir, task: t}, nil
+		return where{dir: dir, task: t, owner: t.DoorToken}, nil
 	}
 }
 
 // lookIncoming reads task id from lane k's incoming/: a drop, the
-// submitter's fields only (false when it is not there, or moved on).
+// submitter's fields only, and its token if the door sealed it (false
+// when it is not there, or moved on).
 func (d *Door) lookIncoming(k taskfile.Kind, id string) (where, bool) {
-	data, _, err := fsx.ReadRegular(d.st.Layout.TaskPath(k, taskfile.DirIncoming, id), taskfile.MaxTaskSize)
+	t, err := d.st.ReadDrop(k, d.st.Layout.TaskPath(k, taskfile.DirIncoming, id))
+	if errors.Is(err, spool.ErrBadDrop) {
+		return where{dir: taskfile.DirIncoming}, true
+	}
 	if err != nil {
 		return where{}, false
 	}
-	t, err := taskfile.DecodeTask(data)
-	if err != nil {
-		return where{dir: taskfile.DirIncoming}, true
-	}
-	t.ResetForIntake()
 	if t.TaskID == "" {
 		t.TaskID = id
 	}
-	return where{dir: taskfile.DirIncoming, task: t}, true
+	return where{dir: taskfile.DirIncoming, task: t, owner: t.DoorToken}, true
 }
 
 // waitFinal waits until task id of lane k is final, ctx ends, or until

@@ -174,27 +174,57 @@ func OpenAppendBeneath(root, rel string) (*os.File, error) {
 // never written through. Missing folders are created. An existing target
 // that is not a regular file is refused.
 func WriteBeneath(root, rel string, data []byte, tag string) error {
-	parts, err := SplitRel(rel)
+	st, err := stageBeneath(root, rel, data, tag)
 	if err != nil {
 		return err
+	}
+	defer unix.Close(st.dfd)
+	if err := unix.Renameat(st.dfd, st.tmp, st.dfd, st.name); err != nil {
+		unix.Unlinkat(st.dfd, st.tmp, 0)
+		return &os.PathError{Op: "write", Path: st.path, Err: err}
+	}
+	if err := dirsync.FD(st.dfd); err != nil {
+		return &os.PathError{Op: "sync", Path: st.dir, Err: err}
+	}
+	return nil
+}
+
+// staged is data written and synced to a temp file beside its target,
+// in the folder open at dfd (the caller closes it), not yet moved in.
+type staged struct {
+	dfd                  int
+	dir, name, path, tmp string
+}
+
+// stageBeneath opens root/rel's folder beneath root (creating missing
+// folders), refuses a target that is there and not a regular file, and
+// writes data to a new temp file beside it, fsynced: the first half of
+// WriteBeneath and WriteBeneathNew, which differ in how they move it in.
+func stageBeneath(root, rel string, data []byte, tag string) (staged, error) {
+	parts, err := SplitRel(rel)
+	if err != nil {
+		return staged{}, err
 	}
 	dfd, dir, err := openDirBeneath(root, parts[:len(parts)-1], true)
 	if err != nil {
-		return err
+		return staged{}, err
 	}
-	defer unix.Close(dfd)
-	name := parts[len(parts)-1]
-	path := filepath.Join(dir, name)
-	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return &NotRegularError{Path: path, Kind: kindOfUnix(uint32(st.Mode) & unix.S_IFMT), Want: WantFile}
+	st := staged{dfd: dfd, dir: dir, name: parts[len(parts)-1]}
+	st.path = filepath.Join(dir, st.name)
+	fail := func(err error) (staged, error) {
+		unix.Close(dfd)
+		return staged{}, err
 	}
-	tmp := filepath.Base(TempName(path, tag))
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|safeFlags, uint32(FilePerm))
+	var fi unix.Stat_t
+	if err := unix.Fstatat(dfd, st.name, &fi, unix.AT_SYMLINK_NOFOLLOW); err == nil && uint32(fi.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return fail(&NotRegularError{Path: st.path, Kind: kindOfUnix(uint32(fi.Mode) & unix.S_IFMT), Want: WantFile})
+	}
+	st.tmp = filepath.Base(TempName(st.path, tag))
+	fd, err := unix.Openat(dfd, st.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|safeFlags, uint32(FilePerm))
 	if err != nil {
-		return &os.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
+		return fail(&os.PathError{Op: "create", Path: filepath.Join(dir, st.tmp), Err: err})
 	}
-	f := os.NewFile(uintptr(fd), tmp)
+	f := os.NewFile(uintptr(fd), st.tmp)
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
@@ -202,17 +232,11 @@ func WriteBeneath(root, rel string, data []byte, tag string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name)
-	}
 	if err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return &os.PathError{Op: "write", Path: path, Err: err}
+		unix.Unlinkat(dfd, st.tmp, 0)
+		return fail(&os.PathError{Op: "write", Path: st.path, Err: err})
 	}
-	if err := dirsync.FD(dfd); err != nil {
-		return &os.PathError{Op: "sync", Path: dir, Err: err}
-	}
-	return nil
+	return st, nil
 }
 
 // NoFollowFlags are the open flags for a file opened by a library that

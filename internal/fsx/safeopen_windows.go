@@ -111,15 +111,31 @@ func OpenAppendBeneath(root, rel string) (*os.File, error) {
 }
 
 func WriteBeneath(root, rel string, data []byte, tag string) error {
-	r, name, err := rootTarget(root, rel, true)
+	r, name, tmp, err := stageBeneath(root, rel, data, tag)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	tmp := filepath.Join(filepath.Dir(name), filepath.Base(TempName(filepath.Join(root, name), tag)))
+	if err := r.Rename(tmp, name); err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// stageBeneath opens root/rel's folder as an os.Root (the caller closes
+// it) and writes data to a new temp file beside the target, synced, not
+// yet moved in: the first half of WriteBeneath and WriteBeneathNew.
+func stageBeneath(root, rel string, data []byte, tag string) (r *os.Root, name, tmp string, err error) {
+	r, name, err = rootTarget(root, rel, true)
+	if err != nil {
+		return nil, "", "", err
+	}
+	tmp = filepath.Join(filepath.Dir(name), filepath.Base(TempName(filepath.Join(root, name), tag)))
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 	if err != nil {
-		return err
+		r.Close()
+		return nil, "", "", err
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -128,14 +144,12 @@ func WriteBeneath(root, rel string, data []byte, tag string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = r.Rename(tmp, name)
-	}
 	if err != nil {
 		r.Remove(tmp)
-		return err
+		r.Close()
+		return nil, "", "", err
 	}
-	return nil
+	return r, name, tmp, nil
 }
 
 // NoFollowFlags: Windows has no such open flags; callers check by Lstat.

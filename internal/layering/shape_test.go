@@ -25,7 +25,7 @@ const (
 
 // fileLimits are the packages with a limit of their own.
 var fileLimits = map[string]int{
-	"spool":        26, // the Store and the task lifecycle only (issue 38)
+	"spool":        27, // the Store and the task lifecycle only (issue 38), and its chained audit trail (issue 50)
 	"internal/fsx": 40, // one small file per primitive and OS
 }
 
@@ -136,7 +136,7 @@ func TestShapeProblems(t *testing.T) {
 		{"a long test", []srcFile{{"cmd/spoolgate/e2e_x_test.go", 900}}, "cmd/spoolgate/e2e_x_test.go: 900 lines"},
 		{"a per-OS file", []srcFile{{"browser/launch_windows.go", 20}}, "browser/launch_windows.go: a per-OS file outside internal/"},
 		{"a per-OS file beside its test", []srcFile{{"lanes/fifo_unix.go", 20}, {"lanes/fifo_linux_test.go", 20}}, "lanes/fifo_unix.go: a per-OS file outside internal/"},
-		{"spool's 27th file", many("spool", 26), "spool: 27 source files, more than 26"},
+		{"spool's 28th file", many("spool", 27), "spool: 28 source files, more than 27"},
 		{"a crowded package", many("browser", 30), "browser: 31 source files, more than 30"},
 	} {
 		p := shapeProblems(append(slices.Clone(good), tt.plant...))

@@ -7,7 +7,8 @@
 // lock (spool.RunnerLock.Borrow) for its whole life, so no task runs on the
 // account meanwhile; one operator per account at a time; it ends when the
 // operator closes it, after an idle time, when their page stops asking for
-// frames, or at Stop, and then stops the screencast and closes the
+// frames, when they log out or their login expires (Hooks.Alive,
+// CloseOwner), or at Stop, and then stops the screencast and closes the
 // browser. The console (internal/console) serves it behind its login.
 package liveview
 
@@ -75,6 +76,11 @@ type Hooks struct {
 	// OnEnd is called once per view when it has ended and let the
 	// session go.
 	OnEnd func(Ended)
+	// Alive reports whether the operator's console session (the owner
+	// given to Open) is still logged in; checked at every Poll, a view
+	// whose owner is not ends ("login ended"), letting the account go at
+	// once rather than after Gone.
+	Alive func(owner string) bool
 }
 
 // Options configure Views; zero durations take the defaults.
@@ -249,6 +255,25 @@ func (vs *Views) launch(ctx, vctx context.Context, sess config.WebSession, opera
 		return nil, nil, err
 	}
 	return page, release, nil
+}
+
+// CloseOwner ends every view the console session owner holds (its
+// operator logged out) and waits until each has let its session go.
+func (vs *Views) CloseOwner(owner, reason string) {
+	if vs == nil {
+		return
+	}
+	vs.mu.Lock()
+	var mine []*View
+	for _, v := range vs.views {
+		if v.owner == owner {
+			mine = append(mine, v)
+		}
+	}
+	vs.mu.Unlock()
+	for _, v := range mine {
+		v.Close(reason)
+	}
 }
 
 // forget removes v from the map (if it is still there).

@@ -137,8 +137,8 @@ func (v *View) event(ev any) {
 
 // run is the view's life: frames in, acknowledged no faster than the
 // frame gap (the browser sends the next only then), the signed-in check,
-// the idle limits; at its end the screencast stops, the browser closes,
-// the session is let go, and OnEnd is called.
+// the idle limits, its operator's login; at its end the screencast stops,
+// the browser closes, the session is let go, and OnEnd is called.
 func (v *View) run(ctx context.Context, p *browser.LoginPage, release func()) {
 	o := v.vs.o
 	reason := "stopped"
@@ -203,6 +203,10 @@ func (v *View) run(ctx context.Context, p *browser.LoginPage, release func()) {
 			ack(tab, evs)
 			lastAck = time.Now()
 		case now := <-poll.C:
+			if alive := v.vs.hooksNow().Alive; alive != nil && !alive(v.owner) {
+				reason = "login ended" // the operator's login expired (or they logged out)
+				return
+			}
 			if why := v.idle(now); why != "" {
 				reason = why
 				return

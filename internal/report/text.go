@@ -72,6 +72,10 @@ func renderStatusText(w io.Writer, st *status.Status) {
 		if ln.Reasoning > 0 {
 			fmt.Fprintf(w, "  thinking kept apart (reasoning): %d of the successes\n", ln.Reasoning)
 		}
+		for _, f := range ln.FallingBack {
+			fmt.Fprintf(w, "  model %s: %s did not deliver on any of its last %d answers (read by %s instead; see a task's log): check its site's keys with `spoolgate check --suggest`\n",
+				safetext.Line(f.Model), safetext.Line(f.Methods), f.Answers, safetext.Line(f.Method))
+		}
 		for _, r := range ln.Running {
 			line := fmt.Sprintf("  running %s  model %s  attempt %d  elapsed %s  heartbeat %s ago",
 				r.TaskID, r.Model, r.Attempt, Dur(r.ElapsedSeconds), Dur(r.HeartbeatAgeSeconds))

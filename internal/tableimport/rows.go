@@ -1,6 +1,7 @@
 package tableimport
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -21,6 +22,9 @@ type part struct {
 // ParseTemplate reads s against a table's header: a name no column has,
 // an empty {{}} or a {{ never closed is an error naming it.
 func ParseTemplate(s string, header []string) (*Template, error) {
+	if len(s) > MaxRow { // its text alone is more than a task may hold
+		return nil, &LimitError{What: LimitTemplate, Size: int64(len(s)), Max: MaxRow}
+	}
 	t := &Template{}
 	rest := s
 	for rest != "" {
@@ -62,22 +66,46 @@ func clip(s string) string {
 	return s
 }
 
-// Expand fills the template from cell (by column index); missing names
-// the columns whose cell was empty.
-func (t *Template) Expand(cell func(col int) string) (out string, missing []string) {
-	var b strings.Builder
+// Size is what the template fills to from cell, computed from its text
+// and its placeholders' cell lengths without filling it. heavy names
+// the placeholder that adds most, with how many times the template names
+// it and its cell's length.
+func (t *Template) Size(cell func(col int) string) (size int64, heavy string, count int, cellLen int64) {
+	times := map[int]int{}
 	for _, p := range t.parts {
 		if p.col < 0 {
-			b.WriteString(p.text)
+			size += int64(len(p.text))
 			continue
 		}
-		v := cell(p.col)
-		if v == "" {
-			missing = append(missing, p.name)
+		n := int64(len(cell(p.col)))
+		size += n
+		times[p.col]++
+		if w := int64(times[p.col]) * n; w > int64(count)*cellLen || heavy == "" {
+			heavy, count, cellLen = p.name, times[p.col], n
+		}
+	}
+	return size, heavy, count, cellLen
+}
+
+// Expand fills the template from cell (by column index), refusing as
+// soon as the filled text would pass limit: the text is held to the
+// limit as it is built, never built first and measured after. missing
+// names the columns whose cell was empty.
+func (t *Template) Expand(cell func(col int) string, limit int) (out string, missing []string, err error) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		v := p.text
+		if p.col >= 0 {
+			if v = cell(p.col); v == "" {
+				missing = append(missing, p.name)
+			}
+		}
+		if b.Len()+len(v) > limit {
+			return "", missing, &LimitError{What: LimitRow, Size: int64(b.Len() + len(v)), Max: int64(limit)}
 		}
 		b.WriteString(v)
 	}
-	return b.String(), missing
+	return b.String(), missing, nil
 }
 
 // Mapping says where a row's task fields come from: a column's header
@@ -127,6 +155,31 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 		}
 	}
 	cc, pc, mc, prc, oc := cols[0], cols[1], cols[2], cols[3], cols[4]
+	// Every row's size first, from the cell lengths alone: a row past a
+	// task's size, or rows past the import's total, refuse the import
+	// before one byte of it is filled.
+	var total int64
+	for i := range t.Rows {
+		cell := func(c int) string { return t.Cell(i, c) }
+		size := int64(len(cell(pc)))
+		var heavy string
+		var count int
+		var cellLen int64
+		if tmpl != nil {
+			var n int64
+			n, heavy, count, cellLen = tmpl.Size(cell)
+			size += n
+		} else {
+			size += int64(len(cell(cc)))
+		}
+		if size > MaxRow {
+			return nil, &LimitError{What: LimitRow, Row: t.N[i], Size: size, Max: MaxRow, Name: heavy, Count: count, Cell: cellLen}
+		}
+		total += size
+	}
+	if total > MaxImport {
+		return nil, &LimitError{What: LimitImport, Size: total, Max: MaxImport}
+	}
 	rows := make([]Row, len(t.Rows))
 	for i := range t.Rows {
 		cell := func(c int) string { return t.Cell(i, c) }
@@ -136,7 +189,14 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 		}
 		if tmpl != nil {
 			var missing []string
-			r.Content, missing = tmpl.Expand(cell)
+			var err error
+			if r.Content, missing, err = tmpl.Expand(cell, MaxRow-len(r.Prompt)); err != nil {
+				var le *LimitError
+				if errors.As(err, &le) {
+					le.Row = r.N
+				}
+				return nil, err
+			}
 			if len(missing) > 0 {
 				r.Err = fmt.Sprintf("column %s is empty", strings.Join(missing, ", "))
 			}

@@ -60,30 +60,31 @@ func Read(data []byte) (*Table, error) {
 	return readCSV(text, enc)
 }
 
-// decode turns a CSV's bytes into UTF-8 text and names their encoding.
-func decode(data []byte) (string, string, error) {
+// decode turns a CSV's bytes into UTF-8 text and names their encoding;
+// UTF-8 comes back as data itself, not copied.
+func decode(data []byte) ([]byte, string, error) {
 	var e transform.Transformer
 	name := "utf-8"
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
-		return string(data[3:]), "utf-8 (BOM)", nil
+		return data[3:], "utf-8 (BOM)", nil
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
 		e, name = unicode.BOMOverride(unicode.UTF8.NewDecoder()), "utf-16"
 	case utf16Guess(data) != nil:
 		e, name = utf16Guess(data).NewDecoder(), "utf-16"
 	case utf8.Valid(data):
-		return string(data), name, nil
+		return data, name, nil
 	default:
 		e, name = simplifiedchinese.GB18030.NewDecoder(), "gb18030"
 	}
 	out, _, err := transform.Bytes(e, data)
 	if err != nil {
-		return "", name, fmt.Errorf("not readable as %s: %w", name, err)
+		return nil, name, fmt.Errorf("not readable as %s: %w", name, err)
 	}
 	if !utf8.Valid(out) {
-		return "", name, fmt.Errorf("not readable as %s", name)
+		return nil, name, fmt.Errorf("not readable as %s", name)
 	}
-	return string(out), name, nil
+	return out, name, nil
 }
 
 // utf16Guess: text without a BOM whose odd or even bytes are mostly zero
@@ -111,27 +112,37 @@ func utf16Guess(data []byte) encoding.Encoding {
 	return nil
 }
 
-func readCSV(text, enc string) (*Table, error) {
-	r := csv.NewReader(strings.NewReader(text))
+func readCSV(text []byte, enc string) (*Table, error) {
+	r := csv.NewReader(newLineLimit(text, MaxLine))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
 	// A semicolon- or tab-separated export (Excel in some locales): the
 	// separator the first line has most of.
-	first, _, _ := strings.Cut(text, "\n")
-	if c := strings.Count(first, ","); strings.Count(first, ";") > c || strings.Count(first, "\t") > c {
+	first, _, _ := bytes.Cut(text, []byte("\n"))
+	count := func(sep string) int { return bytes.Count(first, []byte(sep)) }
+	if c := count(","); count(";") > c || count("\t") > c {
 		r.Comma = ';'
-		if strings.Count(first, "\t") > strings.Count(first, ";") {
+		if count("\t") > count(";") {
 			r.Comma = '\t'
 		}
 	}
 	var recs [][]string
+	var size int
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, le
+		}
 		if err != nil {
 			return nil, fmt.Errorf("csv: %w", err)
+		}
+		// Each record checked as it comes, not once all are held.
+		if err := checkRecord(len(recs)+1, rec, &size); err != nil {
+			return nil, err
 		}
 		recs = append(recs, rec)
 		if len(recs) > MaxRows+1 {
@@ -172,6 +183,7 @@ func readXLSX(data []byte) (*Table, error) {
 	}
 	defer rows.Close()
 	var recs [][]string
+	var xsize int
 	for rows.Next() {
 		if len(recs) > MaxRows {
 			return nil, fmt.Errorf("more than %d rows: %w", MaxRows, ErrTooLarge)
@@ -180,8 +192,8 @@ func readXLSX(data []byte) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("xlsx: row %d: %w", len(recs)+1, err)
 		}
-		if len(rec) > MaxCols {
-			return nil, fmt.Errorf("row %d: more than %d columns: %w", len(recs)+1, MaxCols, ErrTooLarge)
+		if err := checkRecord(len(recs)+1, rec, &xsize); err != nil {
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}
@@ -189,6 +201,24 @@ func readXLSX(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("xlsx: %w", err)
 	}
 	return build(recs, "xlsx")
+}
+
+// checkRecord refuses record n for its columns or a cell's size, and
+// the table once its cells' text, added up in size, passes MaxTable.
+func checkRecord(n int, rec []string, size *int) error {
+	if len(rec) > MaxCols {
+		return fmt.Errorf("row %d: more than %d columns: %w", n, MaxCols, ErrTooLarge)
+	}
+	for _, c := range rec {
+		if len(c) > MaxCell {
+			return fmt.Errorf("row %d: a cell of more than %d KiB: %w", n, MaxCell>>10, ErrTooLarge)
+		}
+		*size += len(c)
+	}
+	if *size > MaxTable {
+		return fmt.Errorf("row %d: the cells hold more than %d MiB in all: %w", n, MaxTable>>20, ErrTooLarge)
+	}
+	return nil
 }
 
 // build takes the first non-empty row as the header; rows left empty are

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,6 +127,10 @@ func TestRead_Refused(t *testing.T) {
 		{"header twice", []byte("a,a\n1,2\n"), `column "a" twice`, false},
 		{"not xlsx", []byte("PK\x03\x04garbage"), "xlsx", false},
 		{"too many columns", []byte(strings.Repeat("c,", 300) + "\n"), "columns", true},
+		{"an 8 MiB line of commas", []byte(strings.Repeat(",", MaxFile)), "csv: line 1 is 8 MiB long, more than the 1 MiB a line may be", true},
+		{"a long third line", []byte("a,b\n1,2\n" + strings.Repeat(",", MaxLine+1) + "\n"), "csv: line 3 is", true},
+		{"a long last line without a newline", []byte("a,b\n" + strings.Repeat("x", MaxLine+1)), "csv: line 2 is", true},
+		{"cells past the table's total", xlsxShared(t, 300, 60<<10), "more than 16 MiB in all", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(tc.data)
@@ -137,6 +142,37 @@ func TestRead_Refused(t *testing.T) {
 	if bomb.Len() > 1<<20 {
 		t.Fatalf("the bomb weighs %d", bomb.Len())
 	}
+}
+
+// xlsxShared is an XLSX of rows rows whose cell names one shared string
+// of n bytes: small on disk, rows×n once read.
+func xlsxShared(t testing.TB, rows, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	put := func(name, body string) {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(body))
+	}
+	put("[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>`)
+	put("_rels/.rels", `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>`)
+	put("xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`)
+	put("xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>`)
+	put("xl/sharedStrings.xml", `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2"><si><t>a</t></si><si><t>`+strings.Repeat("x", n)+`</t></si></sst>`)
+	var sheet strings.Builder
+	sheet.WriteString(`<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row>`)
+	for r := 2; r <= rows+1; r++ {
+		fmt.Fprintf(&sheet, `<row r="%d"><c r="A%d" t="s"><v>1</v></c></row>`, r, r)
+	}
+	sheet.WriteString(`</sheetData></worksheet>`)
+	put("xl/worksheets/sheet1.xml", sheet.String())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func TestMapping_Rows(t *testing.T) {
@@ -206,9 +242,112 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
+			if len(r.Content)+len(r.Prompt) > MaxRow {
+				t.Fatalf("row %d: content of %d bytes, more than a task may hold", r.N, len(r.Content))
+			}
 			if r.Err == "" && len(r.Content) > len(tmpl)+len(tmpl)/4*MaxCell {
 				t.Fatalf("row %d: content of %d bytes from a template of %d", r.N, len(r.Content), len(tmpl))
 			}
+		}
+	})
+}
+
+// table is a table of rows rows whose column a holds cell and b holds "b".
+func table(rows int, cell string) *Table {
+	t := &Table{Header: []string{"a", "b"}}
+	for i := range rows {
+		t.Rows = append(t.Rows, []string{cell, "b"})
+		t.N = append(t.N, i+2)
+	}
+	return t
+}
+
+func TestMapping_RowsBounded(t *testing.T) {
+	cell := strings.Repeat("x", 60<<10)
+	for _, tc := range []struct {
+		name string
+		t    *Table
+		m    Mapping
+		what Limit
+		want string
+	}{
+		{"a 1 KB template naming a 60 KB cell 200 times", table(3, cell), Mapping{Template: strings.Repeat("{{a}}", 200)}, LimitRow,
+			"template: row 2 would fill to 11.7 MiB ({{a}} 200 times × 60 KiB), more than the 1 MiB a task may hold"},
+		{"the weightiest placeholder is named", table(1, cell), Mapping{Template: strings.Repeat("{{b}}", 100) + strings.Repeat("{{a}}", 18)}, LimitRow,
+			"({{a}} 18 times × 60 KiB)"},
+		{"a prompt counts with the content", table(1, cell), Mapping{Template: strings.Repeat("{{a}}", 17), PromptCol: "a"}, LimitRow,
+			"row 2 would fill to 1.1 MiB"},
+		{"the whole import", table(600, cell), Mapping{Template: "{{a}}"}, LimitImport,
+			"the rows would fill to 35.2 MiB in all, more than the 32 MiB an import may hold"},
+		{"a template longer than a task", table(1, "x"), Mapping{Template: strings.Repeat("x", MaxRow+1)}, LimitTemplate, "template: 1.0 MiB, more than the 1 MiB a task may hold"},
+		{"the whole import by column", table(600, cell), Mapping{ContentCol: "a"}, LimitImport, "an import may hold"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := tc.m.Rows(tc.t)
+			var le *LimitError
+			if !errors.As(err, &le) || le.What != tc.what || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("rows %d, err %v, want %q", len(rows), err, tc.want)
+			}
+		})
+	}
+	// Just under both limits, the rows fill.
+	rows, err := Mapping{Template: strings.Repeat("{{a}}", 17)}.Rows(table(16, cell))
+	if err != nil || len(rows) != 16 || len(rows[15].Content) != 17*len(cell) {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+}
+
+func TestTemplate_Expand(t *testing.T) {
+	tmpl, err := ParseTemplate("<{{a}}|{{b}}>", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := []string{"xxxx", "yy"}
+	cell := func(c int) string { return cells[c] }
+	for _, tc := range []struct {
+		limit int
+		want  string
+		err   string
+	}{
+		{limit: 9, want: "<xxxx|yy>"},
+		{limit: 8, err: "would fill to 9 B"},
+		{limit: 3, err: "would fill to 5 B"}, // stops at the first part past the limit
+	} {
+		t.Run(fmt.Sprint(tc.limit), func(t *testing.T) {
+			got, _, err := tmpl.Expand(cell, tc.limit)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || got != "" {
+					t.Fatalf("%q, %v, want %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("%q, %v", got, err)
+			}
+		})
+	}
+}
+
+// FuzzTemplate: a template's size, computed without filling it, is the
+// length it fills to, and filling refuses exactly past the limit.
+func FuzzTemplate(f *testing.F) {
+	f.Add("为{{channel}}写{{topic}}", "公众号", "春茶", 100)
+	f.Add(strings.Repeat("{{channel}}", 50), strings.Repeat("x", 1000), "", 4096)
+	f.Add("{{ topic }}{{", "a", "b", 0)
+	f.Fuzz(func(t *testing.T, s, c0, c1 string, limit int) {
+		tmpl, err := ParseTemplate(s, []string{"channel", "topic"})
+		if err != nil || limit < 0 {
+			return
+		}
+		cells := []string{c0, c1}
+		cell := func(c int) string { return cells[c] }
+		size, _, _, _ := tmpl.Size(cell)
+		out, _, err := tmpl.Expand(cell, limit)
+		switch {
+		case size <= int64(limit) && (err != nil || int64(len(out)) != size):
+			t.Fatalf("size %d, limit %d: %d bytes, %v", size, limit, len(out), err)
+		case size > int64(limit) && (err == nil || out != ""):
+			t.Fatalf("size %d past limit %d filled %d bytes", size, limit, len(out))
 		}
 	})
 }

@@ -35,6 +35,7 @@ var ErrNoKey = errors.New("api key variable is unset or empty")
 type Executor struct {
 	transport *http.Transport
 	client    *http.Client
+	pictures  *http.Client // images endpoint's picture urls (picturehosts.go)
 	models    map[string]*model
 	limits    artifacts.Limits // endpoint: images' pictures (config artifacts:)
 	maxAttach int              // attachments.maxBytes: the most one attachment's read takes
@@ -67,6 +68,7 @@ func New(cfg *config.Config, getenv func(string) string) (*Executor, error) {
 		// the way to another host: report it instead (see failure).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	e.pictures = pictureClient(t.Proxy)
 	for i := range cfg.Models {
 		mc := cfg.Models[i]
 		if mc.Kind != taskfile.KindAPI {

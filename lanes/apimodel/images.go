@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -109,7 +110,10 @@ func (e *Executor) images(ctx context.Context, m *model, job *attempt.Job, timeo
 				return attempt.Result{}, attempt.Errorf(taskfile.ClassTransient, "%s: picture %d: b64_json is not base64: %v", m.cfg.Name, i+1, err)
 			}
 		case d.URL != "":
-			pic, err = e.download(callCtx, d.URL, e.limits.MaxFile)
+			pic, err = e.download(callCtx, m, d.URL, e.limits.MaxFile)
+			if errors.Is(err, ErrPictureHost) {
+				return attempt.Result{}, attempt.Errorf(taskfile.ClassPermanent, "%s: picture %d: %w", m.cfg.Name, i+1, err)
+			}
 			if err != nil {
 				return attempt.Result{}, attempt.Errorf(taskfile.ClassEnvironment, "%s: picture %d: %w", m.cfg.Name, i+1, err)
 			}
@@ -128,23 +132,29 @@ func (e *Executor) images(ctx context.Context, m *model, job *attempt.Job, timeo
 }
 
 // download fetches a picture's url (no key: the link is the vendor's
-// storage, signed), at most max bytes.
-func (e *Executor) download(ctx context.Context, u string, max int64) ([]byte, error) {
+// storage, signed), at most max bytes, from where pictureHostOK and the
+// picture client allow (picturehosts.go).
+func (e *Executor) download(ctx context.Context, m *model, u string, max int64) ([]byte, error) {
 	pu, err := url.Parse(u)
-	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
-		return nil, fmt.Errorf("url is not http(s)")
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.User != nil {
+		return nil, fmt.Errorf("%w: not an http(s) address", ErrPictureHost)
 	}
+	if err := m.pictureHostOK(pu); err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, internalOKKey{}, m.baseInternal(ctx))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := e.client.Do(req)
+	req.Header.Set("User-Agent", "spoolgate")
+	resp, err := e.pictures.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetch the picture: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch the picture: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("fetch the picture: HTTP %d (a redirect is not followed)", resp.StatusCode)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {

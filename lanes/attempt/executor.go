@@ -40,6 +40,9 @@ type Result struct {
 	// page showed: "verified", "differs" (CheckDiff says where) or
 	// "unchecked"; empty for the API lane.
 	Check, CheckDiff string
+	// Fallback names the read methods tried before Method that did not
+	// deliver, comma-separated ("network,copy"); "" when the first did.
+	Fallback string
 	// Reasoning is a reasoning model's thinking, told apart from Text
 	// (never part of it), as Markdown; empty when it showed none.
 	Reasoning string

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,8 +25,31 @@ type ArtifactsConfig struct {
 	// and left out (its link stays as the site gave it) instead of failing
 	// the attempt as environment. Default false: nothing lost silently.
 	Optional bool `yaml:"optional"`
+	// Types are the kinds of generated file other than pictures that are
+	// kept (DefaultArtifactTypes when empty); a file of another kind
+	// stays a plain link. A picture is kept only when its bytes are a
+	// picture. Kinds: ArtifactKinds.
+	Types []string `yaml:"types"`
 
 	maxFile, maxTask int64
+}
+
+// DefaultArtifactTypes are the kinds of non-picture file kept when
+// artifacts.types says nothing: documents, tables, archives and media a
+// chat site generates. Plain text, JSON and HTML are not among them: they
+// are what an account's own API answers with (issue 49).
+var DefaultArtifactTypes = []string{"pdf", "csv", "tsv", "md", "xlsx", "docx", "pptx", "zip", "mp3", "wav", "ogg", "mp4", "webm"}
+
+// ArtifactKinds are the kinds artifacts.types may name: the extension a
+// kind is saved with, bin for bytes of no known kind.
+var ArtifactKinds = []string{"pdf", "csv", "tsv", "md", "txt", "json", "xml", "html", "yaml", "xlsx", "docx", "pptx", "zip", "mp3", "wav", "ogg", "mp4", "webm", "woff", "woff2", "bin"}
+
+// ArtifactTypes is artifacts.types, or its default.
+func (a ArtifactsConfig) ArtifactTypes() []string {
+	if len(a.Types) == 0 {
+		return DefaultArtifactTypes
+	}
+	return a.Types
 }
 
 // Default artifact limits.
@@ -93,6 +118,11 @@ func (c *Config) checkArtifacts() error {
 		}
 		*f.out = n
 	}
+	for i, t := range a.Types {
+		if !slices.Contains(ArtifactKinds, t) {
+			return &ConfigError{Key: fmt.Sprintf("artifacts.types[%d]", i), Msg: fmt.Sprintf("%q is not a kind of file: want one of %s", t, strings.Join(ArtifactKinds, ", "))}
+		}
+	}
 	if a.MaxFile() > a.MaxTask() {
 		return &ConfigError{Key: "artifacts.maxFileSize", Msg: fmt.Sprintf("%d bytes is more than artifacts.maxTaskSize (%d bytes)", a.MaxFile(), a.MaxTask())}
 	}
@@ -105,6 +135,39 @@ func (c *Config) checkArtifacts() error {
 			return &ConfigError{Key: key, Msg: "only an api model has an endpoint (a web model's files come from its page)"}
 		case m.Endpoint != EndpointChat && m.Endpoint != EndpointImages:
 			return &ConfigError{Key: key, Msg: fmt.Sprintf("%q: want chat (the default) or images", m.Endpoint)}
+		}
+		for j, h := range m.ImageHosts {
+			k := fmt.Sprintf("models[%s].imageHosts[%d]", m.Name, j)
+			if m.Kind != taskfile.KindAPI {
+				return &ConfigError{Key: k, Msg: "only an api model fetches pictures from hosts"}
+			}
+			if u, err := url.Parse("http://" + h); h == "" || err != nil || u.Host != h || u.Port() != "" || strings.ContainsAny(h, "/?#@*") {
+				return &ConfigError{Key: k, Msg: fmt.Sprintf("%q: want a host name, no scheme, port or path (files.vendor.example)", h)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkArtifactsFrom checks a site's artifactsFrom: each an absolute
+// http(s) URL with a host and no credentials, query or fragment, or a
+// path beginning with a slash.
+func checkArtifactsFrom(key string, from []string) *ConfigError {
+	for i, f := range from {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		u, err := url.Parse(f)
+		switch {
+		case err != nil:
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q is not an address: %v", f, err)}
+		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q: a prefix has no query, fragment or credentials", f)}
+		case u.Scheme == "" && u.Host == "" && strings.HasPrefix(f, "/") && !strings.HasPrefix(f, "//"):
+		case (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
+		default:
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q: want an http(s) address with a host, or a path beginning with /", f)}
+		}
+		if strings.Contains(u.Path, "/../") || strings.HasSuffix(u.Path, "/..") || strings.Contains(u.Path, "/./") {
+			return &ConfigError{Key: k, Msg: fmt.Sprintf("%q: a prefix has no dot segments", f)}
 		}
 	}
 	return nil

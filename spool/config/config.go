@@ -117,6 +117,10 @@ type ModelConfig struct {
 	// Vision (api): the model reads images, sent as image_url parts; an
 	// api model without it takes text attachments only.
 	Vision bool `yaml:"vision"`
+	// ImageHosts (api, endpoint images) are the hosts besides the base
+	// URL's that a picture url may point at (the vendor's storage, as
+	// files.vendor.example): any other is refused (issue 49).
+	ImageHosts []string `yaml:"imageHosts"`
 }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
@@ -221,6 +225,16 @@ type SiteConfig struct {
 	// with data-url, a <video>): each is fetched through the page's own
 	// session (README: "Generated files").
 	Artifacts string `yaml:"artifacts"`
+	// ArtifactsFrom are where the site keeps the files its answers
+	// generate: URL prefixes, absolute (https://files.example.com/) or a
+	// path on the site's origin (/backend-api/estuary/). Only an address
+	// under one of them is fetched with the account's session; without
+	// the key nothing of the site's own origin is, but what the page made
+	// itself (blob:, data:). Other origins are fetched with no
+	// credentials. Text, JSON or HTML from the session is kept only from
+	// a prefix that names its path exactly (issue 49; README: "Generated
+	// files").
+	ArtifactsFrom []string `yaml:"artifactsFrom"`
 	// Thinking matches a reasoning model's thinking block (已深度思考,
 	// "Thought for 8 s"): never part of the answer, read into the task's
 	// `reasoning`. Without it, a block the page marks as thinking (a

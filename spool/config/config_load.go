@@ -286,6 +286,9 @@ func (c *Config) Check() error {
 		if err := s.checkUpload("sites." + n); err != nil {
 			return err
 		}
+		if err := checkArtifactsFrom("sites."+n+".artifactsFrom", s.ArtifactsFrom); err != nil {
+			return err
+		}
 		if s.Pace != nil {
 			if err := s.Pace.check("sites." + n + ".pace"); err != nil {
 				return err

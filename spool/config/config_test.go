@@ -46,6 +46,10 @@ func TestParseConfig(t *testing.T) {
 		{"read: twice", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, read: [dom, dom]}}\n", `sites.s.read[1]: "dom" is listed twice`},
 		{"network: no path", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /api, format: ndjson}}}\n", "sites.s.network: path: missing"},
 		{"network: unknown key", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /api, format: text, pth: x}}}\n", "sites.s.network.pth"},
+		{"network: a named protocol alone", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {protocol: deepseek-web}}}\n", ""},
+		{"network: an unknown protocol", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {protocol: kimi}}}\n", `sites.s.network: protocol: "kimi": want one of`},
+		{"network: stream keys as data", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /c, format: sse, events: [X], path: 'a.*.t|b.t', when: {block_type: 10000}, final: f, reasoning: r, reasoningWhen: {type: think}}}}\n", ""},
+		{"network: patches of a text body", "sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {url: /c, format: text, mode: patch}}}\n", "mode: patch: a text body"},
 		{"site keys of issue 13", "sites: {s: {url: 'http://x', input: 'chat-app >>> textarea', send: b, answer: a, startTimeout: 20s, continue: button.continue, limited: .limit, limitedText: ['(?i)limit'], limitHold: 30m}}\n", ""},
 	}
 	for _, tt := range tests {
@@ -119,4 +123,16 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted an invalid config: %+v", c)
 		}
 	})
+}
+
+// A when value written as a number reads as JSON writes it.
+func TestSiteNetwork_WhenNumber(t *testing.T) {
+	c, err := ParseConfig([]byte("sites: {s: {url: 'http://x', input: t, send: b, answer: a, network: {protocol: doubao-web, when: {block_type: 10000, ok: true}}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Sites["s"].Network.Resolved()
+	if n.When["block_type"] != "10000" || n.When["ok"] != "true" || n.URL != "/chat/completion" || n.Final != "msg_finish_attr.brief" {
+		t.Fatalf("%+v", n)
+	}
 }

@@ -81,6 +81,14 @@ func (w *keyWalk) check(n *yaml.Node, t reflect.Type, path string) *ConfigError 
 		}
 		return nil
 	}
+	if t.Kind() == reflect.Struct && n.Kind == yaml.ScalarNode && reflect.PointerTo(t).Implements(unmarshalerType) {
+		// A struct that also reads a short scalar form (a console user's
+		// hash alone): its own reading decides.
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return &ConfigError{Key: path, Msg: taskfile.YAMLError(err).Error()}
+		}
+		return nil
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {

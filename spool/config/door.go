@@ -24,10 +24,39 @@ type TokenConfig struct {
 	Hash string `yaml:"hash"`
 	// Models the token may use, by name; "*" for every model.
 	Models []string `yaml:"models"`
-	// Rate is the requests the token may make: "N/s", "N/m" or "N/h";
-	// "" for no limit.
+	// Rate is what the token may spend: "N/s", "N/m" or "N/h"; "" for
+	// no limit. A request costs one, and a submit of N tasks costs N.
 	Rate string `yaml:"rate"`
+	// Read is which tasks the token may read and wait on: "own" (the
+	// default: those it submitted) or "all".
+	Read string `yaml:"read"`
+	// Act is which tasks the token may cancel and retry: "own" (the
+	// default) or "all", which lets it read them all too.
+	Act string `yaml:"act"`
+	// Allow grants the fields a token may set beyond model, content,
+	// prompt and batch: "priority", "output", "attachments" (files from
+	// the spool's files/ or attachments.roots). A field not granted is
+	// refused with 403, by name.
+	Allow []string `yaml:"allow"`
 }
+
+// Token scopes, for read and act.
+const (
+	ScopeOwn = "own"
+	ScopeAll = "all"
+)
+
+// TokenGrants are the fields `allow:` may grant.
+var TokenGrants = []string{"priority", "output", "attachments"}
+
+// ReadsAll reports whether the token may read every task.
+func (t TokenConfig) ReadsAll() bool { return t.Read == ScopeAll || t.Act == ScopeAll }
+
+// ActsAll reports whether the token may cancel and retry every task.
+func (t TokenConfig) ActsAll() bool { return t.Act == ScopeAll }
+
+// Grants reports whether the token's allow: names field.
+func (t TokenConfig) Grants(field string) bool { return slices.Contains(t.Allow, field) }
 
 // DoorConfig is `door:`, the limits of the HTTP front door (the JSON
 // task API and /v1/chat/completions on the `http:` address). The door
@@ -131,6 +160,23 @@ func (c *Config) checkDoor() *ConfigError {
 		}
 		if _, _, err := TokenRate(tk.Rate); err != nil {
 			return &ConfigError{Key: key + ".rate", Msg: err.Error()}
+		}
+		for _, f := range []struct{ key, v string }{{"read", tk.Read}, {"act", tk.Act}} {
+			if f.v != "" && f.v != ScopeOwn && f.v != ScopeAll {
+				return &ConfigError{Key: key + "." + f.key, Msg: fmt.Sprintf("%q: want own (the tasks the token submitted) or all", f.v)}
+			}
+		}
+		for i, g := range tk.Allow {
+			if !slices.Contains(TokenGrants, g) {
+				return &ConfigError{Key: fmt.Sprintf("%s.allow[%d]", key, i), Msg: fmt.Sprintf("%q is not a field a token can be granted: want %s", g, strings.Join(TokenGrants, ", "))}
+			}
+		}
+		for _, other := range c.TokenNames() {
+			if other != name && strings.HasPrefix(name, other+"-") {
+				// A token's tasks are named door-NAME-…: with these two,
+				// one token's name for a task could be the other's.
+				return &ConfigError{Key: key, Msg: fmt.Sprintf("the name begins with token %s's and '-': their tasks' ids (door-NAME-...) could be the same; rename one", other)}
+			}
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	heldBatch := map[string]string{} // batch -> why it cannot be estimated
 	var deferred int
 	var until time.Time
+	recent := map[string][]summary{} // the web answers in done/ by model
 	for _, t := range ts {
 		ln.Counts.add(t.dir)
 		if m := t.sum.resultMethod; m != "" && t.dir == taskfile.DirDone {
@@ -61,6 +63,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 				ln.ResultMethods = map[string]int{}
 			}
 			ln.ResultMethods[m]++
+		}
+		if t.sum.resultMethod != "" && t.dir == taskfile.DirDone {
+			recent[t.sum.model] = append(recent[t.sum.model], t.sum)
 		}
 		if t.sum.reasoning && t.dir == taskfile.DirDone {
 			ln.Reasoning++
@@ -109,6 +114,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		}
 	}
 	ln.Progress = progressOf(ln.Counts)
+	ln.FallingBack = fallingBack(recent)
 
 	// Running tasks.
 	sort.Slice(running, func(i, j int) bool {
@@ -314,6 +320,31 @@ func pausedHosts(laneDir string) []string {
 	}
 	return out
 }
+
+// fallingBack lists the models whose last answers (up to
+// maxFallingBack, at least minFallingBack) every one fell back from the
+// site's first read method, by model name.
+func fallingBack(recent map[string][]summary) []FallingBack {
+	var out []FallingBack
+	for model, ss := range recent {
+		slices.SortFunc(ss, func(a, b summary) int { return b.finishedAt.Compare(a.finishedAt) })
+		ss = ss[:min(len(ss), maxFallingBack)]
+		if len(ss) < minFallingBack || slices.ContainsFunc(ss, func(s summary) bool { return s.resultFallback == "" }) {
+			continue
+		}
+		out = append(out, FallingBack{Model: model, Answers: len(ss), Methods: ss[0].resultFallback, Method: ss[0].resultMethod})
+	}
+	slices.SortFunc(out, func(a, b FallingBack) int { return strings.Compare(a.Model, b.Model) })
+	return out
+}
+
+// A model is named as falling back when each of its last maxFallingBack
+// answers did, and there are at least minFallingBack: one odd page is
+// not a broken key.
+const (
+	maxFallingBack = 5
+	minFallingBack = 3
+)
 
 // maxDiffers bounds the task ids a lane's status names as differing.
 const maxDiffers = 10

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -325,4 +326,34 @@ func TestSnapshot_PausedOnOneHost(t *testing.T) {
 // snapshot reads cfg's spool once, through a Store of its own.
 func snapshot(cfg *config.Config, now time.Time) (*Status, error) {
 	return NewSnapshotter(spool.NewStore(cfg, nil), nil).Snapshot(now)
+}
+
+// TestSnapshot_FallingBack: a model whose last answers every one fell
+// back from the first read method is named, with the methods of the
+// latest; one that read its latest answer first, or has too few, is not.
+func TestSnapshot_FallingBack(t *testing.T) {
+	cfg := newSpool(t)
+	web := func(id, model, method, fellBack string, i int) taskfile.Task {
+		tk := done(id, "", t0.Add(time.Duration(i)*time.Minute-time.Hour), time.Second)
+		tk.Model, tk.ResultFormat, tk.ResultMethod, tk.ResultFallback = model, "markdown", method, fellBack
+		return tk
+	}
+	// thinker: read first once, long ago, then 5 answers by dom after
+	// network failed. other: 4 fell back, then the latest read first.
+	put(t, cfg, taskfile.KindWeb, "done", web("th-0", "thinker", "network", "", 0))
+	for i := 1; i <= 5; i++ {
+		put(t, cfg, taskfile.KindWeb, "done", web(fmt.Sprintf("th-%d", i), "thinker", "dom", "network", i))
+	}
+	for i := 1; i <= 4; i++ {
+		put(t, cfg, taskfile.KindWeb, "done", web(fmt.Sprintf("ot-%d", i), "other", "dom", "network,copy", i))
+	}
+	put(t, cfg, taskfile.KindWeb, "done", web("ot-5", "other", "network", "", 5))
+	st, err := snapshot(cfg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FallingBack{{Model: "thinker", Answers: 5, Methods: "network", Method: "dom"}}
+	if got := st.Lanes[0].FallingBack; !slices.Equal(got, want) {
+		t.Errorf("FallingBack = %+v, want %+v", got, want)
+	}
 }

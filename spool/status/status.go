@@ -107,6 +107,17 @@ type Account struct {
 	Screenshot string `json:"screenshot,omitempty"`
 }
 
+// FallingBack is a model whose first read method fell back on each of
+// its last answers.
+type FallingBack struct {
+	Model   string `json:"model"`
+	Answers int    `json:"answers"` // how many of its last answers, every one
+	// Methods are the methods that did not deliver on the latest
+	// ("network"), and Method the one that did ("dom").
+	Methods string `json:"methods"`
+	Method  string `json:"method"`
+}
+
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
 type Counts struct {
 	Pending  int `json:"pending"`
@@ -157,6 +168,13 @@ type Lane struct {
 	// reasoning model's thinking apart, in their `reasoning`.
 	Reasoning int      `json:"reasoning,omitempty"`
 	Differs   []string `json:"differs,omitempty"`
+	// FallingBack names the models whose site's first read method fell
+	// back on every one of their last answers (at least
+	// minFallingBack of the last maxFallingBack): a key that no longer
+	// reads the site (a `network:` path the site changed, a copy button
+	// that moved) costs a slower method on every task, and is said here
+	// rather than only in each task's log.
+	FallingBack []FallingBack `json:"fallingBack,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`

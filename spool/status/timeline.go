@@ -75,7 +75,8 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 }
 
 // batchSpan is the span of batch's attempts: its first claim to its last
-// end (now while any runs); an hour to now when it has none yet.
+// end (now while any runs), each clamped to its task's real span
+// (clampRecord); an hour to now when it has none yet.
 func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (from, to time.Time) {
 	for _, ts := range perLane {
 		for _, t := range ts {
@@ -83,6 +84,7 @@ func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (f
 				continue
 			}
 			for _, r := range records(t) {
+				r = clampRecord(r, t.sum.submittedAt, now)
 				if from.IsZero() || r.ClaimedAt.Before(from) {
 					from = r.ClaimedAt
 				}
@@ -191,6 +193,33 @@ func records(t task) []taskfile.AttemptRecord {
 		}
 	}
 	return []taskfile.AttemptRecord{r}
+}
+
+// clampRecord holds an attempt's times to what a daemon could have
+// written, for the batch's span (batchSpan): not before its task was
+// submitted (intake clears the attempts of a retried task), not after now
+// (a minute's slack for the clocks of the hosts sharing the spool). A
+// planted record (years 1 to 9999) otherwise stretched a batch's timeline
+// over ten thousand years, an axis tick a week: a 68 MB page. The bars
+// themselves are drawn as recorded, clipped to the plot.
+func clampRecord(r taskfile.AttemptRecord, submitted, now time.Time) taskfile.AttemptRecord {
+	latest := now.Add(time.Minute)
+	hold := func(t *time.Time) {
+		switch {
+		case t.IsZero():
+		case !submitted.IsZero() && t.Before(submitted):
+			*t = submitted
+		case t.After(latest):
+			*t = latest
+		}
+	}
+	hold(&r.ClaimedAt)
+	hold(&r.StartedAt)
+	hold(&r.EndedAt)
+	if !r.HeldUntil.IsZero() && !submitted.IsZero() && r.HeldUntil.Before(submitted) {
+		r.HeldUntil = submitted // a hold may end in the future; never before the task
+	}
+	return r
 }
 
 // LastOutcome is the outcome of the last attempt of a task in dir.

@@ -40,6 +40,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.timeOmit(0, "finishedAt", c.FinishedAt)
 	e.strOmit(0, "owner", c.Owner)
 	e.strOmit(0, "account", c.Account)
+	e.strOmit(0, "doorToken", c.DoorToken)
 	if c.BrowserPID != 0 {
 		e.int(0, "browserPid", c.BrowserPID)
 	}
@@ -88,9 +89,10 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "resultMethod", c.ResultMethod)
 	e.strOmit(0, "resultCheck", c.ResultCheck)
 	e.strOmit(0, "resultDiff", c.ResultDiff)
+	e.strOmit(0, "resultFallback", c.ResultFallback)
 	e.strOmit(0, "result", c.Result)
 	e.strOmit(0, "reasoning", c.Reasoning)
-	if len(c.Artifacts) > 0 {
+	if len(c.Artifacts) > 0 || len(c.Wrote) > 0 {
 		// Their names begin with digits (01.png), which yaml.v3 may quote:
 		// its own encoder writes the list.
 		return e.b, false

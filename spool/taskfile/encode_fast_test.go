@@ -171,6 +171,15 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				}
 			}
 			continue
+		case "Wrote":
+			// Left to yaml.v3, as Artifacts: it must read back whole.
+			tk.Wrote = []Written{{Path: "reports/final.md", SHA256: "0123"}, {Path: "reports/final-01.png", SHA256: "ab"}}
+			if b, err := tk.Encode(); err != nil || !strings.Contains(string(b), "wrote:\n  - path: ") {
+				t.Errorf("wrote: Encode wrote %s (%v)", b, err)
+			} else if back, err := DecodeRecord(b); err != nil || !reflect.DeepEqual(back.Wrote, tk.Wrote) {
+				t.Errorf("wrote: read back %+v (%v), want %+v", back.Wrote, err, tk.Wrote)
+			}
+			continue
 		}
 		set(v)
 		check(f.Name, tk)

@@ -24,6 +24,7 @@ type Summary struct {
 	TaskID, Model, Batch, Owner, Output, Account               string
 	ResultMethod                                               string // how a web answer was read
 	ResultCheck                                                string // how it compares with the page
+	ResultFallback                                             string // the read methods that did not deliver before ResultMethod
 	Reasoning                                                  bool   // the file keeps a reasoning model's thinking
 	ModelKind                                                  Kind
 	Priority                                                   Priority
@@ -35,7 +36,7 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
@@ -94,7 +95,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			continue
 		}
 		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck",
+		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck", "resultFallback",
 			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
 		default:
 			continue
@@ -125,6 +126,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.ResultMethod = v
 		case "resultCheck":
 			s.ResultCheck = v
+		case "resultFallback":
+			s.ResultFallback = v
 		case "state":
 			s.State = State(v)
 		case "attempt":

@@ -97,7 +97,8 @@ type Task struct {
 	HeartbeatAt time.Time  `yaml:"heartbeatAt,omitempty"`
 	FinishedAt  time.Time  `yaml:"finishedAt,omitempty"`
 	Owner       string     `yaml:"owner,omitempty"`
-	Account     string     `yaml:"account,omitempty"` // the web session's account its last attempt ran on
+	Account     string     `yaml:"account,omitempty"`   // the web session's account its last attempt ran on
+	DoorToken   string     `yaml:"doorToken,omitempty"` // the front door's token that submitted it (spool/owner.go: kept only sealed)
 	BrowserPID  int        `yaml:"browserPid,omitempty"`
 	Error       string     `yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `yaml:"errorClass,omitempty"`
@@ -119,7 +120,12 @@ type Task struct {
 	// ResultDiff, the first difference) or unchecked.
 	ResultCheck string `yaml:"resultCheck,omitempty"`
 	ResultDiff  string `yaml:"resultDiff,omitempty"`
-	Result      string `yaml:"result,omitempty"`
+	// ResultFallback names the read methods tried before ResultMethod
+	// that did not deliver ("network", "network,copy"): the site's first
+	// method fell back on this answer (the task's log says why). A key
+	// that falls back on every answer is named by status.
+	ResultFallback string `yaml:"resultFallback,omitempty"`
+	Result         string `yaml:"result,omitempty"`
 	// Reasoning is a reasoning model's thinking, told apart from the
 	// answer (Result), as Markdown: the page's thinking block, a
 	// `reasoning` field of its stream, a leading <think>…</think> in the
@@ -130,6 +136,29 @@ type Task struct {
 	// Artifacts are the files the model generated with the answer,
 	// saved beside it (artifacts.go).
 	Artifacts []Artifact `yaml:"artifacts,omitempty"`
+	// Wrote lists the files this task has written, or was about to
+	// write, under <spool>/output/ (its output: file, the artifacts
+	// beside it), each with the SHA-256 of its bytes: a daemon's field.
+	// A file there is never replaced, except by the task that wrote it,
+	// and only while it still holds bytes listed here (spool/output.go).
+	Wrote []Written `yaml:"wrote,omitempty"`
+}
+
+// Written is one file a task wrote under <spool>/output/.
+type Written struct {
+	Path   string `yaml:"path" json:"path"`     // relative to output/, with /
+	SHA256 string `yaml:"sha256" json:"sha256"` // hex SHA-256 of its bytes
+}
+
+// Owns reports whether the task wrote path (relative to output/, with
+// /) with the bytes whose SHA-256 is sum.
+func (t *Task) Owns(path, sum string) bool {
+	for _, w := range t.Wrote {
+		if w.Path == path && w.SHA256 == sum {
+			return true
+		}
+	}
+	return false
 }
 
 // Clone returns a copy that shares nothing mutable with t.
@@ -143,6 +172,7 @@ func (t *Task) Clone() *Task {
 	c.Artifacts = cloneArtifacts(t.Artifacts)
 	c.Attachments = append([]string(nil), t.Attachments...)
 	c.AttachmentsChecked = append([]Attachment(nil), t.AttachmentsChecked...)
+	c.Wrote = append([]Written(nil), t.Wrote...)
 	return &c
 }
 

@@ -173,6 +173,11 @@ func (r *renderer) axis() {
 			break
 		}
 	}
+	if span/step > maxTicks {
+		// Longer than the steps reach (a planted record's years): whole
+		// days, still at most maxTicks, whatever the span.
+		step = (span/maxTicks + 24*time.Hour).Truncate(24 * time.Hour)
+	}
 	layout := "15:04"
 	switch {
 	case step < time.Minute:
@@ -189,7 +194,7 @@ func (r *renderer) axis() {
 		first = first.Add(step)
 	}
 	r.printf(`<g class="tl-axis" fill="#666">`)
-	for t := first; !t.After(r.c.To); t = t.Add(step) {
+	for t, n := first, 0; !t.After(r.c.To) && n <= maxTicks; t, n = t.Add(step), n+1 {
 		x := r.x(t)
 		r.printf(`<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.1f" stroke="#dde0e5"/><text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
 			x, topM-8, x, bottom, x, topM-12, t.In(r.c.Loc).Format(layout))
