@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
@@ -249,6 +251,29 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	}
 	if n := len(e2eRequestTimes(r.api, keyed)); n != 1 {
 		t.Errorf("the API stand-in saw the keyed prompt %d times, want once", n)
+	}
+
+	// Fields the door does not honour are refused by name (issue 52),
+	// through the SDK's own typed parameters, and reach no model.
+	for param, set := range map[string]func(*openai.ChatCompletionNewParams){
+		"temperature": func(p *openai.ChatCompletionNewParams) { p.Temperature = openai.Float(0.2) },
+		"max_tokens":  func(p *openai.ChatCompletionNewParams) { p.MaxTokens = openai.Int(50) },
+		"logprobs":    func(p *openai.ChatCompletionNewParams) { p.Logprobs = openai.Bool(true) },
+		"response_format": func(p *openai.ChatCompletionNewParams) {
+			p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+		},
+	} {
+		content := "[[duration=30s]] go sdk refused " + param
+		p := doorParams("api-door", "", content)
+		set(&p)
+		_, err := c.Chat.Completions.New(ctx, p)
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Param != param {
+			t.Errorf("%s: %v; want a 400 naming the field", param, err)
+		}
+		if n := len(e2eRequestTimes(r.api, content)); n != 0 {
+			t.Errorf("%s: the API stand-in saw the refused request %d times", param, n)
+		}
 	}
 
 	// The npm SDK.

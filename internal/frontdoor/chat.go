@@ -13,8 +13,7 @@ import (
 )
 
 // chatRequest is what the door reads of an OpenAI chat-completions
-// request. Sampling fields (temperature, max_tokens...) are accepted and
-// not used: a task runs with its model's settings.
+// request; every other field is refused by name (checkFields).
 type chatRequest struct {
 	Model         string          `json:"model"`
 	Messages      []chatMessage   `json:"messages"`
@@ -52,6 +51,9 @@ func parseChat(body []byte) (chatTask, *apiError) {
 	}
 	if dec.More() {
 		return chatTask{}, badRequest("", "the body has more than one JSON value")
+	}
+	if aerr := checkFields(body); aerr != nil {
+		return chatTask{}, aerr
 	}
 	if req.Model == "" {
 		return chatTask{}, badRequest("model", "missing: the name of one of this spoolgate's models (GET /v1/models)")

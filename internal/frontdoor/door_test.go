@@ -28,7 +28,8 @@ func TestParseChat(t *testing.T) {
 		}
 		return ct
 	}
-	ct := ok(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0.2,
+	ct := ok(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":null,"logprobs":false,
+		"response_format":{"type": "text"},"user":"u-7","parallel_tool_calls":true,
 		"messages":[{"role":"system","content":"Be brief."},{"role":"developer","content":"In French."},
 		{"role":"user","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world"}]}]}`)
 	if ct.Model != "m" || ct.Prompt != "Be brief.\n\nIn French." || ct.Content != "Hello, world" || !ct.Stream || !ct.Usage {
@@ -47,6 +48,13 @@ func TestParseChat(t *testing.T) {
 		`{"model":"m","n":3,"messages":[{"role":"user","content":"a"}]}`:                              "n",
 		`{"model":"m","tools":[{"type":"function"}],"messages":[{"role":"user","content":"a"}]}`:      "tools",
 		`{"model":"m","messages":[{"role":"user","content":"a"}]} {}`:                                 "",
+		// Every field honoured or refused by name (issue 52).
+		`{"model":"m","temperature":0.2,"messages":[{"role":"user","content":"a"}]}`:                        "temperature",
+		`{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"a"}]}`:                          "max_tokens",
+		`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"a"}]}`:                          "logprobs",
+		`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"a"}]}`: "response_format",
+		`{"model":"m","seed":1,"stop":["x"],"messages":[{"role":"user","content":"a"}]}`:                    "seed",
+		`{"model":"m","frobnicate":1,"messages":[{"role":"user","content":"a"}]}`:                           "frobnicate",
 		`[1,2]`: "",
 	} {
 		_, err := parseChat([]byte(body))
