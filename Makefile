@@ -98,6 +98,7 @@ fuzz:
 	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/artifacts -run '^$$' -fuzz '^FuzzTextAddresses$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzCompileSchema$$' -fuzztime $(FUZZTIME)
 
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.

@@ -105,7 +105,7 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 		}
 	}
 	o.Error, o.Class = taskfile.OneLine(err.Error()), class
-	if (class == taskfile.ClassTransient || class == taskfile.ClassStale) && e.Attempt < e.MaxAttempts {
+	if (class == taskfile.ClassTransient || class == taskfile.ClassStale || class == taskfile.ClassSchema) && e.Attempt < e.MaxAttempts {
 		o.State = taskfile.StatePending
 		o.NotBefore = e.Now.Add(backoff(e.RetryBackoff, e.Attempt, retryAfter))
 	} else {

@@ -111,7 +111,7 @@ func (r *runner) run(parent context.Context) {
 		}
 		r.log.Info("attachments checked again: the task file was edited after intake", "files", len(r.task.AttachmentsChecked))
 	}
-	job := attempt.NewJob(r.task.Clone(), r.model, r.log)
+	job := attempt.NewJob(withSchema(r.task.Clone()), r.model, r.log)
 	exec := l.c.Executor
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
@@ -155,6 +155,9 @@ func (r *runner) run(parent context.Context) {
 	}
 	if err == nil {
 		res, err = exec.Execute(ctx, job)
+	}
+	if err == nil {
+		res, err = checkSchema(r.task, res)
 	}
 	r.execErr = err
 	close(hbStop)

@@ -63,7 +63,12 @@ door: {keepAlive: 300ms%s}
 // api-door on apistand.
 func newDoorRig(t *testing.T, scale float64, door string) *doorRig {
 	t.Helper()
-	api := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey, Scale: scale})
+	api := e2eAPIStand(t, apistand.Options{RequireKey: e2eKey, Scale: scale, Answer: func(user string) (string, bool) {
+		if strings.Contains(user, "as json please") { // a model that answers in JSON, in a fence
+			return "```json\n" + `{"title": "Spools", "tags": ["thread"]}` + "\n```", true
+		}
+		return "", false
+	}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -259,9 +264,7 @@ func TestE2E_Door_SDKs(t *testing.T) {
 		"temperature": func(p *openai.ChatCompletionNewParams) { p.Temperature = openai.Float(0.2) },
 		"max_tokens":  func(p *openai.ChatCompletionNewParams) { p.MaxTokens = openai.Int(50) },
 		"logprobs":    func(p *openai.ChatCompletionNewParams) { p.Logprobs = openai.Bool(true) },
-		"response_format": func(p *openai.ChatCompletionNewParams) {
-			p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
-		},
+		"seed":        func(p *openai.ChatCompletionNewParams) { p.Seed = openai.Int(1) },
 	} {
 		content := "[[duration=30s]] go sdk refused " + param
 		p := doorParams("api-door", "", content)
@@ -274,6 +277,25 @@ func TestE2E_Door_SDKs(t *testing.T) {
 		if n := len(e2eRequestTimes(r.api, content)); n != 0 {
 			t.Errorf("%s: the API stand-in saw the refused request %d times", param, n)
 		}
+	}
+
+	// response_format json_schema is the task's schema: the answer's
+	// JSON alone comes back, checked; one that cannot hold is refused.
+	p := doorParams("api-door", "", "[[duration=30s]] as json please")
+	p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+		Name: "article", Strict: openai.Bool(true),
+		Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
+			"title": map[string]any{"type": "string"}, "tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
+	}}
+	if res, err := c.Chat.Completions.New(ctx, p); err != nil || len(res.Choices) != 1 || res.Choices[0].Message.Content != `{"title": "Spools", "tags": ["thread"]}` {
+		t.Errorf("json_schema: %+v, %v; want the JSON alone", res, err)
+	}
+	p = doorParams("api-door", "", "[[duration=30s]] plain text for a json_object")
+	p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+	var schemaErr *openai.Error
+	if _, err := c.Chat.Completions.New(ctx, p); !errors.As(err, &schemaErr) || schemaErr.StatusCode != http.StatusUnprocessableEntity ||
+		schemaErr.Code != "task_schema" || !strings.Contains(schemaErr.Message, "holds no JSON") {
+		t.Errorf("json_object on a prose answer: %v; want a 422 task_schema naming the mismatch", err)
 	}
 
 	// The npm SDK.
@@ -302,8 +324,8 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	}
 	// Ordinary tasks: `results` lists them in the token's batch.
 	out := r.cli("results", "--batch", "e2e")
-	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+2 {
-		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+2, out)
+	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+3 { // and the JSON answer
+		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+3, out)
 	}
 	d.stop()
 	r.checkNoToken(d.logText())

@@ -15,13 +15,25 @@ import (
 // chatRequest is what the door reads of an OpenAI chat-completions
 // request; every other field is refused by name (checkFields).
 type chatRequest struct {
-	Model         string          `json:"model"`
-	Messages      []chatMessage   `json:"messages"`
-	Stream        bool            `json:"stream"`
-	StreamOptions *streamOptions  `json:"stream_options"`
-	N             *int            `json:"n"`
-	Tools         json.RawMessage `json:"tools"`
-	Functions     json.RawMessage `json:"functions"`
+	Model          string          `json:"model"`
+	Messages       []chatMessage   `json:"messages"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  *streamOptions  `json:"stream_options"`
+	N              *int            `json:"n"`
+	Tools          json.RawMessage `json:"tools"`
+	Functions      json.RawMessage `json:"functions"`
+	ResponseFormat *responseFormat `json:"response_format"`
+}
+
+// responseFormat is OpenAI's response_format: text, json_object, or
+// json_schema with its schema (name and strict are the client's).
+type responseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict *bool           `json:"strict"`
+	} `json:"json_schema"`
 }
 
 type streamOptions struct {
@@ -36,6 +48,7 @@ type chatMessage struct {
 // chatTask is a parsed request: the task's fields and how to answer.
 type chatTask struct {
 	Model, Prompt, Content string
+	Schema                 taskfile.SchemaText // response_format: json_object or json_schema
 	Stream, Usage          bool
 }
 
@@ -71,6 +84,23 @@ func parseChat(body []byte) (chatTask, *apiError) {
 		return chatTask{}, badRequest("messages", "missing: a system message (optional) and one user message")
 	}
 	ct := chatTask{Model: req.Model, Stream: req.Stream, Usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "text":
+		case "json_object":
+			ct.Schema = taskfile.SchemaObject
+		case "json_schema":
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 || string(rf.JSONSchema.Schema) == "null" {
+				return chatTask{}, badRequest("response_format.json_schema.schema", "missing: the JSON Schema the answer must match")
+			}
+			ct.Schema = taskfile.SchemaText(rf.JSONSchema.Schema)
+			if _, err := taskfile.CompileSchema(ct.Schema); err != nil {
+				return chatTask{}, badRequest("response_format.json_schema.schema", err.Error())
+			}
+		default:
+			return chatTask{}, badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
+		}
+	}
 	var prompts []string
 	user := -1
 	for i, m := range req.Messages {
@@ -155,7 +185,7 @@ func (d *Door) chat(w http.ResponseWriter, r *http.Request) {
 			Msg: fmt.Sprintf("token %s may not use the model %q", tk.name, ct.Model)})
 		return
 	}
-	t := &taskfile.Task{Model: ct.Model, Prompt: ct.Prompt, Content: ct.Content, Batch: batchOf(r, tk)}
+	t := &taskfile.Task{Model: ct.Model, Prompt: ct.Prompt, Content: ct.Content, Schema: ct.Schema, Batch: batchOf(r, tk)}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		t.TaskID = keyedID(tk, key)
 	} else {

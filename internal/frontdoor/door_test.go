@@ -49,12 +49,13 @@ func TestParseChat(t *testing.T) {
 		`{"model":"m","tools":[{"type":"function"}],"messages":[{"role":"user","content":"a"}]}`:      "tools",
 		`{"model":"m","messages":[{"role":"user","content":"a"}]} {}`:                                 "",
 		// Every field honoured or refused by name (issue 52).
-		`{"model":"m","temperature":0.2,"messages":[{"role":"user","content":"a"}]}`:                        "temperature",
-		`{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"a"}]}`:                          "max_tokens",
-		`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"a"}]}`:                          "logprobs",
-		`{"model":"m","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"a"}]}`: "response_format",
-		`{"model":"m","seed":1,"stop":["x"],"messages":[{"role":"user","content":"a"}]}`:                    "seed",
-		`{"model":"m","frobnicate":1,"messages":[{"role":"user","content":"a"}]}`:                           "frobnicate",
+		`{"model":"m","temperature":0.2,"messages":[{"role":"user","content":"a"}]}`:                                                                       "temperature",
+		`{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"a"}]}`:                                                                         "max_tokens",
+		`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"a"}]}`:                                                                         "logprobs",
+		`{"model":"m","response_format":{"type":"xml"},"messages":[{"role":"user","content":"a"}]}`:                                                        "response_format.type",
+		`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":7}}},"messages":[{"role":"user","content":"a"}]}`: "response_format.json_schema.schema",
+		`{"model":"m","seed":1,"stop":["x"],"messages":[{"role":"user","content":"a"}]}`:                                                                   "seed",
+		`{"model":"m","frobnicate":1,"messages":[{"role":"user","content":"a"}]}`:                                                                          "frobnicate",
 		`[1,2]`: "",
 	} {
 		_, err := parseChat([]byte(body))

@@ -81,6 +81,8 @@ func failedError(t *taskfile.Task, state taskfile.State) *apiError {
 		e.Status, e.Type = http.StatusBadRequest, "invalid_request_error"
 	case taskfile.ClassPermanent:
 		e.Status, e.Type = http.StatusUnprocessableEntity, "invalid_request_error"
+	case taskfile.ClassSchema: // the model's answers did not match response_format
+		e.Status, e.Type = http.StatusUnprocessableEntity, "upstream_error"
 	case taskfile.ClassTransient, taskfile.ClassAccount:
 		e.Status, e.Type = http.StatusBadGateway, "upstream_error"
 	case taskfile.ClassCanceled:

@@ -12,16 +12,16 @@ import (
 // name (issue 52): a field accepted and not used gives the caller an
 // answer of a shape it did not ask for and cannot see (a temperature it
 // believes was applied, JSON it believes was enforced). A task runs with
-// its model's settings, so the sampling fields, response formats other
-// than text, log probabilities and tools are refused with a 400 that
-// names the field, until the door can honour them. A field set to null
-// (or to the value that asks for nothing: logprobs false, response_format
-// text, parallel_tool_calls with no tools) is not a request and passes.
+// its model's settings, so the sampling fields, log probabilities and
+// tools are refused with a 400 that names the field, until the door can
+// honour them; response_format is honoured (a task's schema). A field set
+// to null (or to the value that asks for nothing: logprobs false,
+// parallel_tool_calls with no tools) is not a request and passes.
 
 // honoured are the fields the door uses (parseChat), and `user`, the
 // caller's own end-user id for its records, which asks nothing of the
 // answer.
-var honoured = []string{"model", "messages", "stream", "stream_options", "n", "tools", "functions", "user"}
+var honoured = []string{"model", "messages", "stream", "stream_options", "n", "tools", "functions", "user", "response_format"}
 
 // refusedWhy says, for the fields the OpenAI API knows and the door does
 // not honour, why.
@@ -38,7 +38,6 @@ var refusedWhy = map[string]string{
 	"logit_bias":            "per-request sampling is not supported: a task runs with its model's settings",
 	"logprobs":              "log probabilities are not available: a web model's page shows none",
 	"top_logprobs":          "log probabilities are not available: a web model's page shows none",
-	"response_format":       "only response_format text is supported: JSON answers are not enforced by this door yet",
 	"tool_choice":           "tools are not supported: a task is one prompt and one answer",
 	"function_call":         "functions are not supported: a task is one prompt and one answer",
 	"parallel_tool_calls":   "tools are not supported: a task is one prompt and one answer",
@@ -55,7 +54,6 @@ var refusedWhy = map[string]string{
 // asksNothing are the values of refused fields that ask for nothing.
 var asksNothing = map[string][]string{
 	"logprobs":            {"false"},
-	"response_format":     {`{"type":"text"}`},
 	"parallel_tool_calls": {"true", "false"},
 	"store":               {"false"},
 }

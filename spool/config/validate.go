@@ -110,6 +110,11 @@ func Validate(cfg *Config, t *taskfile.Task, lane taskfile.Kind) *taskfile.Rejec
 			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %v", err)
 		}
 	}
+	if t.Schema != "" {
+		if _, err := taskfile.CompileSchema(t.Schema); err != nil {
+			return taskfile.Rejectf(taskfile.ClassInvalid, "%v", err)
+		}
+	}
 	if !t.Priority.Valid() {
 		return taskfile.Rejectf(taskfile.ClassInvalid, "priority: %q is not high, normal or low", taskfile.Clip(string(t.Priority)))
 	}

@@ -31,6 +31,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "prompt", c.Prompt)
 	e.str(0, "content", c.Content)
 	e.attachments(c.Attachments, nil)
+	e.strOmit(0, "schema", string(c.Schema))
 	e.strOmit(0, "state", string(c.State))
 	e.int(0, "attempt", c.Attempt)
 	e.timeOmit(0, "submittedAt", c.SubmittedAt)

@@ -88,6 +88,10 @@ type Task struct {
 	// to the task file's folder or the spool's files/, or absolute under a
 	// root of the config's attachments.roots (attachments.go).
 	Attachments []string `yaml:"attachments,omitempty"`
+	// Schema asks for a JSON answer: a JSON Schema, or "object" for any
+	// JSON object (schema.go). The answer's JSON is checked and kept as
+	// the result, with resultFormat json.
+	Schema SchemaText `yaml:"schema,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -183,7 +187,7 @@ func (t *Task) ResetForIntake() {
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
-		Attachments: t.Attachments,
+		Attachments: t.Attachments, Schema: t.Schema,
 	}
 }
 
