@@ -22,6 +22,7 @@ type attemptEnd struct {
 	Check     string // how it compares with the page (attempt.Result)
 	CheckDiff string
 	Fallback  string              // the read methods that did not deliver first (attempt.Result)
+	Usage     taskfile.Usage      // the tokens the API reported (attempt.Result)
 	Reasoning string              // the thinking, apart from Text (success only)
 	Artifacts []taskfile.Artifact // the generated files kept with Text
 	Modes     string              // the page modes the send ran in (web)
@@ -58,7 +59,7 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	case err == nil && e.OutputErr == nil:
 		o.State, o.Result = taskfile.StateSuccess, e.Text
 		o.ResultFormat, o.ResultMethod, o.ResultCheck, o.ResultDiff, o.ResultFallback = e.Format, e.Method, e.Check, e.CheckDiff, e.Fallback
-		o.Reasoning, o.Artifacts = e.Reasoning, e.Artifacts
+		o.Reasoning, o.Artifacts, o.Usage = e.Reasoning, e.Artifacts, e.Usage
 		return o, true
 	case err == nil:
 		// The answer was paid for: it stays in the task's result, and the

@@ -237,7 +237,7 @@ func (r *runner) finish(ctx context.Context, job *attempt.Job, res attempt.Resul
 	stage := r.stageAt
 	r.mu.Unlock()
 	end := attemptEnd{
-		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Fallback: res.Fallback, Reasoning: res.Reasoning, Artifacts: res.Artifacts, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
+		Err: err, Cause: context.Cause(ctx), Text: res.Text, Format: res.Format, Method: res.Method, Check: res.Check, CheckDiff: res.CheckDiff, Fallback: res.Fallback, Usage: res.Usage, Reasoning: res.Reasoning, Artifacts: res.Artifacts, Modes: res.Modes, Stage: stage, Attempt: r.task.Attempt, Took: took,
 		MaxAttempts: l.cfg().MaxAttempts(), StaleAfter: l.timing().StaleAfter, RetryBackoff: l.cfg().RetryBackoff.D(),
 		Now: time.Now(), BrowserPID: job.BrowserPID(),
 	}

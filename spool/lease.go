@@ -39,6 +39,8 @@ type Outcome struct {
 	ResultCheck, ResultDiff string
 	// ResultFallback: the read methods that did not deliver first.
 	ResultFallback string
+	// Usage: the answer's tokens as its API reported them.
+	Usage taskfile.Usage
 	// Reasoning is the thinking kept beside Result (never part of it).
 	Reasoning string
 	// Artifacts are the generated files saved with Result.
@@ -235,6 +237,7 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 	t.Result, t.Error, t.ErrorClass = o.Result, o.Error, o.Class
 	t.ResultFormat, t.ResultMethod = o.ResultFormat, o.ResultMethod
 	t.ResultCheck, t.ResultDiff, t.ResultFallback = o.ResultCheck, o.ResultDiff, o.ResultFallback
+	t.Usage = o.Usage
 	t.Reasoning, t.Artifacts = o.Reasoning, o.Artifacts
 	if marked {
 		t.CloseAttempt(now, outcomeOf(o), o.Class, o.HeldUntil)

@@ -287,8 +287,14 @@ func TestE2E_Door_SDKs(t *testing.T) {
 		Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
 			"title": map[string]any{"type": "string"}, "tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
 	}}
-	if res, err := c.Chat.Completions.New(ctx, p); err != nil || len(res.Choices) != 1 || res.Choices[0].Message.Content != `{"title": "Spools", "tags": ["thread"]}` {
-		t.Errorf("json_schema: %+v, %v; want the JSON alone", res, err)
+	jres, err := c.Chat.Completions.New(ctx, p)
+	if err != nil || len(jres.Choices) != 1 || jres.Choices[0].Message.Content != `{"title": "Spools", "tags": ["thread"]}` {
+		t.Fatalf("json_schema: %+v, %v; want the JSON alone", jres, err)
+	}
+	// usage is the API's own count (the stand-in counts words), where it
+	// was zeros.
+	if u := jres.Usage; u.PromptTokens == 0 || u.CompletionTokens != 6 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage %+v; want the stand-in's count (the answer's 6 words)", u)
 	}
 	p = doorParams("api-door", "", "[[duration=30s]] plain text for a json_object")
 	p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}

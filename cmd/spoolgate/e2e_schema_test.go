@@ -88,6 +88,9 @@ func TestE2E_Schema(t *testing.T) {
 	if got.State != taskfile.StateSuccess || got.ResultFormat != taskfile.FormatJSON || got.Attempt != 2 || json.Unmarshal([]byte(got.Result), &v) != nil || got.Result != good {
 		t.Errorf("corrects: state %s, attempt %d, format %q, result %q, error %q", got.State, got.Attempt, got.ResultFormat, got.Result, got.Error)
 	}
+	if got.Usage.PromptTokens == 0 || got.Usage.CompletionTokens != len(strings.Fields("Here is the JSON:\n\n```json\n"+good+"\n```\n\nHope it helps.")) {
+		t.Errorf("corrects: usage %+v; want the API's count of the answer that was kept", got.Usage)
+	}
 	var second *apistand.Request
 	for _, q := range api.Requests() {
 		if q.User == "corrects itself" && strings.Contains(q.System, "Your previous answer was refused") {

@@ -13,12 +13,17 @@ import (
 
 // chatRequest is the part of a chat-completions body the stand-in reads.
 type chatRequest struct {
-	Model       string        `json:"model"`
-	Messages    []chatMessage `json:"messages"`
-	Stream      bool          `json:"stream"`
-	MaxTokens   int           `json:"max_tokens"`
-	MaxCompl    int           `json:"max_completion_tokens"`
-	Temperature *float64      `json:"temperature"`
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Stream   bool          `json:"stream"`
+	// StreamOptions.IncludeUsage asks for a last chunk with the token
+	// counts (the stand-in counts words: see usageOf).
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens   int      `json:"max_tokens"`
+	MaxCompl    int      `json:"max_completion_tokens"`
+	Temperature *float64 `json:"temperature"`
 }
 
 type chatMessage struct {
@@ -205,11 +210,24 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		setStatus(http.StatusOK)
-		writeJSON(w, http.StatusOK, completion(id, rec.Model, answer))
+		c := completion(id, rec.Model, answer)
+		c["usage"] = usageOf(rec, answer)
+		writeJSON(w, http.StatusOK, c)
 		return
 	}
 	setStatus(http.StatusOK)
-	s.stream(w, r, id, rec.Model, answer, total, d.Hang)
+	var u map[string]any
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u = usageOf(rec, answer)
+	}
+	s.stream(w, r, id, rec.Model, answer, total, d.Hang, u)
+}
+
+// usageOf is the stand-in's token count of a request and its answer:
+// one token per word, of the system and user messages and of the answer.
+func usageOf(rec Request, answer string) map[string]any {
+	p, c := len(strings.Fields(rec.System))+len(strings.Fields(rec.User)), len(strings.Fields(answer))
+	return map[string]any{"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 }
 
 // hang waits until the client or the server goes away.
@@ -222,7 +240,9 @@ func (s *Server) hang(r *http.Request) {
 
 // stream sends the answer as server-sent events, one word per chunk,
 // spread evenly over total. With hang it sends the role chunk, then nothing.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, answer string, total time.Duration, hang bool) {
+// usage, when the request asked for it, follows the finish as a chunk of
+// its own with no choices, as OpenAI sends it.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, answer string, total time.Duration, hang bool, usage map[string]any) {
 	send := startEvents(w)
 	send(chunk(id, model, map[string]any{"role": "assistant", "content": ""}, nil))
 	if hang {
@@ -244,6 +264,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id int, model, a
 	}
 	stop := "stop"
 	send(chunk(id, model, map[string]any{}, &stop))
+	if usage != nil {
+		c := chunk(id, model, nil, nil)
+		c["choices"], c["usage"] = []any{}, usage
+		send(c)
+	}
 	send(nil)
 }
 

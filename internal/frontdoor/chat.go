@@ -287,13 +287,16 @@ func completion(t *taskfile.Task, model string) map[string]any {
 		"system_fingerprint": nil,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
 			"message": map[string]any{"role": "assistant", "content": t.Result, "refusal": nil}}},
-		"usage": usage(),
+		"usage": usage(t),
 	}
 }
 
-// usage: spoolgate counts no tokens (a web model has none to count).
-func usage() map[string]any {
-	return map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+// usage is the task's tokens as its API reported them (the task file's
+// usage); zeros where none were reported (a web model's page shows no
+// token counts).
+func usage(t *taskfile.Task) map[string]any {
+	u := t.Usage
+	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
 }
 
 // models is GET /v1/models: the models this token may use.

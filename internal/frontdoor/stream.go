@@ -59,7 +59,7 @@ func (d *Door) stream(w http.ResponseWriter, r *http.Request, s submitted, ct ch
 	event(w, chunk(map[string]any{}, "stop"))
 	if ct.Usage {
 		event(w, map[string]any{"id": completionID(t), "object": "chat.completion.chunk", "created": created(t), "model": ct.Model,
-			"system_fingerprint": nil, "choices": []any{}, "usage": usage()})
+			"system_fingerprint": nil, "choices": []any{}, "usage": usage(t)})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	_ = rc.Flush()

@@ -21,6 +21,13 @@ type answer struct {
 	finish string // the last finish_reason seen
 	form   string // "stream" or "json": how the server answered
 	events int    // stream events read
+	usage  *usage // the token counts the server reported, if it did
+}
+
+// usage is a completion's (or a stream's last chunk's) token counts.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 // maxAnswer bounds a JSON answer and one line of a stream.
@@ -93,6 +100,7 @@ type completion struct {
 		Delta        *message `json:"delta"`
 		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
+	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -182,7 +190,7 @@ func (m *model) readJSON(resp *http.Response, br *bufio.Reader, job *attempt.Job
 		return answer{}, m.neither(resp, data, "")
 	}
 	var b, think strings.Builder
-	a := answer{form: "json"}
+	a := answer{form: "json", usage: c.Usage}
 	a.finish = c.add(&b, &think)
 	a.text, a.think = b.String(), think.String()
 	return a, nil
@@ -237,6 +245,9 @@ func (m *model) readStream(resp *http.Response, br *bufio.Reader, job *attempt.J
 		}
 		if f := c.add(&b, &think); f != "" {
 			a.finish, finished = f, true
+		}
+		if c.Usage != nil {
+			a.usage = c.Usage // on the last chunk, whose choices are empty
 		}
 		return nil
 	}

@@ -161,5 +161,9 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 	}
 	job.Log.Info("api answer", "model", m.cfg.Name, "after", time.Since(start).Round(time.Millisecond),
 		"form", ans.form, "events", ans.events, "chars", len(text), "finish", m.red.keep(ans.finish, 40))
-	return attempt.Result{Text: text, Reasoning: think}, nil
+	res := attempt.Result{Text: text, Reasoning: think}
+	if u := ans.usage; u != nil {
+		res.Usage = taskfile.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	}
+	return res, nil
 }

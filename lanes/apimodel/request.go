@@ -19,10 +19,17 @@ type chatRequest struct {
 	Model       string        `json:"model"`
 	Messages    []chatMessage `json:"messages"`
 	Stream      bool          `json:"stream"`
+	// StreamOptions asks for the token counts on the stream's last
+	// chunk (OpenAI's include_usage): the task's usage.
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	// One of the two carries the model's maxTokens, per its maxTokensField.
 	MaxTokens           *int `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type chatMessage struct {
@@ -41,7 +48,7 @@ const maxErrorBody = 64 << 10
 // instead of reasoning), then one user message with the content and the
 // task's attachments (files, read and checked by loadAttachments).
 func (m *model) request(t *taskfile.Task, files []attach.Loaded) *chatRequest {
-	r := &chatRequest{Model: m.cfg.Model, Stream: true, Temperature: m.cfg.Temperature}
+	r := &chatRequest{Model: m.cfg.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, Temperature: m.cfg.Temperature}
 	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
 	}

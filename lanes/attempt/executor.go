@@ -40,6 +40,9 @@ type Result struct {
 	// page showed: "verified", "differs" (CheckDiff says where) or
 	// "unchecked"; empty for the API lane.
 	Check, CheckDiff string
+	// Usage is the tokens the API reported for the answer (zero when it
+	// reported none, and on the web lane).
+	Usage taskfile.Usage
 	// Fallback names the read methods tried before Method that did not
 	// deliver, comma-separated ("network,copy"); "" when the first did.
 	Fallback string

@@ -91,6 +91,17 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "resultCheck", c.ResultCheck)
 	e.strOmit(0, "resultDiff", c.ResultDiff)
 	e.strOmit(0, "resultFallback", c.ResultFallback)
+	if u := c.Usage; !u.IsZero() {
+		e.key(0, "usage")
+		e.b = append(e.b, '\n')
+		e.first = false
+		if u.PromptTokens != 0 {
+			e.int(2, "promptTokens", u.PromptTokens)
+		}
+		if u.CompletionTokens != 0 {
+			e.int(2, "completionTokens", u.CompletionTokens)
+		}
+	}
 	e.strOmit(0, "result", c.Result)
 	e.strOmit(0, "reasoning", c.Reasoning)
 	if len(c.Artifacts) > 0 || len(c.Wrote) > 0 {

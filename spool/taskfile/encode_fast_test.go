@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -147,6 +148,12 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				set(reflect.ValueOf(&a).Elem().Field(j))
 				tk.AttachmentsChecked = []Attachment{a, {Name: "x.jpg", Path: "files/x.jpg", Type: "image/jpeg", Size: 3, SHA256: "abc"}}
 				check("attachmentsChecked."+ct.Field(j).Name, tk)
+			}
+			continue
+		case "Usage":
+			for _, u := range []Usage{{PromptTokens: 12}, {CompletionTokens: 34}, {PromptTokens: 12, CompletionTokens: 34}} {
+				tk.Usage = u
+				check(fmt.Sprintf("usage %+v", u), tk)
 			}
 			continue
 		case "Attempts":

@@ -129,6 +129,9 @@ type Task struct {
 	// method fell back on this answer (the task's log says why). A key
 	// that falls back on every answer is named by status.
 	ResultFallback string `yaml:"resultFallback,omitempty"`
+	// Usage is the tokens of the successful attempt as the API reported
+	// them; absent when it reported none (a web model's page shows none).
+	Usage Usage `yaml:"usage,omitempty"`
 	Result         string `yaml:"result,omitempty"`
 	// Reasoning is a reasoning model's thinking, told apart from the
 	// answer (Result), as Markdown: the page's thinking block, a
@@ -331,3 +334,12 @@ func Clip(s string) string {
 	}
 	return OneLine(s)
 }
+
+// Usage is an answer's token counts, as its API reported them.
+type Usage struct {
+	PromptTokens     int `yaml:"promptTokens,omitempty"`
+	CompletionTokens int `yaml:"completionTokens,omitempty"`
+}
+
+// IsZero makes a Usage that says nothing left out of the file.
+func (u Usage) IsZero() bool { return u == Usage{} }
