@@ -76,7 +76,8 @@ func newDoorRig(t *testing.T, scale float64, door string) *doorRig {
 	addr := ln.Addr().String()
 	ln.Close()
 	models := "  - {name: web-door, kind: web, site: %[1]s, needEmptyPrompt: true}\n" +
-		fmt.Sprintf("  - {name: api-door, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s}\n", api.URL())
+		fmt.Sprintf("  - {name: api-door, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s}\n", api.URL()) +
+		fmt.Sprintf("  - {name: api-tunable, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s, requestFields: [temperature, maxTokens]}\n", api.URL())
 	r := e2eNewSites(t, rigOpts{TaskTimeout: 2 * time.Minute, MaxRetries: 3, HTTP: addr, Tail: doorTail(door)}, scale,
 		&e2eSite{name: "md", opts: chatstand.Options{Renderer: "markdown-it"}, keys: onceKeys(), model: models})
 	r.env = append(r.env, "E2E_API_KEY="+e2eKey)
@@ -279,9 +280,33 @@ func TestE2E_Door_SDKs(t *testing.T) {
 		}
 	}
 
+	// A model whose config allows them takes the sampling fields: they
+	// reach the API (the stand-in records the request); one it does not
+	// list is still refused by name.
+	p := doorParams("api-tunable", "", "[[duration=30s]] go sdk tuned")
+	p.Temperature, p.MaxTokens = openai.Float(0.3), openai.Int(40)
+	if got, err := sdkAsk(ctx, c, p, false); err != nil || got != doorAPIAnswer("[[duration=30s]] go sdk tuned") {
+		t.Errorf("tuned: %q, %v", got, err)
+	}
+	var tuned *apistand.Request
+	for _, q := range r.api.Requests() {
+		if strings.Contains(q.User, "go sdk tuned") {
+			tuned = &q
+		}
+	}
+	if tuned == nil || tuned.Temperature == nil || *tuned.Temperature != 0.3 || tuned.MaxTokens != 40 {
+		t.Errorf("the API stand-in did not get temperature 0.3 and max_tokens 40: %+v", tuned)
+	}
+	p = doorParams("api-tunable", "", "[[duration=30s]] go sdk seeded")
+	p.Seed = openai.Int(9)
+	var seedErr *openai.Error
+	if _, err := c.Chat.Completions.New(ctx, p); !errors.As(err, &seedErr) || seedErr.StatusCode != http.StatusBadRequest || seedErr.Param != "seed" {
+		t.Errorf("seed on api-tunable: %v; want a 400 naming seed", err)
+	}
+
 	// response_format json_schema is the task's schema: the answer's
 	// JSON alone comes back, checked; one that cannot hold is refused.
-	p := doorParams("api-door", "", "[[duration=30s]] as json please")
+	p = doorParams("api-door", "", "[[duration=30s]] as json please")
 	p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
 		Name: "article", Strict: openai.Bool(true),
 		Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
@@ -330,8 +355,8 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	}
 	// Ordinary tasks: `results` lists them in the token's batch.
 	out := r.cli("results", "--batch", "e2e")
-	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+3 { // and the JSON answer
-		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+3, out)
+	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+4 { // and the tuned and JSON answers
+		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+4, out)
 	}
 	d.stop()
 	r.checkNoToken(d.logText())

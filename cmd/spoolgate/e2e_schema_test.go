@@ -24,7 +24,8 @@ import (
 // second request's prompt carried; a model that never matches fails as
 // errorClass schema naming the first mismatch after its retries; any
 // JSON object (schema: object) refuses prose; a schema that does not
-// compile, or refers outside itself, is refused at intake.
+// compile, or refers outside itself, is refused at intake, and so is a
+// task's own sampling for a model whose config does not allow it.
 func TestE2E_Schema(t *testing.T) {
 	t.Parallel()
 	const good = `{"title": "Spools", "tags": ["thread", "craft"], "category": "howto"}`
@@ -62,6 +63,7 @@ func TestE2E_Schema(t *testing.T) {
 		"object":    "taskId: object\nmodel: api-plain\ncontent: any object\nschema: object\n",
 		"badschema": "taskId: badschema\nmodel: api-plain\ncontent: x\nschema:\n  type: 12\n",
 		"fileref":   "taskId: fileref\nmodel: api-plain\ncontent: x\nschema:\n  $ref: file:///etc/passwd\n",
+		"sampled":   "taskId: sampled\nmodel: api-plain\ncontent: x\nsampling: {temperature: 0.1}\n",
 	}
 	dir := filepath.Join(r.dir, "drops")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -72,12 +74,14 @@ func TestE2E_Schema(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// submit checks every file as intake will: the two bad schemas are
-	// refused there, by name, and nothing is dropped.
-	for _, id := range []string{"badschema", "fileref"} {
+	// submit checks every file as intake will: the two bad schemas, and
+	// sampling the model does not allow, are refused there, by name, and
+	// nothing is dropped.
+	for id, want := range map[string]string{"badschema": "schema: ", "fileref": "schema: ",
+		"sampled": "sampling.temperature: model api-plain does not take a per-task temperature (its requestFields: none)"} {
 		code, _, errOut := r.e2eRun("submit", filepath.Join(dir, id+".yaml"))
-		if code == 0 || !strings.Contains(errOut, "schema: ") {
-			t.Errorf("%s: submit exited %d, stderr %q; want a refusal naming the schema", id, code, errOut)
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: submit exited %d, stderr %q; want a refusal with %q", id, code, errOut, want)
 		}
 	}
 	d := r.start()

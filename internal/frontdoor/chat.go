@@ -49,6 +49,8 @@ type chatMessage struct {
 type chatTask struct {
 	Model, Prompt, Content string
 	Schema                 taskfile.SchemaText // response_format: json_object or json_schema
+	Sampling               *taskfile.Sampling  // the sampling fields the request set
+	samplingNames          map[string]string   // each set field's OpenAI name, by its task name
 	Stream, Usage          bool
 }
 
@@ -68,6 +70,10 @@ func parseChat(body []byte) (chatTask, *apiError) {
 	if aerr := checkFields(body); aerr != nil {
 		return chatTask{}, aerr
 	}
+	sampling, names, aerr := samplingOf(body)
+	if aerr != nil {
+		return chatTask{}, aerr
+	}
 	if req.Model == "" {
 		return chatTask{}, badRequest("model", "missing: the name of one of this spoolgate's models (GET /v1/models)")
 	}
@@ -83,7 +89,7 @@ func parseChat(body []byte) (chatTask, *apiError) {
 	if len(req.Messages) == 0 {
 		return chatTask{}, badRequest("messages", "missing: a system message (optional) and one user message")
 	}
-	ct := chatTask{Model: req.Model, Stream: req.Stream, Usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	ct := chatTask{Model: req.Model, Stream: req.Stream, Usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, Sampling: sampling, samplingNames: names}
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "text":
@@ -185,7 +191,16 @@ func (d *Door) chat(w http.ResponseWriter, r *http.Request) {
 			Msg: fmt.Sprintf("token %s may not use the model %q", tk.name, ct.Model)})
 		return
 	}
-	t := &taskfile.Task{Model: ct.Model, Prompt: ct.Prompt, Content: ct.Content, Schema: ct.Schema, Batch: batchOf(r, tk)}
+	if m, ok := d.cfg.Model(ct.Model); ok {
+		for _, f := range ct.Sampling.Set() {
+			if !m.AllowsField(f) {
+				name := ct.samplingNames[f]
+				writeError(w, badRequest(name, fmt.Sprintf("%s is not honoured for the model %q: its config's requestFields do not list %s (a task runs with its model's settings)", name, ct.Model, f)))
+				return
+			}
+		}
+	}
+	t := &taskfile.Task{Model: ct.Model, Prompt: ct.Prompt, Content: ct.Content, Schema: ct.Schema, Sampling: ct.Sampling, Batch: batchOf(r, tk)}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		t.TaskID = keyedID(tk, key)
 	} else {

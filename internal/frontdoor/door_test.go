@@ -35,6 +35,13 @@ func TestParseChat(t *testing.T) {
 	if ct.Model != "m" || ct.Prompt != "Be brief.\n\nIn French." || ct.Content != "Hello, world" || !ct.Stream || !ct.Usage {
 		t.Errorf("parsed %+v", ct)
 	}
+	// The sampling fields are the task's own (the model's config decides
+	// in Door.chat whether it takes them), by their task-file names.
+	st := ok(`{"model":"m","temperature":0.2,"max_completion_tokens":50,"stop":"END","seed":null,"messages":[{"role":"user","content":"a"}]}`)
+	if st.Sampling == nil || *st.Sampling.Temperature != 0.2 || *st.Sampling.MaxTokens != 50 || len(st.Sampling.Stop) != 1 || st.Sampling.Seed != nil ||
+		st.samplingNames["maxTokens"] != "max_completion_tokens" || strings.Join(st.Sampling.Set(), ",") != "temperature,maxTokens,stop" {
+		t.Errorf("sampling %+v, names %v", st.Sampling, st.samplingNames)
+	}
 	for body, param := range map[string]string{
 		`{"messages":[{"role":"user","content":"x"}]}`:                                                "model",
 		`{"model":"m","messages":[]}`:                                                                 "messages",
@@ -49,12 +56,11 @@ func TestParseChat(t *testing.T) {
 		`{"model":"m","tools":[{"type":"function"}],"messages":[{"role":"user","content":"a"}]}`:      "tools",
 		`{"model":"m","messages":[{"role":"user","content":"a"}]} {}`:                                 "",
 		// Every field honoured or refused by name (issue 52).
-		`{"model":"m","temperature":0.2,"messages":[{"role":"user","content":"a"}]}`:                                                                       "temperature",
-		`{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"a"}]}`:                                                                         "max_tokens",
 		`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"a"}]}`:                                                                         "logprobs",
 		`{"model":"m","response_format":{"type":"xml"},"messages":[{"role":"user","content":"a"}]}`:                                                        "response_format.type",
 		`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":7}}},"messages":[{"role":"user","content":"a"}]}`: "response_format.json_schema.schema",
-		`{"model":"m","seed":1,"stop":["x"],"messages":[{"role":"user","content":"a"}]}`:                                                                   "seed",
+		`{"model":"m","temperature":"hot","messages":[{"role":"user","content":"a"}]}`:                                                                     "temperature",
+		`{"model":"m","stop":[1],"messages":[{"role":"user","content":"a"}]}`:                                                                              "stop",
 		`{"model":"m","frobnicate":1,"messages":[{"role":"user","content":"a"}]}`:                                                                          "frobnicate",
 		`[1,2]`: "",
 	} {

@@ -26,6 +26,11 @@ type chatRequest struct {
 	// One of the two carries the model's maxTokens, per its maxTokensField.
 	MaxTokens           *int `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+	// A task's own sampling (its model's requestFields allow them).
+	TopP            *float64 `json:"top_p,omitempty"`
+	Stop            []string `json:"stop,omitempty"`
+	Seed            *int     `json:"seed,omitempty"`
+	ReasoningEffort string   `json:"reasoning_effort,omitempty"`
 }
 
 type streamOptions struct {
@@ -53,7 +58,31 @@ func (m *model) request(t *taskfile.Task, files []attach.Loaded) *chatRequest {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
 	}
 	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: userContent(t.Content, files)})
-	if n := m.cfg.MaxTokens; n > 0 {
+	n := m.cfg.MaxTokens
+	if s := t.Sampling; s != nil {
+		// Intake took only the fields the model allows; the model's own
+		// requestFields are checked again, as a task file edited since
+		// would not be.
+		if s.Temperature != nil && m.cfg.AllowsField("temperature") {
+			r.Temperature = s.Temperature
+		}
+		if s.TopP != nil && m.cfg.AllowsField("topP") {
+			r.TopP = s.TopP
+		}
+		if s.MaxTokens != nil && m.cfg.AllowsField("maxTokens") {
+			n = *s.MaxTokens
+		}
+		if len(s.Stop) > 0 && m.cfg.AllowsField("stop") {
+			r.Stop = s.Stop
+		}
+		if s.Seed != nil && m.cfg.AllowsField("seed") {
+			r.Seed = s.Seed
+		}
+		if s.ReasoningEffort != "" && m.cfg.AllowsField("reasoningEffort") {
+			r.ReasoningEffort = s.ReasoningEffort
+		}
+	}
+	if n > 0 {
 		if m.cfg.MaxTokensField == config.MaxCompletionTokens {
 			r.MaxCompletionTokens = &n
 		} else {

@@ -7,6 +7,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -121,7 +122,15 @@ type ModelConfig struct {
 	// URL's that a picture url may point at (the vendor's storage, as
 	// files.vendor.example): any other is refused (issue 49).
 	ImageHosts []string `yaml:"imageHosts"`
+	// RequestFields (api) are the sampling fields a task (or a front-door
+	// request) may set for itself: temperature, topP, maxTokens, stop,
+	// seed, reasoningEffort. Any other a task sets is refused by name.
+	RequestFields []string `yaml:"requestFields"`
 }
+
+// AllowsField reports whether a task may set the sampling field name
+// for this model (its requestFields).
+func (m *ModelConfig) AllowsField(name string) bool { return slices.Contains(m.RequestFields, name) }
 
 // KeepsReasoning reports the keepReasoning setting, default true.
 func (m ModelConfig) KeepsReasoning() bool { return m.KeepReasoning == nil || *m.KeepReasoning }

@@ -200,6 +200,11 @@ func (c *Config) Check() error {
 			if m.Model == "" {
 				m.Model = m.Name
 			}
+			for j, f := range m.RequestFields {
+				if !taskfile.IsSamplingField(f) {
+					return &ConfigError{Key: fmt.Sprintf("%s.requestFields[%d]", key, j), Msg: fmt.Sprintf("%q is not one of %v", f, taskfile.SamplingFields)}
+				}
+			}
 			switch m.MaxTokensField {
 			case "":
 				m.MaxTokensField = MaxTokensDefault
@@ -208,6 +213,9 @@ func (c *Config) Check() error {
 				return &ConfigError{Key: key + ".maxTokensField", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens)}
 			}
 		case taskfile.KindWeb:
+			if len(m.RequestFields) > 0 {
+				return &ConfigError{Key: key + ".requestFields", Msg: "a web model takes no per-task sampling: its page has no such control"}
+			}
 			if m.Site == "" {
 				return &ConfigError{Key: key + ".site", Msg: "missing: a web model names one of `sites:`"}
 			}

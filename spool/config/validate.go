@@ -110,6 +110,15 @@ func Validate(cfg *Config, t *taskfile.Task, lane taskfile.Kind) *taskfile.Rejec
 			return taskfile.Rejectf(taskfile.ClassInvalid, "output: %v", err)
 		}
 	}
+	for _, f := range t.Sampling.Set() {
+		if !m.AllowsField(f) {
+			allowed := "none"
+			if len(m.RequestFields) > 0 {
+				allowed = strings.Join(m.RequestFields, ", ")
+			}
+			return taskfile.Rejectf(taskfile.ClassInvalid, "sampling.%s: model %s does not take a per-task %s (its requestFields: %s)", f, t.Model, f, allowed)
+		}
+	}
 	if t.Schema != "" {
 		if _, err := taskfile.CompileSchema(t.Schema); err != nil {
 			return taskfile.Rejectf(taskfile.ClassInvalid, "%v", err)

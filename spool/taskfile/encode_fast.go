@@ -32,6 +32,9 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.str(0, "content", c.Content)
 	e.attachments(c.Attachments, nil)
 	e.strOmit(0, "schema", string(c.Schema))
+	if c.Sampling != nil {
+		return e.b, false // numbers and a list: yaml.v3 writes them
+	}
 	e.strOmit(0, "state", string(c.State))
 	e.int(0, "attempt", c.Attempt)
 	e.timeOmit(0, "submittedAt", c.SubmittedAt)

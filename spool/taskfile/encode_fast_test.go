@@ -150,6 +150,18 @@ func TestTask_EncodeFastFields(t *testing.T) {
 				check("attachmentsChecked."+ct.Field(j).Name, tk)
 			}
 			continue
+		case "Sampling":
+			temp, n := 0.2, 50
+			tk.Sampling = &Sampling{Temperature: &temp, MaxTokens: &n, Stop: []string{"END", "a: b"}, ReasoningEffort: "low"}
+			b, err := tk.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := DecodeTask(b)
+			if err != nil || !reflect.DeepEqual(back.Sampling, tk.Sampling) {
+				t.Errorf("sampling: read back %+v (%v), want %+v", back.Sampling, err, tk.Sampling)
+			}
+			continue
 		case "Usage":
 			for _, u := range []Usage{{PromptTokens: 12}, {CompletionTokens: 34}, {PromptTokens: 12, CompletionTokens: 34}} {
 				tk.Usage = u

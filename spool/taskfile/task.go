@@ -92,6 +92,9 @@ type Task struct {
 	// JSON object (schema.go). The answer's JSON is checked and kept as
 	// the result, with resultFormat json.
 	Schema SchemaText `yaml:"schema,omitempty"`
+	// Sampling is the task's own sampling settings for an API model that
+	// allows them (sampling.go).
+	Sampling *Sampling `yaml:"sampling,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -190,7 +193,7 @@ func (t *Task) ResetForIntake() {
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
-		Attachments: t.Attachments, Schema: t.Schema,
+		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling,
 	}
 }
 
