@@ -79,6 +79,13 @@ func runDaemon(ctx context.Context, store *spool.Store, env *Env, log *slog.Logg
 		log.Warn("account pace windows are time-scaled", "env", paceScaleEnv, "scale", v)
 	}
 	defer closeExecutors(execs)
+	// The spool's folders exist before the console and the door answer:
+	// a request in the moment before the lanes start (a task with
+	// output:, on a fresh spool) must not find output/ missing. The lanes
+	// make them again, which changes nothing.
+	if err := store.Layout.Create(); err != nil {
+		return err
+	}
 	// console.Start handles "off" and a port in use itself (a warning).
 	hs, err := console.Start(ctx, store, d.Info, log.With("component", "http"))
 	if err != nil {

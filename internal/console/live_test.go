@@ -252,10 +252,14 @@ func TestLiveView_EndsWithLogin(t *testing.T) {
 				t.Errorf("the session's lock after the login ended: %v", err)
 			}
 			_ = lk.Unlock()
-			es, err := h.store.Audit(time.Now(), func(e spool.AuditEntry) bool { return e.Action == "live-close" })
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The end is written by the view's OnEnd hook, which runs as
+			// the view goes: wait for its line, not for the view alone.
+			var es []spool.AuditEntry
+			testkit.Wait(t, "the live-close line", 10*time.Second, func() bool {
+				var err error
+				es, err = h.store.Audit(time.Now(), func(e spool.AuditEntry) bool { return e.Action == "live-close" })
+				return err == nil && len(es) > 0
+			})
 			if len(es) != 1 || !strings.Contains(es[0].Detail, "account a1: "+tc.reason) {
 				t.Errorf("audit trail %+v, want one live-close for %q", es, tc.reason)
 			}

@@ -56,6 +56,10 @@ type Row struct {
 	ResultDiff  string `json:"resultDiff,omitempty"`
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
+	// PromptTokens and CompletionTokens: the answer's tokens as its API
+	// reported them (the task file's usage); absent when it reported none.
+	PromptTokens     int `json:"promptTokens,omitempty"`
+	CompletionTokens int `json:"completionTokens,omitempty"`
 	Archived  string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 	// Artifacts are the files the model generated, as the task file lists
 	// them; ArtifactFiles their absolute paths, in the same order.
@@ -158,6 +162,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	r.Reasoning = t.Reasoning
+	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
 	r.Artifacts = t.Artifacts
 	opt := func(v time.Time) *time.Time {
 		if v.IsZero() {
@@ -191,7 +196,8 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // `resultCheck` column (verified, unchecked, or "differs: " and where)
 // when a row has one, a `reasoning` column (the thinking kept apart from
 // the result) when a row has one, an `artifacts` column (the generated
-// files' absolute paths, one a line) when a row has one, and an
+// files' absolute paths, one a line) when a row has one,
+// `promptTokens` and `completionTokens` when a row has a usage, and an
 // `archived` column last when the archive was read.
 func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	cw := csv.NewWriter(w)
@@ -211,6 +217,10 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	arts := slices.ContainsFunc(rows, func(r Row) bool { return len(r.ArtifactFiles) > 0 })
 	if arts {
 		cols = append(slices.Clip(cols), "artifacts")
+	}
+	tokens := slices.ContainsFunc(rows, func(r Row) bool { return r.PromptTokens+r.CompletionTokens > 0 })
+	if tokens {
+		cols = append(slices.Clip(cols), "promptTokens", "completionTokens")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -242,6 +252,9 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 		}
 		if arts {
 			rec = append(rec, strings.Join(r.ArtifactFiles, "\n"))
+		}
+		if tokens {
+			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens))
 		}
 		if archive {
 			rec = append(rec, r.Archived)

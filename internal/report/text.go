@@ -69,6 +69,9 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			fmt.Fprintf(w, "  checked against the page: %d verified, %d DIFFER (%s; see their resultDiff), %d unchecked\n",
 				ln.ResultChecks["verified"], n, strings.Join(ln.Differs, ", "), ln.ResultChecks["unchecked"])
 		}
+		if !ln.Tokens.IsZero() {
+			fmt.Fprintf(w, "  %s (successes, as the APIs reported them)\n", TokensText(ln.Tokens))
+		}
 		if ln.Reasoning > 0 {
 			fmt.Fprintf(w, "  thinking kept apart (reasoning): %d of the successes\n", ln.Reasoning)
 		}
@@ -108,8 +111,12 @@ func renderStatusText(w io.Writer, st *status.Status) {
 			for _, bl := range b.Lanes {
 				shares = append(shares, fmt.Sprintf("%s %d/%d", bl.Lane, bl.Progress.Finished, bl.Progress.Total))
 			}
-			rows = append(rows, []string{b.Batch, fmt.Sprintf("%s  ETA %s  (%s; failed %d, canceled %d)", Bar(b.Progress),
-				ETAText(st.Now, b.ETA, false), strings.Join(shares, ", "), b.Counts.Failed, b.Counts.Canceled)})
+			line := fmt.Sprintf("%s  ETA %s  (%s; failed %d, canceled %d)", Bar(b.Progress),
+				ETAText(st.Now, b.ETA, false), strings.Join(shares, ", "), b.Counts.Failed, b.Counts.Canceled)
+			if !b.Tokens.IsZero() {
+				line += "  " + TokensText(b.Tokens)
+			}
+			rows = append(rows, []string{b.Batch, line})
 		}
 		writeColumns(w, "  ", rows)
 	}
@@ -181,4 +188,17 @@ func pluralS(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// TokensText is "tokens 1200 in + 3400 out, cost 0.0123" (the cost where
+// the models have a price; "+ N unpriced" for answers of models without).
+func TokensText(t status.Tokens) string {
+	s := fmt.Sprintf("tokens %d in + %d out", t.Prompt, t.Completion)
+	if t.Cost != nil {
+		s += fmt.Sprintf(", cost %.4f", *t.Cost)
+		if t.Unpriced > 0 {
+			s += fmt.Sprintf(" (+ %d answers of models without a price)", t.Unpriced)
+		}
+	}
+	return s
 }

@@ -126,6 +126,17 @@ type ModelConfig struct {
 	// request) may set for itself: temperature, topP, maxTokens, stop,
 	// seed, reasoningEffort. Any other a task sets is refused by name.
 	RequestFields []string `yaml:"requestFields"`
+	// Price (api) turns the tokens its API reports into a cost, per
+	// batch and lane in status: what a million prompt (input) and
+	// completion (output) tokens cost, in whatever currency the team
+	// counts in.
+	Price *Price `yaml:"price"`
+}
+
+// Price is a model's price per million tokens.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
 }
 
 // AllowsField reports whether a task may set the sampling field name

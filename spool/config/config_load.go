@@ -200,6 +200,9 @@ func (c *Config) Check() error {
 			if m.Model == "" {
 				m.Model = m.Name
 			}
+			if p := m.Price; p != nil && (p.Input < 0 || p.Output < 0) {
+				return &ConfigError{Key: key + ".price", Msg: "input and output are what a million tokens cost: not negative"}
+			}
 			for j, f := range m.RequestFields {
 				if !taskfile.IsSamplingField(f) {
 					return &ConfigError{Key: fmt.Sprintf("%s.requestFields[%d]", key, j), Msg: fmt.Sprintf("%q is not one of %v", f, taskfile.SamplingFields)}
@@ -215,6 +218,9 @@ func (c *Config) Check() error {
 		case taskfile.KindWeb:
 			if len(m.RequestFields) > 0 {
 				return &ConfigError{Key: key + ".requestFields", Msg: "a web model takes no per-task sampling: its page has no such control"}
+			}
+			if m.Price != nil {
+				return &ConfigError{Key: key + ".price", Msg: "a web model reports no tokens to price"}
 			}
 			if m.Site == "" {
 				return &ConfigError{Key: key + ".site", Msg: "missing: a web model names one of `sites:`"}

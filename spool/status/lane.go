@@ -67,6 +67,13 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		if t.sum.resultMethod != "" && t.dir == taskfile.DirDone {
 			recent[t.sum.model] = append(recent[t.sum.model], t.sum)
 		}
+		if t.dir == taskfile.DirDone && !t.sum.usage.IsZero() {
+			price := s.priceOf(t.sum.model)
+			ln.Tokens.add(t.sum.usage, price)
+			if bl := share(t.sum.batch); bl != nil {
+				bl.Tokens.add(t.sum.usage, price)
+			}
+		}
 		if t.sum.reasoning && t.dir == taskfile.DirDone {
 			ln.Reasoning++
 		}
@@ -250,6 +257,15 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		}
 	}
 	return ln, shares
+}
+
+// priceOf is model's price, nil when it has none (or is not in the
+// config any more).
+func (s *Snapshotter) priceOf(model string) *config.Price {
+	if m, ok := s.cfg.Model(model); ok {
+		return m.Price
+	}
+	return nil
 }
 
 func (s *Snapshotter) account(model string) string {

@@ -12,6 +12,7 @@ import (
 type summary struct {
 	id, model, batch, owner, account                           string
 	resultMethod, resultCheck, resultFallback                  string
+	usage                                                      taskfile.Usage
 	reasoning                                                  bool // keeps a reasoning model's thinking
 	priority                                                   taskfile.Priority
 	attempt                                                    int
@@ -32,7 +33,7 @@ func summaryOf(t *taskfile.Task) summary {
 
 func fromSpool(s taskfile.Summary) summary {
 	return summary{
-		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, reasoning: s.Reasoning,
+		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, usage: s.Usage, reasoning: s.Reasoning,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
 		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt,
 	}

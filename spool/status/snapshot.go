@@ -169,6 +169,7 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 			c.Failed += bl.Counts.Failed
 			c.Canceled += bl.Counts.Canceled
 			c.Total += bl.Counts.Total
+			b.Tokens.sum(bl.Tokens)
 			switch {
 			case b.ETA.Seconds == nil:
 			case bl.ETA.Seconds == nil:

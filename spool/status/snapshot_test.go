@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,8 @@ const testConfig = `
 host: here
 api: {concurrency: 2}
 models:
-  - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1"}
+  - {name: writer, kind: api, baseURL: "http://127.0.0.1:1/v1", price: {input: 2, output: 8}}
+  - {name: cheap, kind: api, baseURL: "http://127.0.0.1:1/v1"}
   - {name: thinker, kind: web, site: chat, account: ops1}
   - {name: other, kind: web, site: chat, account: ops2}
 sites:
@@ -355,5 +357,33 @@ func TestSnapshot_FallingBack(t *testing.T) {
 	want := []FallingBack{{Model: "thinker", Answers: 5, Methods: "network", Method: "dom"}}
 	if got := st.Lanes[0].FallingBack; !slices.Equal(got, want) {
 		t.Errorf("FallingBack = %+v, want %+v", got, want)
+	}
+}
+
+// TestSnapshot_Tokens: the successes' reported tokens total per lane and
+// batch, priced where the model has a price; a failure's and a web
+// answer's (none reported) do not count.
+func TestSnapshot_Tokens(t *testing.T) {
+	cfg := newSpool(t)
+	for i := range 3 {
+		tk := done(fmt.Sprintf("t%d", i), "b", t0.Add(-time.Hour), time.Second)
+		tk.Usage = taskfile.Usage{PromptTokens: 100, CompletionTokens: 200}
+		put(t, cfg, taskfile.KindAPI, "done", tk)
+	}
+	unpriced := done("u", "b", t0.Add(-time.Hour), time.Second)
+	unpriced.Model, unpriced.Usage = "cheap", taskfile.Usage{PromptTokens: 5, CompletionTokens: 5}
+	put(t, cfg, taskfile.KindAPI, "done", unpriced)
+	failed := done("f", "b", t0.Add(-time.Hour), time.Second)
+	failed.Usage = taskfile.Usage{PromptTokens: 1000, CompletionTokens: 1000}
+	put(t, cfg, taskfile.KindAPI, "failed", failed)
+	st, err := snapshot(cfg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := (300.0*2 + 600.0*8) / 1e6
+	for name, got := range map[string]Tokens{"lane": st.Lanes[1].Tokens, "batch": st.Batches[0].Tokens} {
+		if got.Prompt != 305 || got.Completion != 605 || got.Cost == nil || math.Abs(*got.Cost-cost) > 1e-12 || got.Unpriced != 1 {
+			t.Errorf("%s tokens %+v (cost %v), want 305 in, 605 out, cost %v, 1 unpriced", name, got, got.Cost, cost)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // SchemaVersion is the version of the JSON form of Status.
@@ -118,6 +120,51 @@ type FallingBack struct {
 	Method  string `json:"method"`
 }
 
+// Tokens are the tokens of successful answers as their APIs reported
+// them, and what they cost where the models have a price.
+type Tokens struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	// Cost is the sum of each answer's tokens at its model's price (per
+	// million tokens, in the config's currency); absent when no answer's
+	// model has a price. Answers of a model without one are counted in
+	// the tokens and not in the cost (Unpriced says how many).
+	Cost     *float64 `json:"cost,omitempty"`
+	Unpriced int      `json:"unpriced,omitempty"`
+}
+
+func (t *Tokens) add(u taskfile.Usage, price *config.Price) {
+	if u.IsZero() {
+		return
+	}
+	t.Prompt += u.PromptTokens
+	t.Completion += u.CompletionTokens
+	if price == nil {
+		t.Unpriced++
+		return
+	}
+	c := (float64(u.PromptTokens)*price.Input + float64(u.CompletionTokens)*price.Output) / 1e6
+	if t.Cost == nil {
+		t.Cost = new(float64)
+	}
+	*t.Cost += c
+}
+
+func (t *Tokens) sum(o Tokens) {
+	t.Prompt += o.Prompt
+	t.Completion += o.Completion
+	t.Unpriced += o.Unpriced
+	if o.Cost != nil {
+		if t.Cost == nil {
+			t.Cost = new(float64)
+		}
+		*t.Cost += *o.Cost
+	}
+}
+
+// IsZero leaves Tokens that count nothing out of the text report.
+func (t Tokens) IsZero() bool { return t.Prompt == 0 && t.Completion == 0 }
+
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
 type Counts struct {
 	Pending  int `json:"pending"`
@@ -175,6 +222,8 @@ type Lane struct {
 	// that moved) costs a slower method on every task, and is said here
 	// rather than only in each task's log.
 	FallingBack []FallingBack `json:"fallingBack,omitempty"`
+	// Tokens total the lane's successful answers' tokens (done/).
+	Tokens Tokens `json:"tokens"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`
@@ -289,6 +338,8 @@ type Batch struct {
 	ETA ETA `json:"eta"`
 	// Lanes are the batch's share of each lane that has any of its tasks.
 	Lanes []BatchLane `json:"lanes"`
+	// Tokens total its successful answers' tokens, and their cost.
+	Tokens Tokens `json:"tokens"`
 }
 
 // BatchLane is a batch's share of one lane.
@@ -298,7 +349,8 @@ type BatchLane struct {
 	Progress Progress `json:"progress"`
 	// ETA is when the lane finishes the batch's last task, given the lane's
 	// queue order (notBefore, submittedAt, taskId) and concurrency.
-	ETA ETA `json:"eta"`
+	ETA    ETA    `json:"eta"`
+	Tokens Tokens `json:"tokens"`
 }
 
 func progressOf(c Counts) Progress {

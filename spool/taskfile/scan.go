@@ -25,6 +25,7 @@ type Summary struct {
 	ResultMethod                                               string // how a web answer was read
 	ResultCheck                                                string // how it compares with the page
 	ResultFallback                                             string // the read methods that did not deliver before ResultMethod
+	Usage                                                      Usage  // the answer's tokens as its API reported them
 	Reasoning                                                  bool   // the file keeps a reasoning model's thinking
 	ModelKind                                                  Kind
 	Priority                                                   Priority
@@ -36,7 +37,7 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
@@ -53,6 +54,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 	}
 	var haveID, haveModel bool
 	indexLine := false // the previous line held a summary field
+	inUsage := false   // the lines below "usage:" are its counts
 	for len(data) > 0 {
 		var line []byte
 		line, data = cutLine(data)
@@ -63,6 +65,25 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			return Summary{}, false // a value continued on the next line: not ours
 		}
 		indexLine = false
+		if inUsage && line[0] == ' ' {
+			k, v, ok := bytes.Cut(line, []byte(": "))
+			n, isCount := plainCount(string(v))
+			switch {
+			case !ok || !isCount:
+				return Summary{}, false
+			case string(k) == "  promptTokens":
+				s.Usage.PromptTokens = n
+			case string(k) == "  completionTokens":
+				s.Usage.CompletionTokens = n
+			default:
+				return Summary{}, false
+			}
+			continue
+		}
+		inUsage = string(line) == "usage:"
+		if inUsage {
+			continue
+		}
 		if line[0] == ' ' || line[0] == '#' || line[0] == '-' {
 			continue // nested lines never hold summary fields
 		}

@@ -17,6 +17,9 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nresult: x\nreasoning: |-\n  why\n  because\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nreasoning: plain thinking\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nreasoning: |-\nstate: success\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nusage:\n  promptTokens: 12\n  completionTokens: 30\nresult: x\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  promptTokens: 012\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  other: 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {
