@@ -223,7 +223,7 @@ type Lane struct {
 	// rather than only in each task's log.
 	FallingBack []FallingBack `json:"fallingBack,omitempty"`
 	// Tokens total the lane's successful answers' tokens (done/).
-	Tokens Tokens `json:"tokens"`
+	Tokens Tokens `json:"tokens,omitzero"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`
@@ -339,7 +339,7 @@ type Batch struct {
 	// Lanes are the batch's share of each lane that has any of its tasks.
 	Lanes []BatchLane `json:"lanes"`
 	// Tokens total its successful answers' tokens, and their cost.
-	Tokens Tokens `json:"tokens"`
+	Tokens Tokens `json:"tokens,omitzero"`
 }
 
 // BatchLane is a batch's share of one lane.
@@ -350,7 +350,7 @@ type BatchLane struct {
 	// ETA is when the lane finishes the batch's last task, given the lane's
 	// queue order (notBefore, submittedAt, taskId) and concurrency.
 	ETA    ETA    `json:"eta"`
-	Tokens Tokens `json:"tokens"`
+	Tokens Tokens `json:"tokens,omitzero"`
 }
 
 func progressOf(c Counts) Progress {
