@@ -10,7 +10,6 @@ import (
 	"unicode"
 
 	"github.com/spoolgate/spoolgate/internal/markdown"
-	"golang.org/x/text/unicode/norm"
 )
 
 // How a result compares with the answer the page showed (the task
@@ -122,18 +121,9 @@ func pageBehind(text, format, visible string) bool {
 	return len(b) < len(a) && slices.Equal(a[:len(b)], b)
 }
 
-// checkNorm is s without white space or zero-width characters, in NFC.
-func checkNorm(s string) []rune {
-	s = norm.NFC.String(s)
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
+// checkNorm is s without white space or zero-width characters, in NFC
+// (markdown.Squeeze, the outline's own normalisation), as runes.
+func checkNorm(s string) []rune { return []rune(markdown.Squeeze(s)) }
 
 // diffContext is how many characters around the first difference it
 // quotes.

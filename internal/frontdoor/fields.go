@@ -115,9 +115,11 @@ func samplingOf(body []byte) (*taskfile.Sampling, map[string]string, *apiError) 
 		return nil, nil, nil // parseChat says what is wrong with the body
 	}
 	s := &taskfile.Sampling{Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(body, &fields) // it decoded above
 	names := map[string]string{}
 	for openai, task := range samplingFields {
-		if v, ok := rawField(body, openai); ok && v != "null" {
+		if v, ok := fields[openai]; ok && string(bytes.TrimSpace(v)) != "null" {
 			names[task] = openai
 		}
 	}
@@ -137,14 +139,4 @@ func samplingOf(body []byte) (*taskfile.Sampling, map[string]string, *apiError) 
 		return nil, nil, nil
 	}
 	return s, names, nil
-}
-
-// rawField is the JSON text of body's top-level field name.
-func rawField(body []byte, name string) (string, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return "", false
-	}
-	v, ok := fields[name]
-	return string(bytes.TrimSpace(v)), ok
 }

@@ -97,7 +97,7 @@ func OutlineHTML(h string) []Mark {
 		}
 		switch n.DataAtom {
 		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-			out = append(out, Mark{Kind: "h", Level: int(n.Data[1] - '0'), Text: squeeze(textOf(n))})
+			out = append(out, Mark{Kind: "h", Level: int(n.Data[1] - '0'), Text: Squeeze(textOf(n))})
 		case atom.Ul, atom.Ol:
 			lists++
 		case atom.Li:
@@ -108,11 +108,11 @@ func OutlineHTML(h string) []Mark {
 		case atom.Tr:
 			out = append(out, Mark{Kind: "tr"})
 		case atom.Pre:
-			out = append(out, Mark{Kind: "pre", Text: squeeze(textOf(n))})
+			out = append(out, Mark{Kind: "pre", Text: Squeeze(textOf(n))})
 			return
 		}
 		if k, ok := inlineKinds[n.DataAtom]; ok {
-			if t := squeeze(textOf(n)); t != "" {
+			if t := Squeeze(textOf(n)); t != "" {
 				out = append(out, Mark{Kind: k, Text: t})
 			}
 		}
@@ -164,9 +164,10 @@ func textOf(n *html.Node) string {
 	return b.String()
 }
 
-// squeeze is s without white space or zero-width characters, in NFC, as
-// the result check compares text.
-func squeeze(s string) string {
+// Squeeze is s without white space or zero-width characters, in NFC: the
+// text the result check compares (browser's checkNorm), and an outline
+// mark's text.
+func Squeeze(s string) string {
 	s = norm.NFC.String(s)
 	return strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' {

@@ -58,9 +58,9 @@ type Row struct {
 	Reasoning string `json:"reasoning,omitempty"`
 	// PromptTokens and CompletionTokens: the answer's tokens as its API
 	// reported them (the task file's usage); absent when it reported none.
-	PromptTokens     int `json:"promptTokens,omitempty"`
-	CompletionTokens int `json:"completionTokens,omitempty"`
-	Archived  string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
+	PromptTokens     int    `json:"promptTokens,omitempty"`
+	CompletionTokens int    `json:"completionTokens,omitempty"`
+	Archived         string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 	// Artifacts are the files the model generated, as the task file lists
 	// them; ArtifactFiles their absolute paths, in the same order.
 	Artifacts     []taskfile.Artifact `json:"artifacts,omitempty"`

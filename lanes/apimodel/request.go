@@ -16,13 +16,13 @@ import (
 
 // chatRequest is the chat-completions body spoolgate sends.
 type chatRequest struct {
-	Model       string        `json:"model"`
-	Messages    []chatMessage `json:"messages"`
-	Stream      bool          `json:"stream"`
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Stream   bool          `json:"stream"`
 	// StreamOptions asks for the token counts on the stream's last
 	// chunk (OpenAI's include_usage): the task's usage.
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
-	Temperature *float64      `json:"temperature,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
 	// One of the two carries the model's maxTokens, per its maxTokensField.
 	MaxTokens           *int `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`

@@ -134,8 +134,8 @@ type Task struct {
 	ResultFallback string `yaml:"resultFallback,omitempty"`
 	// Usage is the tokens of the successful attempt as the API reported
 	// them; absent when it reported none (a web model's page shows none).
-	Usage Usage `yaml:"usage,omitempty"`
-	Result         string `yaml:"result,omitempty"`
+	Usage  Usage  `yaml:"usage,omitempty"`
+	Result string `yaml:"result,omitempty"`
 	// Reasoning is a reasoning model's thinking, told apart from the
 	// answer (Result), as Markdown: the page's thinking block, a
 	// `reasoning` field of its stream, a leading <think>…</think> in the
