@@ -1,10 +1,10 @@
 # spoolgate: make demo (first run), make test (what CI runs), make bench.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+LDFLAGS := -X github.com/spoolgate/spoolgate/doors/cli.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet race cross demo bench fuzz reliability clean mockllm doorclient
+.PHONY: all build test vet race cross demo bench fuzz reliability soak clean mockllm doorclient
 
 all: build
 
@@ -92,20 +92,29 @@ fuzz:
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzDecodeLease$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzParseGen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/frontdoor -run '^$$' -fuzz '^FuzzParseChat$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/tableimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./doors/frontdoor -run '^$$' -fuzz '^FuzzParseChat$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./doors/tableimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool -run '^$$' -fuzz '^FuzzOpenAuditLine$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/attach -run '^$$' -fuzz '^FuzzSniff$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/artifacts -run '^$$' -fuzz '^FuzzTextAddresses$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lanes/artifacts -run '^$$' -fuzz '^FuzzTextAddresses$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./spool/taskfile -run '^$$' -fuzz '^FuzzCompileSchema$$' -fuzztime $(FUZZTIME)
+
+# Every end-to-end test (./e2e/...) run RELIABILITY_COUNT times beside two
+# busy loops (a loaded 2-core machine), reported by e2e/cmd/flakes: each
+# test that failed once, how often; it exits 1 if any did.
+RELIABILITY_COUNT ?= 5
+reliability: mockllm doorclient
+	@hogs=""; for i in 1 2; do (while :; do :; done) & hogs="$$hogs $$!"; done; \
+	trap 'kill $$hogs' EXIT; \
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=$(RELIABILITY_COUNT) -parallel 3 -timeout 180m -json ./e2e/... | $(GO) run ./e2e/cmd/flakes
 
 # The long soaks at full size: 10,000 drops, the 500-task crash matrix, 50
 # slow writers, 24 tasks on two accounts, every kill point of a web send.
 # `make test` runs a smaller version of each (testkit.Reliability).
-RELIABILITY_RUN := Reliability|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters|TestSuggest_ChatUIs|TestE2E_Suggest_Reasoning
-reliability:
-	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(RELIABILITY_RUN)' -v ./cmd/spoolgate ./lanes ./browser | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
+SOAK_RUN := Reliability|TestExecutor_KeyEcho|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters|TestSuggest_ChatUIs|TestE2E_Suggest_Reasoning
+soak:
+	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(SOAK_RUN)' -v ./e2e/... ./lanes ./browser ./lanes/apimodel | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
 
 clean:
 	rm -rf bin demo

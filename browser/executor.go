@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/browser/generated"
-	"github.com/spoolgate/spoolgate/internal/artifacts"
+	"github.com/spoolgate/spoolgate/lanes/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"

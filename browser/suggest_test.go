@@ -30,14 +30,14 @@ func suggestCfg(t *testing.T) *config.Config {
 
 // On every bundled chat UI from npm, --suggest with a probe finds the
 // field, the send button and the answer, and the answer it read is the
-// bot's whole answer. `make reliability` runs it: in `make test`,
-// cmd/spoolgate's TestE2E_Suggest_ChatUIs runs the same probe on every UI
+// bot's whole answer. `make soak` runs it: in `make test`,
+// e2e/web's TestE2E_Suggest_ChatUIs runs the same probe on every UI
 // through `site new`, checks the probes the bot got and the network key
 // proposed, and runs the proposals' reads (network and DOM) through the
 // daemon, so this one would only repeat its Chromium work.
 func TestSuggest_ChatUIs(t *testing.T) {
 	if !testkit.Reliability() {
-		t.Skip("make reliability runs it; TestE2E_Suggest_ChatUIs covers it in make test")
+		t.Skip("make soak runs it; TestE2E_Suggest_ChatUIs covers it in make test")
 	}
 	needChromium(t)
 	for _, ui := range chatuistand.UIs {

@@ -23,7 +23,7 @@ import (
 
 // briefs are the texts every kind of field must hold exactly: paragraphs,
 // a blank line, CJK, an emoji, runs of spaces. The 20,000-character brief
-// (chatstand.Brief(20000)) goes through `spoolgate run` in cmd/spoolgate's tests and is
+// (chatstand.Brief(20000)) goes through `spoolgate run` in e2e/web's tests and is
 // timed by BenchmarkTyping.
 func briefs() map[string]string {
 	return map[string]string{

@@ -3,7 +3,7 @@
 // names, the image and file links a streamed answer names) from inside
 // the signed-in page: fetch() in the page, so the bytes are the site's
 // own, never a screenshot. Which addresses are fetched, and with whose
-// session, is internal/artifacts' Policy (issue 49): only where the
+// session, is lanes/artifacts' Policy (issue 49): only where the
 // site's artifactsFrom says its generated files live is fetched with the
 // account's cookies, never an address the task's own text names; other
 // origins are fetched with no credentials; blob: and data: addresses
@@ -26,7 +26,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/spoolgate/spoolgate/internal/artifacts"
+	"github.com/spoolgate/spoolgate/lanes/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -60,7 +60,7 @@ type Spec struct {
 var ErrFetch = errors.New("cannot fetch a generated file through the page")
 
 // Keep lists the answer's generated files, fetches each through the page
-// and keeps them through job (internal/artifacts.Keep): it returns the
+// and keeps them through job (lanes/artifacts.Keep): it returns the
 // answer's text pointing at the saved files and the task file's list. A
 // failure is an environment TaskError naming the file, unless
 // spec.Optional (then the text comes back as it was, with no files).

@@ -1,47 +1,25 @@
 package main
 
 import (
-	"context"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/spoolgate/spoolgate/doors/cli"
+	"github.com/spoolgate/spoolgate/e2e/rig"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-// TestMain lets the test binary act as `spoolgate` inside test scripts:
-// testscript copies it onto PATH under that name, and runs mainf when it
-// is invoked so.
-func TestMain(m *testing.M) {
-	// A race-built process sleeps a second before it exits (the race
-	// runtime's atexit_sleep_ms, 1000 by default, lets other threads
-	// report a race at exit). This suite starts hundreds of spoolgate
-	// processes, the test binary itself (every CLI call, every daemon's
-	// stop, 53 submits in one script): each would wait that second.
-	// They inherit 0 unless GORACE says otherwise; a race is still
-	// reported as it happens, and a leaked goroutine fails goleak.
-	if os.Getenv("GORACE") == "" {
-		_ = os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
-	testscript.Main(m, map[string]func(){
-		"spoolgate": func() {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
-			code := exitCode(run(ctx, os.Args[1:], env), os.Stderr)
-			stop()
-			os.Exit(code)
-		},
-	})
-}
+// TestMain lets the test binary act as `spoolgate` inside the scripts
+// (rig.Main).
+func TestMain(m *testing.M) { rig.Main(m) }
 
 // TestScripts runs every testdata/script/*.txtar. Each script starts in
 // $WORK with HOME=$WORK, TZ=UTC and SPOOLGATE_NOW unset (scripts set it
@@ -67,7 +45,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TZ", "UTC")
 			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
 			e.Setenv("GORACE", os.Getenv("GORACE")) // see TestMain
-			e.Setenv("SG_USERHOST", cliUser())      // who the audit names for the command line (audit.go)
+			e.Setenv("SG_USERHOST", cli.UserHost()) // who the audit names for the command line (audit.go)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -53,7 +53,7 @@ func TestSiteStandinMarkdownConfig(t *testing.T) {
 }
 
 // TestSiteEditorConfig keeps examples/site-editor.yaml valid; the web
-// tests of cmd/spoolgate drive every editor with its site's selectors.
+// tests of e2e/web drive every editor with its site's selectors.
 func TestSiteEditorConfig(t *testing.T) {
 	cfg, err := config.LoadConfig("../site-editor.yaml")
 	if err != nil {

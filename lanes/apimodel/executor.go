@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/artifacts"
+	"github.com/spoolgate/spoolgate/lanes/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"

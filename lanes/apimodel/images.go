@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/internal/artifacts"
+	"github.com/spoolgate/spoolgate/lanes/artifacts"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -21,7 +21,7 @@ import (
 // A model with endpoint: images is OpenAI's images API
 // (POST baseURL/images/generations): the task's prompt and content are
 // the picture's prompt, and the answer is the pictures, kept as the
-// task's artifacts (internal/artifacts) and linked from its result. A
+// task's artifacts (lanes/artifacts) and linked from its result. A
 // picture comes as b64_json, or as a url fetched at once (an expiring
 // link: it is never written to the result or the task file).
 

@@ -86,7 +86,7 @@ func FuzzRedactor_Redact(f *testing.F) {
 // 0..600, then the key at the end of 0..600 filler characters: every
 // position relative to the 200- and 500-character cuts, in bodies shorter
 // and longer than them (every third per shape in `make test`, all of them
-// in `make reliability`).
+// in `make soak`).
 func TestExecutor_KeyEcho(t *testing.T) {
 	s := stand(t, apistand.Options{RequireKey: plantedKey})
 	c := testConfig(t, s.URL(), config.ModelConfig{Name: "m", APIKeyEnv: "KEY_VAR"})
@@ -148,7 +148,7 @@ func TestExecutor_KeyEcho(t *testing.T) {
 			}
 		})
 	}
-	// `make reliability` sends every shape at every offset (9,608
+	// `make soak` sends every shape at every offset (9,608
 	// bodies); `make test` every third offset of each shape, staggered by
 	// shape, so each offset still goes through some shape and each shape
 	// through offsets on both sides of both cuts (3,203 bodies).

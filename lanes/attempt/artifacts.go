@@ -3,7 +3,7 @@ package attempt
 import (
 	"errors"
 
-	"github.com/spoolgate/spoolgate/internal/artifacts"
+	"github.com/spoolgate/spoolgate/lanes/artifacts"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -33,7 +33,7 @@ func (j *Job) SetArtifactSaver(s ArtifactSaver) {
 
 // KeepArtifacts saves files (sniffed, held to lim), rewrites text's
 // references to them to the saved files and returns the new text and the
-// task file's list (internal/artifacts.Keep).
+// task file's list (lanes/artifacts.Keep).
 func (j *Job) KeepArtifacts(text string, files []artifacts.File, lim artifacts.Limits) (string, []taskfile.Artifact, error) {
 	if len(files) == 0 {
 		return text, nil, nil

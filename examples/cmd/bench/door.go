@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spoolgate/spoolgate/doors/frontdoor"
 	"github.com/spoolgate/spoolgate/examples/bench"
-	"github.com/spoolgate/spoolgate/internal/frontdoor"
 	"github.com/spoolgate/spoolgate/lanes"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool"

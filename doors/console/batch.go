@@ -1,0 +1,177 @@
+package console
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/doors/report"
+	"github.com/spoolgate/spoolgate/internal/safetext"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/status/timeline"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// The batch page, /batch/NAME: its progress per lane with ETA, its
+// timeline, its failed tasks with their reasons, the command that retries
+// them, and its results as CSV and JSON Lines downloads
+// (?download=csv|jsonl): the same bytes as `spoolgate results --batch
+// NAME [--format csv]`.
+
+type batchFailure struct {
+	Lane, TaskID, Href, Class, Error, When string
+	Attempt                                int
+}
+
+type batchView struct {
+	L        pageLabels
+	D        detailLabels
+	Now      time.Time
+	Batch    status.Batch
+	Name     string
+	Timeline template.HTML
+	Failures []batchFailure
+	Retry    string
+	CSV      string
+	JSONL    string
+	A        actView
+	Audit    []auditView
+}
+
+var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
+	"eta": func(now time.Time, e status.ETA) string { return report.ETAText(now, e, false) },
+}).Parse(`<!doctype html>
+<html lang="{{.L.Lang}}"><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="5">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.D.BatchPage}} {{.Name}}</title>
+<style>` + detailCSS + actCSS + `</style></head><body>
+` + userBar + `
+<nav><a href="/">← {{.D.Back}}</a></nav>
+<h1 class="batch-title">{{.D.BatchPage}} {{.Name}}</h1>
+<div><span class="bar" data-kind="batch" data-finished="{{.Batch.Progress.Finished}}" data-total="{{.Batch.Progress.Total}}"><span class="fill" style="width:{{.Batch.Progress.Percent}}%"></span></span><span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{.D.ETA}} {{eta .Now .Batch.ETA}}</div>
+<h2>{{.D.Progress}}</h2>
+<table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
+{{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td><span class="bar" data-kind="lane" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
+{{end}}</table>
+<h2>{{.D.Timeline}}</h2>
+{{.Timeline}}
+<h2>{{.D.Failures}}</h2>
+{{if .Failures}}<table class="failures"><tr><th>{{.D.Task}}</th><th>{{.D.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
+{{range .Failures}}<tr class="failure"><td><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{.Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Error}}</td></tr>
+{{end}}</table>
+<h2>{{.D.Retry}}</h2>
+{{if .A.Operate}}<form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry-failed"><input type="hidden" name="batch" value="{{.Name}}"><button id="retry-failed">{{.A.L.RetryFailed}} ({{len .Failures}})</button></form>{{end}}
+<code class="cmd">{{.Retry}}</code>
+<div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}
+` + auditList + `
+<h2>{{.D.Downloads}}</h2>
+<div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
+</body></html>
+`))
+
+func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if name == "" || len(name) > 128 || safetext.Line(name) != name {
+		http.NotFound(w, r) // not a batch name spoolgate accepts
+		return
+	}
+	if f := r.URL.Query().Get("download"); f != "" {
+		h.batchDownload(w, r, name, f)
+		return
+	}
+	L := labelsFor(r)
+	st, c, err := h.snap.SnapshotTimeline(h.now(), status.TimelineQuery{Batch: name, Links: true, Labels: L.timeline()})
+	if err != nil {
+		h.log.Warn("status snapshot", "err", err)
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name, A: h.actView(r, L)}
+	v.Audit = h.auditLines(v.A.L, st.Now, "", name, v.A.User != "")
+	found := false
+	for _, b := range st.Batches {
+		if b.Batch == name {
+			v.Batch, found = b, true
+		}
+	}
+	rows, err := report.ReadResults(h.cfg, name, true)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if !found && len(rows) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	var svg bytes.Buffer
+	if err := timeline.Render(&svg, c); err != nil {
+		http.Error(w, "timeline", http.StatusInternalServerError)
+		return
+	}
+	v.Timeline = template.HTML(svg.String()) //nolint:gosec // escaped by timeline.Render
+	for _, row := range rows {
+		if row.State != string(taskfile.StateFailed) {
+			continue
+		}
+		f := batchFailure{Lane: string(row.Lane), TaskID: row.TaskID, Href: status.TaskHref(string(row.Lane), row.TaskID),
+			Class: row.ErrorClass, Error: safetext.Line(row.Error), Attempt: row.Attempt}
+		if row.FinishedAt != nil {
+			f.When = report.ShortTime(st.Now, *row.FinishedAt)
+		}
+		v.Failures = append(v.Failures, f)
+	}
+	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
+	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
+	var buf bytes.Buffer
+	if err := batchTmpl.Execute(&buf, &v); err != nil {
+		h.log.Error("batch page", "err", err)
+		http.Error(w, "template error", http.StatusInternalServerError)
+		return
+	}
+	writePage(w, buf.Bytes(), formCSP)
+}
+
+// batchDownload sends the batch's results as `spoolgate results --batch
+// NAME` writes them, as a file to save.
+func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name, format string) {
+	if format != "csv" && format != "jsonl" {
+		http.Error(w, "download: csv or jsonl", http.StatusBadRequest)
+		return
+	}
+	rows, err := report.ReadResults(h.cfg, name, true)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if len(rows) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	var buf bytes.Buffer
+	ctype := "application/x-ndjson"
+	if format == "csv" {
+		ctype = "text/csv; charset=utf-8"
+		err = report.WriteResultsCSV(&buf, rows, true)
+	} else {
+		err = report.WriteResultsJSONL(&buf, rows)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+asciiName("results-"+name+"."+format)+`"`)
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// shellQuote quotes s for a POSIX shell: one argument, nothing expanded.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,/+=:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,234 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/spoolgate/spoolgate/doors/actions"
+	"github.com/spoolgate/spoolgate/doors/tableimport"
+	"github.com/spoolgate/spoolgate/internal/safetext"
+)
+
+// The table import, /import: upload a CSV or XLSX, name the columns or
+// give a template, see the first rows and every row's problem with its
+// number, then submit the valid rows as one batch (actions.TableDrops and
+// DropRows, as `spoolgate submit --table` does). The checked table waits
+// in the session between the preview and the submit.
+
+// maxUpload bounds a form's body: the table and its form fields.
+const maxUpload = tableimport.MaxFile + 1<<20
+
+// previewRows is how many rows the preview shows.
+const previewRows = 10
+
+type stagedImport struct {
+	Batch string
+	Rows  []tableimport.Row
+}
+
+type importView struct {
+	L       pageLabels
+	A       actView
+	Models  []modelChoice
+	F       map[string]string
+	Err     string
+	Format  string
+	Header  []string
+	Preview [][]string
+	PrevN   []int
+	Bad     []rowErr
+	Valid   int
+	Batch   string
+	Total   int
+}
+
+type rowErr struct {
+	N   int
+	Err string
+}
+
+var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
+<html lang="{{.L.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>spoolgate · {{.A.L.Import}}</title><style>` + detailCSS + actCSS + `</style></head><body>
+` + userBar + `
+<nav><a href="/">← {{.L.Title}}</a></nav>
+<h1>{{.A.L.Import}}</h1>
+{{if .Err}}<div class="ferr" id="import-error">{{.Err}}</div>{{end}}
+{{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">({{.Format}}, {{.Total}})</span></h2>
+<table class="preview fields"><tr><th>{{.A.L.Row}}</th>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td>{{range $r}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+{{if .Bad}}<h2>{{.A.L.Errors}} ({{len .Bad}})</h2><table class="row-errors">{{range .Bad}}<tr class="row-error" data-row="{{.N}}"><td>{{$.A.L.Row}} {{.N}}</td><td>{{.Err}}</td></tr>{{end}}</table>{{end}}
+{{if .Valid}}<form method="post" action="/import">` + hiddenCSRF + `<input type="hidden" name="step" value="submit">
+<button id="import-submit">{{printf .A.L.SubmitRows .Valid .Batch}}</button></form>{{else}}<div class="meta">{{.A.L.NoRows}}</div>{{end}}
+{{end}}
+<h2>{{.A.L.File}}</h2>
+<form method="post" action="/import" enctype="multipart/form-data">` + hiddenCSRF + `<input type="hidden" name="step" value="preview">
+<input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">
+<label for="batch">{{.A.L.Batch}}</label><input id="batch" name="batch" value="{{index .F "batch"}}">
+<label for="template">{{.A.L.Template}}</label><textarea id="template" name="template">{{index .F "template"}}</textarea><div class="meta">{{.A.L.TemplateHint}}</div>
+<label for="contentCol">{{.A.L.Content}} · {{.A.L.Column}}</label><input id="contentCol" name="contentCol" value="{{index .F "contentCol"}}">
+<label for="promptCol">{{.A.L.Prompt}} · {{.A.L.Column}}</label><input id="promptCol" name="promptCol" value="{{index .F "promptCol"}}">
+<label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" value="{{index .F "modelCol"}}">
+<label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" value="{{index .F "priorityCol"}}">
+<label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" value="{{index .F "outputCol"}}">
+<label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}}>{{.Name}} ({{.Lane}})</option>{{end}}</select>
+<p><button id="preview">{{.A.L.Preview}}</button></p>
+</form></body></html>`))
+
+var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model"}
+
+func (h *httpServer) tooLarge(w http.ResponseWriter, r *http.Request, err error) {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) || errors.Is(err, tableimport.ErrTooLarge) {
+		http.Error(w, fmt.Sprintf(labelsFor(r).actions().TooLarge, tableimport.MaxFile>>20), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
+}
+
+func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
+	L := labelsFor(r)
+	if r.Method != http.MethodPost {
+		if h.needLogin(w, r) {
+			return
+		}
+		h.render(w, importTmpl, &importView{L: L, A: h.actView(r, L), Models: h.models(""), F: map[string]string{}}, http.StatusOK)
+		return
+	}
+	s := h.authorize(w, r)
+	if s == nil {
+		return
+	}
+	v := importView{L: L, A: h.actView(r, L), F: map[string]string{}}
+	for _, f := range importFields {
+		v.F[f] = strings.TrimSpace(r.PostFormValue(f))
+	}
+	v.Models = h.models(v.F["model"])
+	if r.PostFormValue("step") == "submit" {
+		h.importSubmit(w, r, s, &v)
+		return
+	}
+	f, fh, err := r.FormFile("file")
+	if err != nil {
+		v.Err = v.A.L.File + ": " + err.Error()
+		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
+		return
+	}
+	defer f.Close()
+	if fh.Size > tableimport.MaxFile {
+		h.tooLarge(w, r, tableimport.ErrTooLarge)
+		return
+	}
+	// Read into one buffer of the file's size: io.ReadAll would grow one
+	// by doubling, twice the file in garbage before the table is read.
+	data := make([]byte, fh.Size)
+	_, err = io.ReadFull(f, data)
+	if err != nil {
+		h.tooLarge(w, r, err)
+		return
+	}
+	t, err := tableimport.Read(data)
+	if h.importTooLarge(w, &v, err) {
+		return
+	}
+	if err != nil {
+		v.Err = safetext.Line(err.Error())
+		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
+		return
+	}
+	batch := v.F["batch"]
+	if batch == "" {
+		batch = strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename))
+		v.F["batch"] = batch
+	}
+	rows, err := tableimport.Mapping{Template: v.F["template"], ContentCol: v.F["contentCol"], PromptCol: v.F["promptCol"],
+		ModelCol: v.F["modelCol"], PriorityCol: v.F["priorityCol"], OutputCol: v.F["outputCol"], Model: v.F["model"]}.Rows(t)
+	if h.importTooLarge(w, &v, err) {
+		return
+	}
+	if err != nil {
+		v.Err = safetext.Line(err.Error())
+		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
+		return
+	}
+	h.auth.mu.Lock()
+	s.staged = &stagedImport{Batch: batch, Rows: rows}
+	h.auth.mu.Unlock()
+	v.Format, v.Header, v.Batch, v.Total = t.Format, t.Header, batch, len(t.Rows)
+	for i := 0; i < len(t.Rows) && i < previewRows; i++ {
+		v.Preview = append(v.Preview, t.Rows[i])
+		v.PrevN = append(v.PrevN, t.N[i])
+	}
+	for _, d := range actions.TableDrops(h.store, batch, rows) {
+		if d.Err != "" {
+			v.Bad = append(v.Bad, rowErr{N: d.N, Err: v.A.L.Problem(problemField(d.Err), d.Err)})
+		} else {
+			v.Valid++
+		}
+	}
+	h.render(w, importTmpl, &v, http.StatusOK)
+}
+
+// importTooLarge answers a refusal for size, 413 with its reason in the
+// page's language, and reports whether err was one.
+func (h *httpServer) importTooLarge(w http.ResponseWriter, v *importView, err error) bool {
+	if !errors.Is(err, tableimport.ErrTooLarge) {
+		return false
+	}
+	var le *tableimport.LimitError
+	if errors.As(err, &le) {
+		v.Err = safetext.Line(importLimit(v.L, le))
+	} else {
+		v.Err = fmt.Sprintf(v.A.L.TooLarge, tableimport.MaxFile>>20) + ": " + safetext.Line(err.Error())
+	}
+	h.render(w, importTmpl, v, http.StatusRequestEntityTooLarge)
+	return true
+}
+
+// problemField is the field a row's problem names after "row N: ".
+func problemField(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		f, _, _ := strings.Cut(rest, ":")
+		return f
+	}
+	return ""
+}
+
+func (h *httpServer) importSubmit(w http.ResponseWriter, r *http.Request, s *session, v *importView) {
+	h.auth.mu.Lock()
+	st := s.staged
+	s.staged = nil
+	h.auth.mu.Unlock()
+	if st == nil {
+		v.Err = v.A.L.NoRows
+		h.render(w, importTmpl, v, http.StatusConflict)
+		return
+	}
+	// Checked again now: a row submitted meanwhile is refused as a duplicate.
+	drops := actions.TableDrops(h.store, st.Batch, st.Rows)
+	n, err := actions.DropRows(h.store, drops)
+	var tasks []string
+	var bad int
+	for _, d := range drops {
+		if d.Err == "" {
+			tasks = append(tasks, string(d.Drop.Lane)+"/"+d.Drop.ID)
+		} else {
+			bad++
+		}
+	}
+	if n > 0 {
+		h.audit(r, s.user, "import", tasks, st.Batch, fmt.Sprintf("%d rows, %d refused", len(drops), bad))
+	}
+	if err != nil {
+		v.Err = safetext.Line(err.Error())
+		h.render(w, importTmpl, v, http.StatusInternalServerError)
+		return
+	}
+	h.auth.setFlash(s, fmt.Sprintf(v.A.L.Submitted, n)+fmt.Sprintf(" · %s %d", v.A.L.Errors, bad))
+	http.Redirect(w, r, "/", http.StatusSeeOther) // the batch shows once intake has taken its tasks
+}

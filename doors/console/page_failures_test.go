@@ -1,0 +1,45 @@
+package console
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/spool/fixture"
+)
+
+// TestHTTPServer_PageFailures: the page lists a lane's rejected drops and
+// the failed tasks, with their reasons, in either language.
+func TestHTTPServer_PageFailures(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	h := startTestHTTP(t, fixture.Spool(t), nil)
+	defer h.Stop()
+	page := func(lang string) string {
+		req, _ := http.NewRequest("GET", "http://"+h.Addr().String()+"/", nil)
+		req.Header.Set("Accept-Language", lang)
+		resp, err := testClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	en := page("en")
+	for _, want := range []string{
+		"<caption>rejected drops, newest first</caption>",
+		`<td>drop.yaml</td><td>nope: unknown field</td></tr>`,
+		"<h2>failed tasks, newest first</h2>",
+		`<tr class="failed-task"><td><a href="/task/api/a3">api/a3</a></td><td><a href="/batch/b1">b1</a></td>`,
+	} {
+		if !strings.Contains(en, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if zh := page("zh-CN"); !strings.Contains(zh, "失败的任务") || !strings.Contains(zh, "被拒收的文件") || !strings.Contains(zh, "drop.yaml") {
+		t.Errorf("the Chinese page lacks the failure lists")
+	}
+}
