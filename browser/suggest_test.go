@@ -31,7 +31,7 @@ func suggestCfg(t *testing.T) *config.Config {
 // On every bundled chat UI from npm, --suggest with a probe finds the
 // field, the send button and the answer, and the answer it read is the
 // bot's whole answer. `make soak` runs it: in `make test`,
-// e2e/web's TestE2E_Suggest_ChatUIs runs the same probe on every UI
+// e2e/calibrate's TestE2E_Suggest_ChatUIs runs the same probe on every UI
 // through `site new`, checks the probes the bot got and the network key
 // proposed, and runs the proposals' reads (network and DOM) through the
 // daemon, so this one would only repeat its Chromium work.
