@@ -38,6 +38,7 @@ type batchView struct {
 	JSONL    string
 	A        actView
 	Audit    []auditView
+	Tasks    batchTasks
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
@@ -47,7 +48,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <meta http-equiv="refresh" content="5">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.BatchPage}} {{.Name}}</title>
-<style>` + detailCSS + actCSS + `</style></head><body>
+<style>` + detailCSS + actCSS + batchCSS + `</style></head><body>
 ` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a></nav>
 <h1 class="batch-title">{{.D.BatchPage}} {{.Name}}</h1>
@@ -56,6 +57,12 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
 {{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td><span class="bar" data-kind="lane" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
 {{end}}</table>
+<h2 id="tasks">{{.D.Tasks}}</h2>
+<div class="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>
+{{if .Tasks.Rows}}<div class="scroll"><table class="batch-tasks"><tr><th title="{{.D.OrderNote}}">{{.D.Order}}</th><th>{{.D.Name}}</th><th>{{.D.Lane}}</th><th>{{.D.Model}}</th><th>{{.L.State}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
+{{range .Tasks.Rows}}<tr class="batch-task" data-state="{{.State}}" data-id="{{.TaskID}}"><td>{{if .Order}}{{.Order}}{{end}}</td><td><a href="{{.Href}}" title="{{.Lane}}/{{.TaskID}}">{{.Name}}</a></td><td>{{.Lane}}</td><td>{{.Model}}</td><td><span class="state state-{{.State}}">{{.StateWord}}</span></td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Reason}}</td></tr>
+{{end}}</table></div>
+<div class="pager">{{if .Tasks.PrevHref}}<a href="{{.Tasks.PrevHref}}">{{.D.Prev}}</a> {{end}}<span>{{.Tasks.PageOf}}</span>{{if .Tasks.NextHref}} <a href="{{.Tasks.NextHref}}">{{.D.Next}}</a>{{end}}</div>{{else}}<div class="meta">{{.D.NoTasks}}</div>{{end}}
 <h2>{{.D.Timeline}}</h2>
 {{.Timeline}}
 <h2>{{.D.Failures}}</h2>
@@ -71,6 +78,12 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
 </body></html>
 `))
+
+// batchCSS: the task list's filters, states and pager; the table scrolls
+// sideways on a narrow screen instead of squeezing its cells.
+const batchCSS = `.filters a.filter{margin-right:.6em}.filters a.on{font-weight:bold;text-decoration:none}
+.scroll{overflow-x:auto}.batch-tasks td{white-space:nowrap}.batch-tasks td:nth-child(2),.batch-tasks td:last-child{white-space:normal;min-width:12em}
+.state-failed{color:#b00020;font-weight:bold}.state-canceled{color:#666}.state-success{color:#1b5e20}.pager{margin:.4em 0}`
 
 func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
@@ -123,6 +136,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Failures = append(v.Failures, f)
 	}
+	v.Tasks = listBatchTasks(rows, name, r.URL.Query(), L, v.D, st.Now)
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
 	var buf bytes.Buffer

@@ -65,6 +65,10 @@ type Row struct {
 	// them; ArtifactFiles their absolute paths, in the same order.
 	Artifacts     []taskfile.Artifact `json:"artifacts,omitempty"`
 	ArtifactFiles []string            `json:"artifactFiles,omitempty"`
+	// Content and Priority are for the console's lists (a task's name,
+	// the pending order); the result files leave them out.
+	Content  string            `json:"-"`
+	Priority taskfile.Priority `json:"-"`
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
@@ -158,6 +162,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 		r.TaskID = t.TaskID
 	}
 	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
+	r.Content, r.Priority = t.Content, t.Priority
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff

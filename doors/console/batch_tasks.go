@@ -1,0 +1,144 @@
+package console
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spoolgate/spoolgate/doors/report"
+	"github.com/spoolgate/spoolgate/internal/safetext"
+	"github.com/spoolgate/spoolgate/spool/status"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// The batch page's task list: every task of the batch by state (?state=
+// pending, running, success, failed, canceled; all by default), a page of
+// batchPageSize at a time (?page=N), each row named by the first words of
+// its content with its id in the link and the tooltip. Pending tasks come
+// in the order a lane takes them (priority, then submission) and carry
+// their place in it; the others in submission order.
+
+const batchPageSize = 50
+
+// batchTaskRow is one row of the list.
+type batchTaskRow struct {
+	Order                                  int // place among the batch's pending tasks, from 1; 0 for the others
+	Lane, TaskID, Href, Name, Model, State string
+	StateWord, When, Reason                string
+	Attempt                                int
+}
+
+// batchFilter is one of the list's state links.
+type batchFilter struct {
+	Word, Href string
+	N          int
+	On         bool
+}
+
+type batchTasks struct {
+	Filters            []batchFilter
+	Rows               []batchTaskRow
+	Page, Pages        int
+	PageOf             string
+	PrevHref, NextHref string
+}
+
+// taskName is what a list shows for a task: the first words of its content
+// on one line, at most 60 characters, ending on a whole word.
+func taskName(content string) string {
+	s := safetext.Line(strings.Join(strings.Fields(content), " "))
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59])
+		if i := strings.LastIndexByte(s, ' '); i > 40 {
+			s = s[:i] // end on a whole word
+		}
+		s = strings.TrimSpace(s) + "…"
+	}
+	return s
+}
+
+// listBatchTasks fills the list from the batch's rows for the query q.
+func listBatchTasks(rows []report.Row, name string, q url.Values, L pageLabels, D detailLabels, now time.Time) batchTasks {
+	words := map[string]string{"pending": L.Pending, "running": L.Running, "success": L.Success, "failed": L.Failed, "canceled": L.Canceled}
+	states := []string{"pending", "running", "success", "failed", "canceled"}
+	want := q.Get("state")
+	if !slices.Contains(states, want) {
+		want = ""
+	}
+	// Pending in the lanes' order: a higher priority first, then the
+	// earlier submission (rows come sorted by submission).
+	var pending []report.Row
+	for _, r := range rows {
+		if r.State == "pending" {
+			pending = append(pending, r)
+		}
+	}
+	slices.SortStableFunc(pending, func(a, b report.Row) int { return cmp.Compare(b.Priority.Level(), a.Priority.Level()) })
+	order := map[string]int{}
+	for i, r := range pending {
+		order[string(r.Lane)+"/"+r.TaskID] = i + 1
+	}
+	var list []report.Row
+	counts := map[string]int{}
+	if want == "pending" {
+		list = pending
+	}
+	for _, r := range rows {
+		counts[r.State]++
+		if want != "pending" && (want == "" || r.State == want) {
+			list = append(list, r)
+		}
+	}
+	href := func(state string, page int) string {
+		v := url.Values{}
+		if state != "" {
+			v.Set("state", state)
+		}
+		if page > 1 {
+			v.Set("page", strconv.Itoa(page))
+		}
+		if len(v) == 0 {
+			return batchHref(name) + "#tasks"
+		}
+		return batchHref(name) + "?" + v.Encode() + "#tasks"
+	}
+	var bt batchTasks
+	bt.Filters = append(bt.Filters, batchFilter{Word: D.All, Href: href("", 1), N: len(rows), On: want == ""})
+	for _, s := range states {
+		bt.Filters = append(bt.Filters, batchFilter{Word: words[s], Href: href(s, 1), N: counts[s], On: want == s})
+	}
+	bt.Pages = max(1, (len(list)+batchPageSize-1)/batchPageSize)
+	bt.Page, _ = strconv.Atoi(q.Get("page"))
+	bt.Page = min(max(bt.Page, 1), bt.Pages)
+	bt.PageOf = fmt.Sprintf(D.PageOf, bt.Page, bt.Pages)
+	if bt.Page > 1 {
+		bt.PrevHref = href(want, bt.Page-1)
+	}
+	if bt.Page < bt.Pages {
+		bt.NextHref = href(want, bt.Page+1)
+	}
+	lo := (bt.Page - 1) * batchPageSize
+	for _, r := range list[lo:min(lo+batchPageSize, len(list))] {
+		row := batchTaskRow{Order: order[string(r.Lane)+"/"+r.TaskID], Lane: string(r.Lane), TaskID: r.TaskID,
+			Href: status.TaskHref(string(r.Lane), r.TaskID), Name: taskName(r.Content), Model: r.Model,
+			State: r.State, StateWord: cmp.Or(words[r.State], r.State), Attempt: r.Attempt}
+		if row.Name == "" {
+			row.Name = r.TaskID
+		}
+		for _, at := range []*time.Time{r.FinishedAt, r.StartedAt, r.SubmittedAt} {
+			if at != nil {
+				row.When = report.ShortTime(now, *at)
+				break
+			}
+		}
+		if r.State == string(taskfile.StateFailed) || r.State == string(taskfile.StateCanceled) {
+			row.Reason = safetext.Line(r.Error)
+		}
+		bt.Rows = append(bt.Rows, row)
+	}
+	return bt
+}

@@ -1,0 +1,110 @@
+package console
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/fixture"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
+)
+
+// TestHTTPServer_BatchTasks: the batch page lists its tasks by state, a
+// page of 50 at a time, named by their content with the id in the link;
+// pending tasks in the order the lane takes them (a high priority first)
+// with their place; the state links count each state; the page speaks
+// Chinese to a Chinese browser.
+func TestHTTPServer_BatchTasks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := fixture.Spool(t)
+	L := spool.NewLayout(cfg.Spool)
+	now := time.Now().UTC()
+	put := func(dir string, tk taskfile.Task) {
+		t.Helper()
+		tk.ModelKind, tk.Model, tk.Batch = taskfile.KindAPI, "writer", "big"
+		data, err := tk.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(L.TaskPath(taskfile.KindAPI, dir, tk.TaskID), data, spool.FilePerm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 120 {
+		tk := taskfile.Task{TaskID: fmt.Sprintf("p%03d", i), Content: fmt.Sprintf("Write   the\nlaunch copy number %d for the spring campaign, with a title and three tags", i),
+			State: taskfile.StatePending, SubmittedAt: now.Add(time.Duration(i-200) * time.Second)}
+		if i == 77 {
+			tk.Priority = "high"
+		}
+		put(taskfile.DirPending, tk)
+	}
+	put(taskfile.DirFailed, taskfile.Task{TaskID: "f1", Content: "a filtered one", State: taskfile.StateFailed, Attempt: 3,
+		ErrorClass: taskfile.ClassPermanent, Error: "content filter", SubmittedAt: now.Add(-time.Hour), FinishedAt: now.Add(-time.Minute)})
+	put(taskfile.DirDone, taskfile.Task{TaskID: "d1", Content: "", State: taskfile.StateSuccess, Attempt: 1, Result: "ok",
+		SubmittedAt: now.Add(-time.Hour), FinishedAt: now.Add(-2 * time.Minute)})
+	h := startTestHTTP(t, cfg, nil)
+	defer h.Stop()
+	page := func(path, lang string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+h.Addr().String()+path, nil)
+		req.Header.Set("Accept-Language", lang)
+		resp, err := testClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s = %d\n%s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	row := regexp.MustCompile(`<tr class="batch-task" data-state="([a-z]+)" data-id="([^"]+)"><td>(\d*)</td><td><a href="([^"]+)" title="([^"]+)">([^<]+)</a>`)
+	rows := func(body string) [][]string { return row.FindAllStringSubmatch(body, -1) }
+
+	all := page("/batch/big", "en")
+	if got := rows(all); len(got) != batchPageSize {
+		t.Fatalf("the first page lists %d tasks, want %d", len(got), batchPageSize)
+	}
+	for _, want := range []string{`>all <span class="num">122</span>`, `>pending <span class="num">120</span>`, `>failed <span class="num">1</span>`,
+		`>success <span class="num">1</span>`, "page 1 of 3", `href="/batch/big?page=2#tasks"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the batch page lacks %q", want)
+		}
+	}
+	pend := rows(page("/batch/big?state=pending", "en"))
+	if len(pend) != batchPageSize || pend[0][2] != "p077" || pend[0][3] != "1" || pend[1][2] != "p000" || pend[1][3] != "2" {
+		t.Errorf("pending, first rows %v %v: want p077 (high) at 1, then p000 at 2", pend[0][1:], pend[1][1:])
+	}
+	if n := pend[1][6]; n != "Write the launch copy number 0 for the spring campaign,…" || pend[1][5] != "api/p000" || pend[1][4] != "/task/api/p000" {
+		t.Errorf("a pending row is named %q (title %q, link %q)", n, pend[1][5], pend[1][4])
+	}
+	last := rows(page("/batch/big?state=pending&page=3", "en"))
+	if len(last) != 20 || last[19][3] != "120" {
+		t.Errorf("the last page of pending lists %d rows, the last at %q; want 20, the last at 120", len(last), last[len(last)-1][3])
+	}
+	if got := rows(page("/batch/big?state=pending&page=99", "en")); len(got) != 20 {
+		t.Errorf("a page past the end shows %d rows, want the last page's 20", len(got))
+	}
+	failed := page("/batch/big?state=failed", "en")
+	if got := rows(failed); len(got) != 1 || got[0][2] != "f1" || !strings.Contains(failed, "<td>content filter</td>") || !strings.Contains(failed, `class="state state-failed">failed<`) {
+		t.Errorf("failed filter: %v\n%s", got, failed)
+	}
+	if got := rows(page("/batch/big?state=success", "en")); len(got) != 1 || got[0][6] != "d1" {
+		t.Errorf("a task with no content is named by its id: %v", got)
+	}
+	zh := page("/batch/big?state=failed", "zh-CN")
+	for _, want := range []string{"任务列表", `>全部 <span class="num">122</span>`, `>失败 <span`, "第 1 页，共 1 页"} {
+		if !strings.Contains(zh, want) {
+			t.Errorf("the Chinese batch page lacks %q", want)
+		}
+	}
+}
