@@ -49,6 +49,10 @@ func measureScale(ctx context.Context, o options, root string, stderr io.Writer)
 	if f, ok := statusPageTimeline(ctx, filepath.Join(root, "timeline"), timelineTasks, stderr); ok {
 		out = append(out, f)
 	}
+	fmt.Fprintf(stderr, "bench: writing %d finished and %d pending files for the pages over a year ...\n", yearFinished, yearPending)
+	if fs, ok := pagesOverAYear(ctx, filepath.Join(root, "pages"), stderr); ok {
+		out = append(out, fs...)
+	}
 	return out, nil
 }
 

@@ -101,42 +101,12 @@ accounts:
 			return coreFigure{}, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, bin, "run", "--config", cfgPath)
-	pr, err := cmd.StderrPipe()
+	base, stop, err := serveStatus(ctx, bin, cfgPath)
 	if err != nil {
 		return coreFigure{}, err
 	}
-	if err := cmd.Start(); err != nil {
-		return coreFigure{}, err
-	}
-	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
-	re := regexp.MustCompile(`status page.*url=(http://127\.0\.0\.1:\d+)/`)
-	sc := bufio.NewScanner(pr)
-	var base string
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	if base == "" {
-		return coreFigure{}, fmt.Errorf("%s did not report its status page", bin)
-	}
-	client := &http.Client{Timeout: time.Minute}
-	get := func(q string) (time.Duration, int, error) {
-		start := time.Now()
-		resp, err := client.Get(base + "/" + q)
-		if err != nil {
-			return 0, 0, err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return 0, 0, fmt.Errorf("GET /%s: %d %v", q, resp.StatusCode, err)
-		}
-		return time.Since(start), len(b), nil
-	}
+	defer stop()
+	get := func(q string) (time.Duration, int, error) { return timedGet(base + "/" + q) }
 	// Warm the page's cache of parsed task files, as a page that has been
 	// open for a while has it.
 	for _, q := range []string{"?since=off", "?since=24h"} {
@@ -157,13 +127,62 @@ accounts:
 		}
 		without, sizeOff = append(without, d), b
 	}
-	med := func(ds []time.Duration) time.Duration {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[len(ds)/2]
-	}
-	w, wo := med(with), med(without)
+	w, wo := medianDur(with), medianDur(without)
 	svg := size - sizeOff
 	return coreFigure{Name: "status page, 24 h timeline", Value: ms(w), Unit: "ms", Baseline: ms(wo), BaseUnit: "ms", Ratio: float64(w) / float64(wo),
 		Note: fmt.Sprintf("GET / of bin/spoolgate run over %d finished tasks of the last 24 h (%d attempts recorded, 3 API slots and 2 web sessions) with ?since=24h (the page with its timeline, %d KB of it SVG) against ?since=off (the same page without it), alternating, median of 15 each after a warm-up; target ratio at most 2",
 			n, n+n/10, svg>>10)}, nil
+}
+
+// serveStatus starts bin run on cfgPath and returns the address of its
+// status page (from its log) and the function that stops it.
+func serveStatus(ctx context.Context, bin, cfgPath string) (string, func(), error) {
+	cmd := exec.CommandContext(ctx, bin, "run", "--config", cfgPath)
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }
+	re := regexp.MustCompile(`status page.*url=(http://127\.0\.0\.1:\d+)/`)
+	sc := bufio.NewScanner(pr)
+	var base string
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if base == "" {
+		stop()
+		return "", nil, fmt.Errorf("%s did not report its status page", bin)
+	}
+	return base, stop, nil
+}
+
+var pageClient = &http.Client{Timeout: time.Minute}
+
+// timedGet GETs url whole and says how long it took and how many bytes
+// it read; anything but a 200 is an error.
+func timedGet(url string) (time.Duration, int, error) {
+	start := time.Now()
+	resp, err := pageClient.Get(url)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return time.Since(start), len(b), nil
+}
+
+// medianDur is the middle of ds (sorted in place).
+func medianDur(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
 }
