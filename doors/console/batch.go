@@ -43,19 +43,20 @@ type batchView struct {
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 	"eta": func(now time.Time, e status.ETA) string { return report.ETAText(now, e, false) },
+	"bar": outcomeBar,
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="5">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.BatchPage}} {{.Name}}</title>
-<style>` + detailCSS + actCSS + batchCSS + `</style></head><body>
+<style>` + detailCSS + actCSS + batchCSS + barCSS + `</style></head><body>
 ` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a></nav>
 <h1 class="batch-title">{{.D.BatchPage}} {{.Name}}</h1>
-<div><span class="bar" data-kind="batch" data-finished="{{.Batch.Progress.Finished}}" data-total="{{.Batch.Progress.Total}}"><span class="fill" style="width:{{.Batch.Progress.Percent}}%"></span></span><span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{.D.ETA}} {{eta .Now .Batch.ETA}}</div>
+<div>{{bar "batch" .Name .Batch.Counts}}<span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{if and .Batch.Counts.Failed (eq .Batch.Progress.Finished .Batch.Progress.Total)}}<span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{else}}{{.D.ETA}} {{eta .Now .Batch.ETA}}{{if .Batch.Counts.Failed}} · <span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{end}}{{end}}</div>
 <h2>{{.D.Progress}}</h2>
 <table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
-{{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td><span class="bar" data-kind="lane" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
+{{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
 {{end}}</table>
 <h2 id="tasks">{{.D.Tasks}}</h2>
 <div class="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>

@@ -24,6 +24,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"taskHref":     status.TaskHref,
 	"shotHref":     taskfile.ShotHref,
 	"batchHref":    batchHref,
+	"bar":          outcomeBar,
 	"sessionState": func(st *status.Status, s status.Session) string { return report.SessionStateText(st.Now, s) },
 	"eta":          func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, false) },
 	"etab":         func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, true) },
@@ -57,6 +58,7 @@ h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
 .meta{color:#666}
 .bar{display:inline-block;vertical-align:middle;width:20em;height:1em;background:#e5e5e5;border-radius:3px;overflow:hidden}
 .fill{display:block;height:100%;background:#3a7}
+` + barCSS + `
 .num{margin:0 .6em;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;text-align:left}
 .held{color:#a40} .stale{color:#c00;font-weight:bold} .paused{color:#a40;font-weight:bold}
@@ -76,7 +78,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 {{if $.A.Operate}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}"><button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button> <button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button></form>
 <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{$.A.L.Host}} <input name="host" size="12" id="host-{{.Lane}}"> <button name="do" value="pause">{{$.A.L.PauseHost}}</button> <button name="do" value="resume">{{$.A.L.ResumeHost}}</button></form></div>{{end}}
-<div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
+<div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
@@ -95,11 +97,11 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <h2>{{.L.Batches}}</h2>
 {{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
 <table class="batches">
-{{range .St.Batches}}<tr class="batch"><td><a href="{{batchHref .Batch}}">{{.Batch}}</a></td><td><span class="bar" data-kind="batch" data-name="{{.Batch}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
+{{range .St.Batches}}<tr class="batch"><td><a href="{{batchHref .Batch}}">{{.Batch}}</a></td><td>{{bar "batch" .Batch .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
 <td>{{$.L.ETA}} {{eta $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · {{$.L.Failed}} {{.Counts.Failed}}</td></tr>
 {{end}}</table>
 {{if .St.Failed}}<h2>{{.L.FailedTasks}}</h2>
-<table class="failed-tasks"><tr><th>{{.L.Task}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
+<table class="failed-tasks"><tr><th>{{.L.TaskCol}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
 {{range .St.Failed}}<tr class="failed-task"><td><a href="{{taskHref .Lane .TaskID}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{.ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td>{{.Error}}</td></tr>
 {{end}}{{if .St.FailedMore}}<tr><td colspan="6" class="meta more">{{printf .L.More .St.FailedMore}}</td></tr>{{end}}</table>{{end}}
 {{if .St.Foreign}}<h2>{{.L.Foreign}}</h2>

@@ -16,6 +16,7 @@ type pageLabels struct {
 	Pending, Running, Success, Failed, Canceled string
 	Rejected, Incoming                          string
 	Task, Model, Attempt, Elapsed, Heartbeat    string
+	TaskCol                                     string // a task column's head (Task heads the running table)
 	Owner, Ago, Stale, Held, Batches, NoBatches string
 	RejectedDrops, File, Reason, When           string
 	FailedTasks, Batch, Class, Attempts, More   string
@@ -33,7 +34,7 @@ var (
 		Lane: "lane", Concurrency: "concurrency", Runner: "runner", Paused: "PAUSED", ETA: "ETA",
 		Pending: "pending", Running: "running", Success: "success", Failed: "failed", Canceled: "canceled",
 		Rejected: "rejected", Incoming: "incoming",
-		Task: "running", Model: "model", Attempt: "attempt", Elapsed: "elapsed", Heartbeat: "heartbeat",
+		Task: "running", TaskCol: "task", Model: "model", Attempt: "attempt", Elapsed: "elapsed", Heartbeat: "heartbeat",
 		Owner: "owner", Ago: " ago", Stale: "(stale)", Held: "held: ", Batches: "batches", NoBatches: "no batches",
 		RejectedDrops: "rejected drops, newest first", File: "file", Reason: "reason", When: "when",
 		FailedTasks: "failed tasks, newest first", Batch: "batch", Class: "class", Attempts: "attempts", More: "… and %d more",
@@ -49,7 +50,7 @@ var (
 		Lane: "通道", Concurrency: "并发", Runner: "占用者", Paused: "已暂停", ETA: "预计完成",
 		Pending: "等待中", Running: "运行中", Success: "成功", Failed: "失败", Canceled: "已取消",
 		Rejected: "被拒收", Incoming: "待接收",
-		Task: "运行中的任务", Model: "模型", Attempt: "第几次尝试", Elapsed: "已用时", Heartbeat: "心跳",
+		Task: "运行中的任务", TaskCol: "任务", Model: "模型", Attempt: "第几次尝试", Elapsed: "已用时", Heartbeat: "心跳",
 		Owner: "执行者", Ago: "前", Stale: "（已失联）", Held: "受阻：", Batches: "批次", NoBatches: "暂无批次",
 		RejectedDrops: "被拒收的文件（最新在前）", File: "文件", Reason: "原因", When: "时间",
 		FailedTasks: "失败的任务（最新在前）", Batch: "批次", Class: "错误类别", Attempts: "尝试次数", More: "…… 另有 %d 个",

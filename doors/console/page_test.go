@@ -22,7 +22,8 @@ type pageBar struct {
 	Finished int     `json:"finished"`
 	Total    int     `json:"total"`
 	Label    string  `json:"label"`
-	Ratio    float64 `json:"ratio"` // drawn fill width / bar width
+	Ratio    float64 `json:"ratio"`  // drawn fill width (every outcome) / bar width
+	Failed   float64 `json:"failed"` // drawn red (failed) width / bar width
 }
 
 type pageView struct {
@@ -39,7 +40,8 @@ const pageJS = `(() => ({
     kind: b.dataset.kind, name: b.dataset.name,
     finished: +b.dataset.finished, total: +b.dataset.total,
     label: b.nextElementSibling ? b.nextElementSibling.textContent : '',
-    ratio: b.firstElementChild.getBoundingClientRect().width / b.getBoundingClientRect().width,
+    ratio: Array.from(b.querySelectorAll('.fill')).reduce((s, e) => s + e.getBoundingClientRect().width, 0) / b.getBoundingClientRect().width,
+    failed: Array.from(b.querySelectorAll('.fill.fail')).reduce((s, e) => s + e.getBoundingClientRect().width, 0) / b.getBoundingClientRect().width,
   })),
   held: Array.from(document.querySelectorAll('.held')).map(e => e.textContent),
   runs: document.querySelectorAll('tr.run').length,
@@ -83,11 +85,14 @@ func TestHTTPServer_PageInChromium(t *testing.T) {
 		t.Errorf("title %q", v.Title)
 	}
 	expect := map[string]status.Progress{}
+	failedOf := map[string]int{}
 	for _, ln := range want.Lanes {
 		expect["lane/"+ln.Lane] = ln.Progress
+		failedOf["lane/"+ln.Lane] = ln.Counts.Failed
 	}
 	for _, b := range want.Batches {
 		expect["batch/"+b.Batch] = b.Progress
+		failedOf["batch/"+b.Batch] = b.Counts.Failed
 	}
 	for _, b := range v.Bars {
 		p, ok := expect[b.Kind+"/"+b.Name]
@@ -101,6 +106,9 @@ func TestHTTPServer_PageInChromium(t *testing.T) {
 		}
 		if r := float64(p.Percent) / 100; b.Ratio < r-0.02 || b.Ratio > r+0.02 {
 			t.Errorf("bar %s/%s drawn at %.2f, want %.2f", b.Kind, b.Name, b.Ratio, r)
+		}
+		if r := float64(failedOf[b.Kind+"/"+b.Name]) / float64(max(p.Total, 1)); b.Failed < r-0.02 || b.Failed > r+0.02 {
+			t.Errorf("bar %s/%s draws %.2f red, want %.2f (its failed tasks)", b.Kind, b.Name, b.Failed, r)
 		}
 	}
 	if len(expect) > 0 {

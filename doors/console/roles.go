@@ -133,16 +133,17 @@ func (h *httpServer) needLoginAnswer(w http.ResponseWriter, r *http.Request) {
 // id, batch name, account, file name, reason or text.
 var countsTmpl = template.Must(template.New("counts").Funcs(template.FuncMap{
 	"etab": func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, true) },
+	"bar":  outcomeBar,
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.L.Title}}</title><style>` + detailCSS + actCSS + `</style></head><body>
+<title>{{.L.Title}}</title><style>` + detailCSS + actCSS + barCSS + `</style></head><body>
 <div class="userbar"><a href="/login" id="login-link">{{.A.Login}}</a></div>
 <h1>spoolgate</h1>
 {{range .St.Lanes}}<section class="lane" id="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}}{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
-<div><span class="bar" data-kind="lane" data-name="{{.Lane}}" data-finished="{{.Progress.Finished}}" data-total="{{.Progress.Total}}"><span class="fill" style="width:{{.Progress.Percent}}%"></span></span><span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
+<div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
