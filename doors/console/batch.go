@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -168,7 +169,10 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 	var buf bytes.Buffer
 	ctype := "application/x-ndjson"
 	if format == "csv" {
+		// The byte order mark tells Excel the file is UTF-8: without it,
+		// Excel in a Chinese locale reads it as GB18030 and garbles it.
 		ctype = "text/csv; charset=utf-8"
+		buf.WriteString(utf8BOM)
 		err = report.WriteResultsCSV(&buf, rows, true)
 	} else {
 		err = report.WriteResultsJSONL(&buf, rows)
@@ -178,9 +182,18 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 		return
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+asciiName("results-"+name+"."+format)+`"`)
+	w.Header().Set("Content-Disposition", attachment("results-"+name+"."+format))
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(buf.Bytes())
+}
+
+const utf8BOM = "\ufeff"
+
+// attachment is a Content-Disposition that saves the download as name:
+// the name itself for every browser of today (RFC 6266's filename*, UTF-8,
+// so a Chinese batch name stays readable), an ASCII stand-in for the rest.
+func attachment(name string) string {
+	return `attachment; filename="` + asciiName(name) + `"; filename*=UTF-8''` + url.PathEscape(name)
 }
 
 // shellQuote quotes s for a POSIX shell: one argument, nothing expanded.

@@ -73,8 +73,15 @@ func TestHTTPServer_DetailPages(t *testing.T) {
 	var csv, jsonl bytes.Buffer
 	_ = report.WriteResultsCSV(&csv, rows, true)
 	_ = report.WriteResultsJSONL(&jsonl, rows)
-	if _, got := get(t, h, "/batch/b1?download=csv"); !bytes.Equal(got, csv.Bytes()) {
-		t.Errorf("csv download differs from results:\n%s\n%s", got, csv.Bytes())
+	resp, got := get(t, h, "/batch/b1?download=csv")
+	if !bytes.Equal(got, append([]byte("\ufeff"), csv.Bytes()...)) {
+		t.Errorf("csv download is not a byte order mark and the bytes of results:\n%s\n%s", got, csv.Bytes())
+	}
+	if cd := resp.Header.Get("Content-Disposition"); cd != `attachment; filename="results-b1.csv"; filename*=UTF-8''results-b1.csv` {
+		t.Errorf("csv download saved as %q", cd)
+	}
+	if cd := attachment("results-春季 上新.csv"); cd != `attachment; filename="results-__ __.csv"; filename*=UTF-8''results-%E6%98%A5%E5%AD%A3%20%E4%B8%8A%E6%96%B0.csv` {
+		t.Errorf("a Chinese batch name is saved as %q", cd)
 	}
 	if _, got := get(t, h, "/batch/b1?download=jsonl"); !bytes.Equal(got, jsonl.Bytes()) {
 		t.Errorf("jsonl download differs from results")
