@@ -41,25 +41,6 @@ accounts:
 	return cfg
 }
 
-// liveState is what the operator's live page shows.
-type liveState struct {
-	State  string  `json:"state"`
-	Text   string  `json:"text"`
-	Seq    int     `json:"seq"`
-	W      float64 `json:"w"` // the streamed page's viewport
-	H      float64 `json:"h"`
-	Left   float64 `json:"left"` // the image on the operator's page
-	Top    float64 `json:"top"`
-	Width  float64 `json:"width"`
-	Height float64 `json:"height"`
-}
-
-const liveStateJS = `(() => { const s = document.getElementById('status'), i = document.getElementById('img');
-if (!s || !i) return {state: '', text: document.body ? document.body.innerText : ''};
-const b = i.getBoundingClientRect();
-return {state: s.dataset.state, text: s.textContent, seq: +i.dataset.seq, w: +(i.dataset.w || 0), h: +(i.dataset.h || 0),
-  left: b.left, top: b.top, width: b.width, height: b.height}; })()`
-
 // TestLiveView_SignIn is signing in from the page, end to end with two
 // real headless Chromiums: the account's (the view's) on the sign-in
 // stand-in, and the operator's, driven here on the console. The operator
@@ -110,14 +91,8 @@ func TestLiveView_SignIn(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#user"), "王芳"), chromedp.SetValue(chromedp.CSS("#password"), "wang-secret"),
 		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
 	run("open the live view from the status page", chromedp.Click(chromedp.CSS(`tr.session[data-account="a1"] a.live`)))
-	look := func() liveState {
-		st, err := chromedp.Run(ctx, chromedp.Evaluate[liveState](liveStateJS))
-		if err != nil && ctx.Err() != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	var st liveState
+	look := func() testkit.LiveView { return testkit.LookLive(t, ctx) }
+	var st testkit.LiveView
 	opening := time.Now()
 	testkit.Wait(t, "the first frame on the operator's page", 60*time.Second, func() bool {
 		st = look()

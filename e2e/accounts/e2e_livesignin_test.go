@@ -18,25 +18,6 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// liveView is what the console's live page shows its operator: the view's
-// state and the streamed image, with where the image sits on the page.
-type liveView struct {
-	State  string  `json:"state"`
-	Seq    int     `json:"seq"`
-	W      float64 `json:"w"` // the streamed page's viewport
-	H      float64 `json:"h"`
-	Left   float64 `json:"left"`
-	Top    float64 `json:"top"`
-	Width  float64 `json:"width"`
-	Height float64 `json:"height"`
-}
-
-const liveViewJS = `(() => { const s = document.getElementById('status'), i = document.getElementById('img');
-if (!s || !i) return {state: ''};
-const b = i.getBoundingClientRect();
-return {state: s.dataset.state, seq: +i.dataset.seq, w: +(i.dataset.w || 0), h: +(i.dataset.h || 0),
-  left: b.left, top: b.top, width: b.width, height: b.height}; })()`
-
 // Issue 42's sign-in from the page, through `spoolgate run`: a1 is signed
 // out after one answer and held; a task pinned to it waits pending. An
 // operator logged in to the console opens a1's live view in a real
@@ -81,18 +62,12 @@ func TestE2E_Web_LiveSignIn(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", what, err, testkit.Tail(d.LogText(), 30))
 		}
 	}
-	look := func() liveView {
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[liveView](liveViewJS))
-		if err != nil && ctx.Err() != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	look := func() testkit.LiveView { return testkit.LookLive(t, ctx) }
 	do("log in to the console", chromedp.Navigate(base+"/login"),
 		chromedp.SetValue(chromedp.CSS("#user"), "wang"), chromedp.SetValue(chromedp.CSS("#password"), "pw"),
 		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
 	do("open a1's live view", chromedp.Navigate(base+"/live/a1"))
-	var v liveView
+	var v testkit.LiveView
 	testkit.Wait(t, "the signed-out page on the operator's screen", 90*time.Second, func() bool {
 		v = look()
 		return v.Seq > 0 && v.W > 0 && v.State == "open"
