@@ -197,9 +197,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			}
 			h.PID, h.Host = pid, host
 			ln.Held = append(ln.Held, h)
-		} else if pid != 0 && !ln.Paused && len(running) == 0 && len(pending) > deferred {
-			ln.Held = append(ln.Held, Held{Kind: HeldRunner, PID: pid, Host: host, Count: len(pending) - deferred,
-				Message: fmt.Sprintf("%s: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", wait(len(pending)-deferred), pid, host)})
+		} else if n := waitingSince(pending, now.Add(-runnerGrace)); pid != 0 && !ln.Paused && len(running) == 0 && n > 0 {
+			ln.Held = append(ln.Held, Held{Kind: HeldRunner, PID: pid, Host: host, Count: n,
+				Message: fmt.Sprintf("%s: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", wait(n), pid, host)})
 		}
 	}
 	if deferred > 0 {
@@ -364,3 +364,21 @@ const (
 
 // maxDiffers bounds the task ids a lane's status names as differing.
 const maxDiffers = 10
+
+// runnerGrace is how long a runnable web task may wait while the runner
+// lock's holder runs nothing before status blames the holder: a daemon
+// takes a task it was just given within moments, so a task submitted a
+// second ago is not a sign of a login session holding the lock.
+const runnerGrace = 10 * time.Second
+
+// waitingSince counts the pending tasks runnable since before (submitted,
+// and past any retry back-off, before it).
+func waitingSince(pending []summary, before time.Time) int {
+	n := 0
+	for _, p := range pending {
+		if p.submittedAt.Before(before) && !p.notBefore.After(before) {
+			n++
+		}
+	}
+	return n
+}

@@ -387,3 +387,28 @@ func TestSnapshot_Tokens(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitingSince: the runner lock's holder is blamed only for tasks that
+// have waited past runnerGrace; a task submitted a moment ago, or one still
+// in its retry back-off, is not a sign of a login session.
+func TestWaitingSince(t *testing.T) {
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	before := now.Add(-runnerGrace)
+	tests := []struct {
+		name    string
+		pending []summary
+		want    int
+	}{
+		{"none", nil, 0},
+		{"just submitted", []summary{{submittedAt: now.Add(-time.Second)}}, 0},
+		{"waited past the grace", []summary{{submittedAt: now.Add(-time.Minute)}}, 1},
+		{"back-off ends after", []summary{{submittedAt: now.Add(-time.Hour), notBefore: now.Add(time.Minute)}}, 0},
+		{"back-off ended long ago", []summary{{submittedAt: now.Add(-time.Hour), notBefore: now.Add(-time.Minute)}}, 1},
+		{"mixed", []summary{{submittedAt: now.Add(-time.Minute)}, {submittedAt: now}, {submittedAt: now.Add(-time.Hour)}}, 2},
+	}
+	for _, tt := range tests {
+		if got := waitingSince(tt.pending, before); got != tt.want {
+			t.Errorf("%s: %d waiting, want %d", tt.name, got, tt.want)
+		}
+	}
+}
