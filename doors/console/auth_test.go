@@ -293,6 +293,10 @@ func TestHTTPServer_AuditForeign(t *testing.T) {
 	if resp, body := o.post("/action", url.Values{"do": {"priority"}, "level": {"high"}, "lane": {"api"}, "id": {"a6"}, "back": {"/"}, "csrf": {o.csrf}}, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("priority: %d %s", resp.StatusCode, body)
 	}
+	// The task page's priority form starts on the task's level.
+	if _, body := o.get("/task/api/a6"); !strings.Contains(body, "<option selected>high</option>") || strings.Contains(body, "<option selected>normal</option>") {
+		t.Errorf("the priority form does not show the task's level, high:\n%s", body)
+	}
 	// A colleague plants lines: one unsealed, one with a made-up seal.
 	month := time.Now().UTC().Format("2006-01") + ".log"
 	f, err := os.OpenFile(filepath.Join(cfg.Spool, spool.AuditDir, month), os.O_APPEND|os.O_WRONLY, 0)

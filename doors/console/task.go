@@ -110,6 +110,7 @@ type taskView struct {
 	Lane, ID, Dir string
 	Month         string
 	Batch         string
+	Priority      string // the task's level (high, normal, low): the priority form starts on it
 	ReadErr       string
 	Fields        []field
 	Attempts      []attemptView
@@ -126,7 +127,7 @@ type taskView struct {
 	Audit         []auditView
 }
 
-var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchHref": batchHref}).Parse(`<!doctype html>
+var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchHref": batchHref, "levels": func() []string { return []string{"high", "normal", "low"} }}).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>
@@ -137,7 +138,7 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{if .ReadErr}}<div class="err">{{.ReadErr}}</div>{{end}}
 {{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
 {{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
-{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level"><option>high</option><option selected>normal</option><option>low</option></select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
+{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option{{if eq $l $.Priority}} selected{{end}}>{{$l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
 ` + auditList + `
 {{if .Fields}}<h2>{{.D.Fields}}</h2>
 <table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
@@ -251,6 +252,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 		}
 	}
 	v.Batch = safetext.Line(t.Batch)
+	v.Priority = t.Priority.String()
 	add("taskId", t.TaskID, "")
 	add("lane", string(loc.lane), "")
 	add(D.Folder, loc.dir, "")
