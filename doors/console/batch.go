@@ -10,6 +10,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/doors/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -112,10 +113,29 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			v.Batch, found = b, true
 		}
 	}
-	rows, err := report.ReadResults(h.cfg, name, true)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
+	// The batch's tasks as the snapshot read them (no second pass over the
+	// spool); each shown row and each failure is read in full below. A
+	// batch the snapshot did not see (wholly in an old archive month) is
+	// read as `spoolgate results` reads it.
+	rows, paths := batchRows(st.BatchTasks, name)
+	if len(rows) == 0 {
+		var err error
+		if rows, err = report.ReadResults(h.cfg, name, true); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	detail := func(row *report.Row) {
+		p, ok := paths[string(row.Lane)+"/"+row.TaskID]
+		if !ok {
+			return // read in full already
+		}
+		t, err := spool.ReadTaskFile(p)
+		if err != nil {
+			row.Error = err.Error()
+			return
+		}
+		row.Content, row.Error, row.ErrorClass = t.Content, t.Error, string(t.ErrorClass)
 	}
 	if !found && len(rows) == 0 {
 		http.NotFound(w, r)
@@ -131,6 +151,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		if row.State != string(taskfile.StateFailed) {
 			continue
 		}
+		detail(&row)
 		f := batchFailure{Lane: string(row.Lane), TaskID: row.TaskID, Href: status.TaskHref(string(row.Lane), row.TaskID),
 			Class: row.ErrorClass, Error: safetext.Line(row.Error), Attempt: row.Attempt}
 		if row.FinishedAt != nil {
@@ -138,7 +159,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Failures = append(v.Failures, f)
 	}
-	v.Tasks = listBatchTasks(rows, name, r.URL.Query(), L, v.D, st.Now)
+	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
 	var buf bytes.Buffer

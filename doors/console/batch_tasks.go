@@ -61,8 +61,29 @@ func taskName(content string) string {
 	return s
 }
 
-// listBatchTasks fills the list from the batch's rows for the query q.
-func listBatchTasks(rows []report.Row, name string, q url.Values, L pageLabels, D detailLabels, now time.Time) batchTasks {
+// batchRows are the snapshot's tasks of a batch as result rows (without
+// content or error: detail reads them), with each one's file by lane/id.
+func batchRows(ts []status.BatchTask, batch string) ([]report.Row, map[string]string) {
+	rows := make([]report.Row, 0, len(ts))
+	paths := make(map[string]string, len(ts))
+	opt := func(v time.Time) *time.Time {
+		if v.IsZero() {
+			return nil
+		}
+		v = v.UTC()
+		return &v
+	}
+	for _, t := range ts {
+		rows = append(rows, report.Row{TaskID: t.ID, Lane: t.Lane, Model: t.Model, Batch: batch, State: string(t.State), Attempt: t.Attempt,
+			Priority: t.Priority, SubmittedAt: opt(t.SubmittedAt), StartedAt: opt(t.StartedAt), FinishedAt: opt(t.FinishedAt)})
+		paths[string(t.Lane)+"/"+t.ID] = t.Path
+	}
+	return rows, paths
+}
+
+// listBatchTasks fills the list from the batch's rows for the query q;
+// detail completes a row it shows (its content and error).
+func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q url.Values, L pageLabels, D detailLabels, now time.Time) batchTasks {
 	words := map[string]string{"pending": L.Pending, "running": L.Running, "success": L.Success, "failed": L.Failed, "canceled": L.Canceled}
 	states := []string{"pending", "running", "success", "failed", "canceled"}
 	want := q.Get("state")
@@ -123,6 +144,7 @@ func listBatchTasks(rows []report.Row, name string, q url.Values, L pageLabels, 
 	}
 	lo := (bt.Page - 1) * batchPageSize
 	for _, r := range list[lo:min(lo+batchPageSize, len(list))] {
+		detail(&r)
 		row := batchTaskRow{Order: order[string(r.Lane)+"/"+r.TaskID], Lane: string(r.Lane), TaskID: r.TaskID,
 			Href: status.TaskHref(string(r.Lane), r.TaskID), Name: taskName(r.Content), Model: r.Model,
 			State: r.State, StateWord: cmp.Or(words[r.State], r.State), Attempt: r.Attempt}

@@ -65,6 +65,7 @@ type task struct {
 	lane taskfile.Kind
 	dir  string
 	name string // file name in dir
+	path string // the file's path (dir's folder, or an archive month's)
 	sum  summary
 }
 
@@ -225,7 +226,7 @@ func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[strin
 		if !ok || sum.id == "" {
 			sum.id = base // unreadable: still a task in this state
 		}
-		out = append(out, task{lane: k, dir: dir, name: name, sum: sum})
+		out = append(out, task{lane: k, dir: dir, name: name, path: p, sum: sum})
 	}
 	return out, rejected, nil
 }

@@ -22,6 +22,9 @@ const SchemaVersion = 1
 type Status struct {
 	// Version is SchemaVersion.
 	Version int `json:"version"`
+	// BatchTasks are the tasks of the batch a SnapshotTimeline asked for
+	// (TimelineQuery.Batch), from the same reading; never in the JSON.
+	BatchTasks []BatchTask `json:"-"`
 	// Spool is the spool's absolute path.
 	Spool string `json:"spool"`
 	// Now is the time the snapshot was taken (UTC); ages and ETAs count from it.

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -65,6 +66,9 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 	margin := max(to.Sub(from)/40, time.Second)
 	if q.Since <= 0 {
 		from = from.Add(-margin)
+	}
+	if q.Batch != "" {
+		st.BatchTasks = batchTasks(perLane, q.Batch)
 	}
 	c := timeline.Chart{From: from, To: to.Add(margin), Now: now, Loc: q.Loc, Labels: q.Labels}
 	if c.Loc == nil {
@@ -363,4 +367,42 @@ func (s *Snapshotter) hasModels(k taskfile.Kind) bool {
 		}
 	}
 	return false
+}
+
+// BatchTask is one task of a batch as the snapshot read it: a page lists a
+// batch's tasks from these without reading the spool again, and reads in
+// full (Path) only the tasks it shows.
+type BatchTask struct {
+	Lane                               taskfile.Kind
+	State                              taskfile.State // the folder's
+	ID, Model, Path                    string
+	Attempt                            int
+	Priority                           taskfile.Priority
+	SubmittedAt, StartedAt, FinishedAt time.Time
+}
+
+// batchTasks lists batch's tasks of perLane, in submission order.
+func batchTasks(perLane map[taskfile.Kind][]task, batch string) []BatchTask {
+	var out []BatchTask
+	for _, k := range taskfile.Kinds {
+		for _, t := range perLane[k] {
+			if t.sum.batch != batch {
+				continue
+			}
+			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
+				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b BatchTask) int {
+		switch az, bz := a.SubmittedAt.IsZero(), b.SubmittedAt.IsZero(); {
+		case az != bz: // as `spoolgate results`: no submission time last
+			return map[bool]int{true: 1, false: -1}[az]
+		case !az:
+			if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
+				return c
+			}
+		}
+		return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(string(a.Lane), string(b.Lane)))
+	})
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/fixture"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -157,5 +158,38 @@ func TestSnapshotter_SnapshotTimeline_DefaultWindow(t *testing.T) {
 				t.Errorf("window from %s, want %s", c.From, want)
 			}
 		})
+	}
+}
+
+// TestSnapshotter_BatchTasks: a timeline asked for a batch brings the
+// batch's tasks from the same reading, each with its folder's state and
+// its file, in submission order; another batch's are not among them.
+func TestSnapshotter_BatchTasks(t *testing.T) {
+	cfg := fixture.Spool(t)
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
+	st, _, err := s.SnapshotTimeline(time.Now(), TimelineQuery{Batch: "b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts Counts
+	for _, b := range st.Batches {
+		if b.Batch == "b1" {
+			counts = b.Counts
+		}
+	}
+	if counts.Total == 0 || len(st.BatchTasks) != counts.Total {
+		t.Fatalf("%d tasks of b1, its counts say %d", len(st.BatchTasks), counts.Total)
+	}
+	for i, bt := range st.BatchTasks {
+		tk, err := spool.ReadTaskFile(bt.Path)
+		if err != nil || tk.Batch != "b1" || tk.TaskID != bt.ID || taskfile.FolderState[filepath.Base(filepath.Dir(bt.Path))] != bt.State {
+			t.Errorf("%+v: file %v %v", bt, tk, err)
+		}
+		if i > 0 && bt.SubmittedAt.Before(st.BatchTasks[i-1].SubmittedAt) {
+			t.Errorf("%s submitted before %s, listed after it", bt.ID, st.BatchTasks[i-1].ID)
+		}
+	}
+	if st, _, _ := s.SnapshotTimeline(time.Now(), TimelineQuery{}); st.BatchTasks != nil {
+		t.Errorf("a timeline without a batch lists %d batch tasks", len(st.BatchTasks))
 	}
 }
