@@ -305,10 +305,15 @@ accounts:
 	}
 	png, _ = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	_ = os.WriteFile(filepath.Join(shots, "batch.png"), png, 0o644)
-	// The batch's downloads are `spoolgate results`'s bytes.
+	// The batch's downloads are `spoolgate results`'s bytes, the CSV with
+	// a byte order mark in front (for Excel in a Chinese locale).
 	for _, f := range []string{"csv", "jsonl"} {
 		body, hdr := rig.Get(t, base+"/batch/"+batch+"?download="+f)
-		if cli := r.CLI("results", "--batch", batch, "--format", f); body != cli || !strings.HasPrefix(hdr.Get("Content-Disposition"), "attachment") {
+		cli := r.CLI("results", "--batch", batch, "--format", f)
+		if f == "csv" {
+			cli = "\ufeff" + cli
+		}
+		if body != cli || !strings.HasPrefix(hdr.Get("Content-Disposition"), "attachment") {
 			t.Errorf("download %s differs from spoolgate results (or is not an attachment)", f)
 		}
 	}
