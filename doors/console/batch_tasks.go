@@ -66,16 +66,9 @@ func taskName(content string) string {
 func batchRows(ts []status.BatchTask, batch string) ([]report.Row, map[string]string) {
 	rows := make([]report.Row, 0, len(ts))
 	paths := make(map[string]string, len(ts))
-	opt := func(v time.Time) *time.Time {
-		if v.IsZero() {
-			return nil
-		}
-		v = v.UTC()
-		return &v
-	}
 	for _, t := range ts {
 		rows = append(rows, report.Row{TaskID: t.ID, Lane: t.Lane, Model: t.Model, Batch: batch, State: string(t.State), Attempt: t.Attempt,
-			Priority: t.Priority, SubmittedAt: opt(t.SubmittedAt), StartedAt: opt(t.StartedAt), FinishedAt: opt(t.FinishedAt)})
+			Priority: t.Priority, SubmittedAt: report.TimeOrNil(t.SubmittedAt), StartedAt: report.TimeOrNil(t.StartedAt), FinishedAt: report.TimeOrNil(t.FinishedAt)})
 		paths[string(t.Lane)+"/"+t.ID] = t.Path
 	}
 	return rows, paths

@@ -169,14 +169,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.Reasoning = t.Reasoning
 	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
 	r.Artifacts = t.Artifacts
-	opt := func(v time.Time) *time.Time {
-		if v.IsZero() {
-			return nil
-		}
-		v = v.UTC()
-		return &v
-	}
-	r.SubmittedAt, r.StartedAt, r.FinishedAt = opt(t.SubmittedAt), opt(t.StartedAt), opt(t.FinishedAt)
+	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
 		ms := r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
 		r.DurationMs = &ms
@@ -283,4 +276,14 @@ func artifactFiles(base string, t *taskfile.Task) []string {
 		out = append(out, filepath.Join(base, filepath.FromSlash(a.Path)))
 	}
 	return out
+}
+
+// TimeOrNil is a row's time: v in UTC, nil for the zero time (JSON null,
+// an empty cell).
+func TimeOrNil(v time.Time) *time.Time {
+	if v.IsZero() {
+		return nil
+	}
+	v = v.UTC()
+	return &v
 }

@@ -394,13 +394,15 @@ func batchTasks(perLane map[taskfile.Kind][]task, batch string) []BatchTask {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BatchTask) int {
-		switch az, bz := a.SubmittedAt.IsZero(), b.SubmittedAt.IsZero(); {
-		case az != bz: // as `spoolgate results`: no submission time last
-			return map[bool]int{true: 1, false: -1}[az]
-		case !az:
-			if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
-				return c
+		// As `spoolgate results`: by submission, a task without one last.
+		if az, bz := a.SubmittedAt.IsZero(), b.SubmittedAt.IsZero(); az != bz {
+			if az {
+				return 1
 			}
+			return -1
+		}
+		if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
+			return c
 		}
 		return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(string(a.Lane), string(b.Lane)))
 	})
