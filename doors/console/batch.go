@@ -37,6 +37,8 @@ type batchView struct {
 	Failures []batchFailure
 	Retry    string
 	CSV      string
+	CSVGB    string // the CSV in GB18030
+	XLSX     string
 	JSONL    string
 	A        actView
 	Audit    []auditView
@@ -78,7 +80,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}
 ` + auditList + `
 <h2>{{.D.Downloads}}</h2>
-<div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
+<div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.CSVGB}}" download>{{.D.CSVGB}}</a> · <a href="{{.XLSX}}" download>{{.D.XLSX}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
 </body></html>
 `))
 
@@ -161,7 +163,8 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
-	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
+	dl := batchHref(name) + "?download="
+	v.CSV, v.CSVGB, v.XLSX, v.JSONL = dl+"csv", dl+"csv&encoding=gb18030", dl+"xlsx", dl+"jsonl"
 	var buf bytes.Buffer
 	if err := batchTmpl.Execute(&buf, &v); err != nil {
 		h.log.Error("batch page", "err", err)
@@ -172,10 +175,12 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // batchDownload sends the batch's results as `spoolgate results --batch
-// NAME` writes them, as a file to save.
+// NAME` writes them, as a file to save: csv (UTF-8 with a byte order
+// mark, or GB18030 with ?encoding=gb18030), xlsx or jsonl.
 func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name, format string) {
-	if format != "csv" && format != "jsonl" {
-		http.Error(w, "download: csv or jsonl", http.StatusBadRequest)
+	enc := r.URL.Query().Get("encoding")
+	if format != "csv" && format != "jsonl" && format != "xlsx" || enc != "" && (format != "csv" || enc != "gb18030" && enc != "utf-8") {
+		http.Error(w, "download: csv (encoding utf-8 or gb18030), xlsx or jsonl", http.StatusBadRequest)
 		return
 	}
 	rows, err := report.ReadResults(h.cfg, name, true)
@@ -189,13 +194,20 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 	}
 	var buf bytes.Buffer
 	ctype := "application/x-ndjson"
-	if format == "csv" {
+	switch {
+	case format == "csv" && enc == "gb18030":
+		ctype = "text/csv; charset=gb18030"
+		err = report.WriteResultsGB18030CSV(&buf, rows, true)
+	case format == "csv":
 		// The byte order mark tells Excel the file is UTF-8: without it,
 		// Excel in a Chinese locale reads it as GB18030 and garbles it.
 		ctype = "text/csv; charset=utf-8"
 		buf.WriteString(utf8BOM)
 		err = report.WriteResultsCSV(&buf, rows, true)
-	} else {
+	case format == "xlsx":
+		ctype = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+		err = report.WriteResultsXLSX(&buf, rows, true)
+	default:
 		err = report.WriteResultsJSONL(&buf, rows)
 	}
 	if err != nil {

@@ -5,18 +5,18 @@ import "github.com/spoolgate/spoolgate/spool/status/timeline"
 // detailLabels are the fixed words of the timeline, the task page and the
 // batch page, in the status page's languages (labelsFor picks).
 type detailLabels struct {
-	Timeline, Last, Hide, Back                            string
-	TaskPage, Fields, Folder, Archived, Attempts          string
-	Claimed, Started, Ended, Took, Outcome, Class         string
-	Account, Owner, Method, HeldUntil, NoAttempts         string
-	Prompt, Content, Result, Rendered, Source, Log        string
-	LogCut, NoLog, Screenshots, AttemptN, SavedPage       string
-	Unreadable, Rejected, Files                           string
-	BatchPage, Progress, ETA, Failures, Retry, RetryNote  string
-	Downloads, CSV, JSONL, NoFailures, Lane, Task, Reason string
-	Tasks, All, Order, OrderNote, Name, Model, PageOf     string
-	Prev, Next, NoTasks                                   string
-	Outcomes                                              map[string]string
+	Timeline, Last, Hide, Back                                         string
+	TaskPage, Fields, Folder, Archived, Attempts                       string
+	Claimed, Started, Ended, Took, Outcome, Class                      string
+	Account, Owner, Method, HeldUntil, NoAttempts                      string
+	Prompt, Content, Result, Rendered, Source, Log                     string
+	LogCut, NoLog, Screenshots, AttemptN, SavedPage                    string
+	Unreadable, Rejected, Files                                        string
+	BatchPage, Progress, ETA, Failures, Retry, RetryNote               string
+	Downloads, CSV, CSVGB, XLSX, JSONL, NoFailures, Lane, Task, Reason string
+	Tasks, All, Order, OrderNote, Name, Model, PageOf                  string
+	Prev, Next, NoTasks                                                string
+	Outcomes                                                           map[string]string
 }
 
 var (
@@ -30,7 +30,7 @@ var (
 		SavedPage: "saved page (download)", Unreadable: "the task file cannot be read: ", Rejected: "rejected drop: ", Files: "generated files",
 		BatchPage: "batch", Progress: "progress", ETA: "ETA", Failures: "failed tasks", Retry: "retry the failed tasks",
 		RetryNote: "run where spoolgate's config is (add --config FILE if it is not ./spoolgate.yaml)",
-		Downloads: "results", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
+		Downloads: "results", CSV: "CSV", CSVGB: "CSV (GB18030, for older Excel and WPS)", XLSX: "Excel (XLSX)", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
 		Tasks: "tasks", All: "all", Order: "#", OrderNote: "pending tasks in the order they are taken: priority first, then submission", Name: "name", Model: "model",
 		PageOf: "page %d of %d", Prev: "← previous", Next: "next →", NoTasks: "no task in this state",
 		Outcomes: outcomeWords(timeline.LabelsEN),
@@ -45,7 +45,7 @@ var (
 		SavedPage: "保存的网页（下载）", Unreadable: "无法读取任务文件：", Rejected: "被拒收的文件：", Files: "生成的文件",
 		BatchPage: "批次", Progress: "进度", ETA: "预计完成", Failures: "失败的任务", Retry: "重试失败的任务",
 		RetryNote: "在 spoolgate 配置所在的目录运行（配置不是 ./spoolgate.yaml 时加 --config FILE）",
-		Downloads: "结果", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
+		Downloads: "结果", CSV: "CSV", CSVGB: "CSV（GB18030，适用于旧版 Excel 和 WPS）", XLSX: "Excel 表格（XLSX）", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
 		Tasks: "任务列表", All: "全部", Order: "序号", OrderNote: "等待中的任务按领取顺序排列：先按优先级，再按提交时间", Name: "名称", Model: "模型",
 		PageOf: "第 %d 页，共 %d 页", Prev: "← 上一页", Next: "下一页 →", NoTasks: "此状态下没有任务",
 		Outcomes: outcomeWords(timeline.LabelsZH),
