@@ -254,6 +254,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	v.Batch = safetext.Line(t.Batch)
 	v.Priority = t.Priority.String()
 	add("taskId", t.TaskID, "")
+	add("title", t.Title, "")
 	add("lane", string(loc.lane), "")
 	add(D.Folder, loc.dir, "")
 	add("state", string(t.State), "")

@@ -17,8 +17,8 @@ import (
 )
 
 // ResultsTable is the results as a table, one header and one record a row:
-// the resultColumns, then `content` (what each task asked), then a
-// `conversation` column when a row has one (web tasks sent since issue 21),
+// the resultColumns, then `content` (what each task asked), then `title`
+// when a row has one, a `conversation` column when a row has one (web tasks sent since issue 21),
 // a `resultCheck` column (verified, unchecked, or "differs: " and where)
 // when a row has one, a `reasoning` column (the thinking kept apart from
 // the result) when a row has one, an `artifacts` column (the generated
@@ -29,6 +29,7 @@ import (
 func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 	cols := append(slices.Clip(resultColumns), "content")
 	has := func(f func(Row) bool) bool { return slices.ContainsFunc(rows, f) }
+	title := has(func(r Row) bool { return r.Title != "" })
 	conv := has(func(r Row) bool { return r.Conversation != "" })
 	check := has(func(r Row) bool { return r.ResultCheck != "" })
 	reasoning := has(func(r Row) bool { return r.Reasoning != "" })
@@ -37,7 +38,7 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 	for _, c := range []struct {
 		on   bool
 		cols []string
-	}{{conv, []string{"conversation"}}, {check, []string{"resultCheck"}}, {reasoning, []string{"reasoning"}},
+	}{{title, []string{"title"}}, {conv, []string{"conversation"}}, {check, []string{"resultCheck"}}, {reasoning, []string{"reasoning"}},
 		{arts, []string{"artifacts"}}, {tokens, []string{"promptTokens", "completionTokens"}}, {archive, []string{"archived"}}} {
 		if c.on {
 			cols = append(cols, c.cols...)
@@ -57,6 +58,9 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 		}
 		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
 			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result, r.Content}
+		if title {
+			rec = append(rec, r.Title)
+		}
 		if conv {
 			rec = append(rec, r.Conversation)
 		}

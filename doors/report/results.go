@@ -29,7 +29,8 @@ type Row struct {
 	Lane        taskfile.Kind `json:"lane"`
 	Model       string        `json:"model"`
 	Batch       string        `json:"batch"`
-	State       string        `json:"state"` // from the folder the file sits in
+	Title       string        `json:"title,omitempty"` // the task's title:, when it has one
+	State       string        `json:"state"`           // from the folder the file sits in
 	Attempt     int           `json:"attempt"`
 	SubmittedAt *time.Time    `json:"submittedAt"`
 	StartedAt   *time.Time    `json:"startedAt"`
@@ -160,7 +161,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 		r.TaskID = t.TaskID
 	}
 	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
-	r.Content, r.Priority = t.Content, t.Priority
+	r.Content, r.Title, r.Priority = t.Content, t.Title, t.Priority
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff

@@ -26,6 +26,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "modelKind", string(c.ModelKind))
 	e.str(0, "model", c.Model)
 	e.strOmit(0, "batch", c.Batch)
+	e.strOmit(0, "title", c.Title)
 	e.strOmit(0, "priority", string(c.Priority))
 	e.strOmit(0, "output", c.Output)
 	e.strOmit(0, "prompt", c.Prompt)

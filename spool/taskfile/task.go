@@ -76,14 +76,18 @@ const MaxRecordSize = 256 << 20
 // Task is one task file. Field order here is the order on disk: what the
 // submitter wrote first, then what spoolgate writes.
 type Task struct {
-	TaskID    string   `yaml:"taskId"`
-	ModelKind Kind     `yaml:"modelKind,omitempty"`
-	Model     string   `yaml:"model"`
-	Batch     string   `yaml:"batch,omitempty"`
-	Priority  Priority `yaml:"priority,omitempty"`
-	Output    string   `yaml:"output,omitempty"`
-	Prompt    string   `yaml:"prompt,omitempty"`
-	Content   string   `yaml:"content"`
+	TaskID    string `yaml:"taskId"`
+	ModelKind Kind   `yaml:"modelKind,omitempty"`
+	Model     string `yaml:"model"`
+	Batch     string `yaml:"batch,omitempty"`
+	// Title is the task's name for people (the console's lists, results):
+	// one line, at most 200 characters; without one, the first words of
+	// its content name it.
+	Title    string   `yaml:"title,omitempty"`
+	Priority Priority `yaml:"priority,omitempty"`
+	Output   string   `yaml:"output,omitempty"`
+	Prompt   string   `yaml:"prompt,omitempty"`
+	Content  string   `yaml:"content"`
 	// Attachments are files the task carries to the model: paths relative
 	// to the task file's folder or the spool's files/, or absolute under a
 	// root of the config's attachments.roots (attachments.go).
@@ -191,7 +195,7 @@ func (t *Task) Clone() *Task {
 // prompt and content into LF.
 func (t *Task) ResetForIntake() {
 	*t = Task{
-		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
+		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Title: t.Title, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
 		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling,
 	}
