@@ -157,7 +157,7 @@ func (r *runner) run(parent context.Context) {
 		res, err = exec.Execute(ctx, job)
 	}
 	if err == nil {
-		res, err = checkSchema(r.task, res)
+		res, err = checkSchema(r.task, estimateUsage(job, res))
 	}
 	r.execErr = err
 	close(hbStop)

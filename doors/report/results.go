@@ -56,10 +56,15 @@ type Row struct {
 	ResultDiff  string `json:"resultDiff,omitempty"`
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
-	// PromptTokens and CompletionTokens: the answer's tokens as its API
-	// reported them (the task file's usage); absent when it reported none.
+	// PromptTokens, CompletionTokens and their reasoning and cached
+	// parts: the answer's tokens as its API reported them (the task file's
+	// usage), or estimated (TokensEstimated: a web answer, counted by
+	// spoolgate's tokenizer); absent when there are none.
 	PromptTokens     int    `json:"promptTokens,omitempty"`
 	CompletionTokens int    `json:"completionTokens,omitempty"`
+	ReasoningTokens  int    `json:"reasoningTokens,omitempty"`
+	CachedTokens     int    `json:"cachedTokens,omitempty"`
+	TokensEstimated  bool   `json:"tokensEstimated,omitempty"`
 	Archived         string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 	// Artifacts are the files the model generated, as the task file lists
 	// them; ArtifactFiles their absolute paths, in the same order.
@@ -167,7 +172,8 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	r.Reasoning = t.Reasoning
-	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
+	u := t.Usage
+	r.PromptTokens, r.CompletionTokens, r.ReasoningTokens, r.CachedTokens, r.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens, u.Estimated
 	r.Artifacts = t.Artifacts
 	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
@@ -195,7 +201,9 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // when a row has one, a `reasoning` column (the thinking kept apart from
 // the result) when a row has one, an `artifacts` column (the generated
 // files' absolute paths, one a line) when a row has one,
-// `promptTokens` and `completionTokens` when a row has a usage, and an
+// `promptTokens`, `completionTokens`, `reasoningTokens`, `cachedTokens`
+// and `tokensEstimated` (true for a web answer's count) when a row has a
+// usage, and an
 // `archived` column last when the archive was read.
 func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	cw := csv.NewWriter(w)
@@ -218,7 +226,7 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	}
 	tokens := slices.ContainsFunc(rows, func(r Row) bool { return r.PromptTokens+r.CompletionTokens > 0 })
 	if tokens {
-		cols = append(slices.Clip(cols), "promptTokens", "completionTokens")
+		cols = append(slices.Clip(cols), "promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "tokensEstimated")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -252,7 +260,11 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 			rec = append(rec, strings.Join(r.ArtifactFiles, "\n"))
 		}
 		if tokens {
-			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens))
+			est := ""
+			if r.TokensEstimated {
+				est = "true"
+			}
+			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens), strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.CachedTokens), est)
 		}
 		if archive {
 			rec = append(rec, r.Archived)

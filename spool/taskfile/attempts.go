@@ -36,6 +36,9 @@ type AttemptRecord struct {
 	// Attached (web) names the files the attempt put on the page, in
 	// order ("ref.jpg, 说明.txt"), once the page showed them all.
 	Attached string `yaml:"attached,omitempty"`
+	// Usage is this attempt's tokens (a schema mismatch's answer was paid
+	// for too); the task's usage is its successful attempt's.
+	Usage Usage `yaml:"usage,omitempty"`
 }
 
 // The outcomes an AttemptRecord names.

@@ -25,7 +25,8 @@ type Summary struct {
 	ResultMethod                                               string // how a web answer was read
 	ResultCheck                                                string // how it compares with the page
 	ResultFallback                                             string // the read methods that did not deliver before ResultMethod
-	Usage                                                      Usage  // the answer's tokens as its API reported them
+	Usage                                                      Usage  // the answer's tokens as its API reported them, or estimated
+	DoorToken                                                  string // the front door's token that submitted it (shown in totals, never acted on)
 	Reasoning                                                  bool   // the file keeps a reasoning model's thinking
 	ModelKind                                                  Kind
 	Priority                                                   Priority
@@ -37,9 +38,14 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, DoorToken: t.DoorToken, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
+
+// summaryKeys are the top-level keys ScanSummary reads a plain value of.
+var summaryKeys = map[string]bool{"taskId": true, "modelKind": true, "model": true, "batch": true, "priority": true, "owner": true, "output": true,
+	"account": true, "doorToken": true, "state": true, "attempt": true, "resultMethod": true, "resultCheck": true, "resultFallback": true,
+	"submittedAt": true, "notBefore": true, "startedAt": true, "heartbeatAt": true, "finishedAt": true}
 
 // ScanSummary reads a Summary from a task file that spoolgate itself wrote,
 // without a YAML parser: top-level `key: value` lines in the encoder's own
@@ -67,6 +73,10 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		indexLine = false
 		if inUsage && line[0] == ' ' {
 			k, v, ok := bytes.Cut(line, []byte(": "))
+			if ok && string(k) == "  estimated" && string(v) == "true" {
+				s.Usage.Estimated = true
+				continue
+			}
 			n, isCount := plainCount(string(v))
 			switch {
 			case !ok || !isCount:
@@ -75,6 +85,10 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 				s.Usage.PromptTokens = n
 			case string(k) == "  completionTokens":
 				s.Usage.CompletionTokens = n
+			case string(k) == "  reasoningTokens":
+				s.Usage.ReasoningTokens = n
+			case string(k) == "  cachedTokens":
+				s.Usage.CachedTokens = n
 			default:
 				return Summary{}, false
 			}
@@ -92,7 +106,10 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		colon := bytes.Index(line, []byte(": "))
 		if colon < 0 {
-			continue // e.g. "content: |-" opens a block; its lines are nested
+			if k, ok := bytes.CutSuffix(line, []byte(":")); ok && summaryKeys[string(k)] {
+				return Summary{}, false // "state:" with its value on the next line: not the encoder's
+			}
+			continue // e.g. "attempts:" opens a block; its lines are nested
 		}
 		key, val := line[:colon], line[colon+2:]
 		if string(key) == "reasoning" {
@@ -115,10 +132,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Reasoning, indexLine = true, true
 			continue
 		}
-		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck", "resultFallback",
-			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
-		default:
+		if !summaryKeys[string(key)] {
 			continue
 		}
 		if !plain(val) {
@@ -143,6 +157,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Output = v
 		case "account":
 			s.Account = v
+		case "doorToken":
+			s.DoorToken = v
 		case "resultMethod":
 			s.ResultMethod = v
 		case "resultCheck":

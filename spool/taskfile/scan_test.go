@@ -20,6 +20,7 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nusage:\n  promptTokens: 12\n  completionTokens: 30\nresult: x\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  promptTokens: 012\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  other: 1\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 1\n    usage:\n      promptTokens: 3\nusage:\n  promptTokens: 12\n  completionTokens: 30\n  reasoningTokens: 9\n  cachedTokens: 4\n  estimated: true\nresult: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {
