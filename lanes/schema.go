@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -15,8 +16,11 @@ import (
 
 // withSchema is t (a clone the attempt's job owns) with its schema's
 // instruction after its prompt, and the previous mismatch when the last
-// attempt failed on it.
-func withSchema(t *taskfile.Task) *taskfile.Task {
+// attempt failed on it. A model whose endpoint takes the schema natively
+// (schemaMode: native: the API executor sends it as response_format) is
+// told only to answer in JSON: OpenAI refuses json_object unless the
+// messages say "JSON", and the schema itself is in the request.
+func withSchema(t *taskfile.Task, m *config.ModelConfig) *taskfile.Task {
 	if t.Schema == "" {
 		return t
 	}
@@ -28,7 +32,11 @@ func withSchema(t *taskfile.Task) *taskfile.Task {
 	if p := strings.TrimSpace(t.Prompt); p != "" {
 		parts = append(parts, p)
 	}
-	parts = append(parts, sch.Instruction())
+	if m != nil && m.NativeSchema() {
+		parts = append(parts, "Answer in JSON.")
+	} else {
+		parts = append(parts, sch.Instruction())
+	}
 	if t.ErrorClass == taskfile.ClassSchema && t.Error != "" {
 		parts = append(parts, "Your previous answer was refused: "+t.Error+". Answer again, with the JSON only.")
 	}

@@ -70,6 +70,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		if t.dir == taskfile.DirDone && !t.sum.usage.IsZero() {
 			price := s.priceOf(t.sum.model)
 			ln.Tokens.Add(t.sum.usage, price)
+			ln.addModelTokens(s.cfg, t.sum.model, t.sum.usage, price)
 			if bl := share(t.sum.batch); bl != nil {
 				bl.Tokens.Add(t.sum.usage, price)
 			}

@@ -144,6 +144,23 @@ type Tokens struct {
 	Estimated *Estimated `json:"estimated,omitempty"`
 }
 
+// OtherModel is the ModelTokens key of answers of models the config
+// does not name.
+const OtherModel = "(other)"
+
+// addModelTokens counts u under its model in ln.ModelTokens.
+func (ln *Lane) addModelTokens(cfg *config.Config, model string, u taskfile.Usage, price *config.Price) {
+	if _, ok := cfg.Model(model); !ok {
+		model = OtherModel
+	}
+	if ln.ModelTokens == nil {
+		ln.ModelTokens = map[string]Tokens{}
+	}
+	t := ln.ModelTokens[model]
+	t.Add(u, price)
+	ln.ModelTokens[model] = t
+}
+
 // Estimated are web answers' token counts, estimated.
 type Estimated struct {
 	Answers    int `json:"answers"` // how many answers they count
@@ -266,8 +283,11 @@ type Lane struct {
 	// that moved) costs a slower method on every task, and is said here
 	// rather than only in each task's log.
 	FallingBack []FallingBack `json:"fallingBack,omitempty"`
-	// Tokens total the lane's successful answers' tokens (done/).
-	Tokens Tokens `json:"tokens,omitzero"`
+	// Tokens total the lane's successful answers' tokens (done/), and
+	// ModelTokens per model (a model no longer in the config, or a name
+	// no config has, under OtherModel: a planted file adds no key).
+	Tokens      Tokens            `json:"tokens,omitzero"`
+	ModelTokens map[string]Tokens `json:"modelTokens,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`
