@@ -307,7 +307,7 @@ func TestE2E_Door_SDKs(t *testing.T) {
 
 	// response_format json_schema is the task's schema: the answer's
 	// JSON alone comes back, checked; one that cannot hold is refused.
-	p = doorParams("api-door", "", "[[duration=30s]] as json please")
+	p = doorParams("api-door", "", "[[duration=30s]] [[reasoning=5]] [[cached=3]] as json please")
 	p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
 		Name: "article", Strict: openai.Bool(true),
 		Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
@@ -317,10 +317,32 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	if err != nil || len(jres.Choices) != 1 || jres.Choices[0].Message.Content != `{"title": "Spools", "tags": ["thread"]}` {
 		t.Fatalf("json_schema: %+v, %v; want the JSON alone", jres, err)
 	}
-	// usage is the API's own count (the stand-in counts words), where it
-	// was zeros.
-	if u := jres.Usage; u.PromptTokens == 0 || u.CompletionTokens != 6 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
-		t.Errorf("usage %+v; want the stand-in's count (the answer's 6 words)", u)
+	// usage is the API's own count (the stand-in counts words, and the
+	// reasoning and cached tokens it was asked for), details included.
+	var reported apistand.Usage
+	for _, q := range r.api.Requests() {
+		if strings.Contains(q.User, "as json please") && q.Status == http.StatusOK {
+			reported = q.Usage
+		}
+	}
+	if u := jres.Usage; u.PromptTokens == 0 || u.CompletionTokens != 6+5 || u.TotalTokens != u.PromptTokens+u.CompletionTokens ||
+		u.CompletionTokensDetails.ReasoningTokens != 5 || u.PromptTokensDetails.CachedTokens != 3 ||
+		int(u.PromptTokens) != reported.Prompt || int(u.CompletionTokens) != reported.Completion {
+		t.Errorf("usage %+v; want the stand-in's count %+v (the answer's 6 words, 5 reasoning, 3 cached)", u, reported)
+	}
+	// A web model through the door: the page answers broken JSON, then,
+	// told why, the JSON; the SDK gets it alone, with the estimated usage.
+	p = doorParams("web-door", "", "[[json]] go sdk web json")
+	p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+		Name: "article", Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
+			"title": map[string]any{"type": "string"}, "tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
+	}}
+	wres, err := c.Chat.Completions.New(ctx, p)
+	if err != nil || len(wres.Choices) != 1 || wres.Choices[0].Message.Content != chatstand.JSONValid {
+		t.Fatalf("web json_schema: %+v, %v; want the JSON alone", wres, err)
+	}
+	if u := wres.Usage; u.PromptTokens == 0 || u.CompletionTokens == 0 || !strings.Contains(wres.RawJSON(), `"estimated":true`) {
+		t.Errorf("web usage %+v; want an estimate, marked so", u)
 	}
 	p = doorParams("api-door", "", "[[duration=30s]] plain text for a json_object")
 	p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
@@ -356,8 +378,8 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	}
 	// Ordinary tasks: `results` lists them in the token's batch.
 	out := r.CLI("results", "--batch", "e2e")
-	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+4 { // and the tuned and JSON answers
-		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+4, out)
+	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+5 { // and the tuned and JSON answers
+		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+5, out)
 	}
 	d.Stop()
 	r.checkNoToken(d.LogText())
