@@ -211,12 +211,8 @@ func (c *Config) Check() error {
 					return &ConfigError{Key: fmt.Sprintf("%s.requestFields[%d]", key, j), Msg: fmt.Sprintf("%q is not one of %v", f, taskfile.SamplingFields)}
 				}
 			}
-			switch m.MaxTokensField {
-			case "":
-				m.MaxTokensField = MaxTokensDefault
-			case MaxTokensDefault, MaxCompletionTokens:
-			default:
-				return &ConfigError{Key: key + ".maxTokensField", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens)}
+			if err := pick(key+".maxTokensField", &m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens); err != nil {
+				return err
 			}
 		case taskfile.KindWeb:
 			if len(m.RequestFields) > 0 {

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -29,23 +31,26 @@ const (
 
 // checkModelKeys defaults and checks m's tokenizer and schemaMode.
 func checkModelKeys(key string, m *ModelConfig) error {
-	switch m.Tokenizer {
-	case "":
-		m.Tokenizer = TokenizerO200k
-	case TokenizerO200k, TokenizerCl100k:
-	default:
-		return &ConfigError{Key: key + ".tokenizer", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.Tokenizer, TokenizerO200k, TokenizerCl100k)}
+	if err := pick(key+".tokenizer", &m.Tokenizer, TokenizerO200k, TokenizerCl100k); err != nil {
+		return err
 	}
-	switch m.SchemaMode {
-	case "":
-		m.SchemaMode = SchemaInstruction
-	case SchemaInstruction:
-	case SchemaNative:
-		if m.Kind != taskfile.KindAPI {
-			return &ConfigError{Key: key + ".schemaMode", Msg: "native is for api models: a web page takes the schema as an instruction"}
-		}
-	default:
-		return &ConfigError{Key: key + ".schemaMode", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.SchemaMode, SchemaInstruction, SchemaNative)}
+	if err := pick(key+".schemaMode", &m.SchemaMode, SchemaInstruction, SchemaNative); err != nil {
+		return err
+	}
+	if m.SchemaMode == SchemaNative && m.Kind != taskfile.KindAPI {
+		return &ConfigError{Key: key + ".schemaMode", Msg: "native is for api models: a web page takes the schema as an instruction"}
+	}
+	return nil
+}
+
+// pick sets an empty *v to choices[0], its default, and refuses a value
+// that is none of choices, naming them.
+func pick(key string, v *string, choices ...string) error {
+	switch {
+	case *v == "":
+		*v = choices[0]
+	case !slices.Contains(choices, *v):
+		return &ConfigError{Key: key, Msg: fmt.Sprintf("%q is not %s (the default) or %s", *v, choices[0], strings.Join(choices[1:], " or "))}
 	}
 	return nil
 }
