@@ -209,7 +209,7 @@ func TokensText(t status.Tokens) string {
 		if s != "" {
 			s += "; "
 		}
-		s += fmt.Sprintf("estimated (web) %d in + %d out%s of %d answers", e.Prompt, e.Completion, part(e.Reasoning, "reasoning"), e.Answers)
+		s += fmt.Sprintf("estimated (web) %d in + %d out%s of %s", e.Prompt, e.Completion, part(e.Reasoning, "reasoning"), pluralS(e.Answers, "answer", "answers"))
 	}
 	return s
 }
