@@ -42,10 +42,16 @@ func SummaryOf(t *Task) Summary {
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
-// summaryKeys are the top-level keys ScanSummary reads a plain value of.
-var summaryKeys = map[string]bool{"taskId": true, "modelKind": true, "model": true, "batch": true, "priority": true, "owner": true, "output": true,
-	"account": true, "doorToken": true, "state": true, "attempt": true, "resultMethod": true, "resultCheck": true, "resultFallback": true,
-	"submittedAt": true, "notBefore": true, "startedAt": true, "heartbeatAt": true, "finishedAt": true}
+// isSummaryKey reports whether k is a top-level key ScanSummary reads a
+// plain value of (a switch: faster than a map on this hot path).
+func isSummaryKey(k string) bool {
+	switch k {
+	case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "doorToken", "state", "attempt", "resultMethod", "resultCheck", "resultFallback",
+		"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
+		return true
+	}
+	return false
+}
 
 // ScanSummary reads a Summary from a task file that spoolgate itself wrote,
 // without a YAML parser: top-level `key: value` lines in the encoder's own
@@ -106,7 +112,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		colon := bytes.Index(line, []byte(": "))
 		if colon < 0 {
-			if k, ok := bytes.CutSuffix(line, []byte(":")); ok && summaryKeys[string(k)] {
+			if k, ok := bytes.CutSuffix(line, []byte(":")); ok && isSummaryKey(string(k)) {
 				return Summary{}, false // "state:" with its value on the next line: not the encoder's
 			}
 			continue // e.g. "attempts:" opens a block; its lines are nested
@@ -132,7 +138,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Reasoning, indexLine = true, true
 			continue
 		}
-		if !summaryKeys[string(key)] {
+		if !isSummaryKey(string(key)) {
 			continue
 		}
 		if !plain(val) {

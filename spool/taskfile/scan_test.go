@@ -50,3 +50,21 @@ func sameSummary(a, b Summary) bool {
 	b.SubmittedAt, b.NotBefore, b.StartedAt, b.HeartbeatAt, b.FinishedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	return a == b
 }
+
+// BenchmarkScanSummary: the line scan status and start-up run over every
+// file of a spool, on a done file as a daemon writes it.
+func BenchmarkScanSummary(b *testing.B) {
+	at := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	tk := &Task{TaskID: "t-1", Model: "writer", Batch: "b", Content: "some content", State: StateSuccess, Attempt: 2, Owner: "h:1", DoorToken: "e2e",
+		SubmittedAt: at, StartedAt: at, HeartbeatAt: at, FinishedAt: at, Result: "Answer: x", Usage: Usage{PromptTokens: 12, CompletionTokens: 30},
+		Attempts: []AttemptRecord{{N: 1, ClaimedAt: at, Outcome: AttemptRetried}, {N: 2, ClaimedAt: at, Outcome: AttemptSuccess}}}
+	data, err := tk.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := ScanSummary(data); !ok {
+			b.Fatal("not scanned")
+		}
+	}
+}
