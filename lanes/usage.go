@@ -21,7 +21,11 @@ func estimateUsage(job *attempt.Job, res attempt.Result) attempt.Result {
 	if !m.KeepsReasoning() {
 		think = "" // not kept, not counted: the file shows no thinking to weigh
 	}
-	u, err := tokens.Estimate(m.Tokenizer, []string{job.Task.Prompt, job.Task.Content}, res.Text, think)
+	sent := []string{job.Task.Prompt, job.Task.Content}
+	if m.NeedEmptyPrompt {
+		sent = sent[1:] // its prompt is never typed (browser: the page gets the content alone)
+	}
+	u, err := tokens.Estimate(m.Tokenizer, sent, res.Text, think)
 	if err != nil {
 		job.Log.Warn("token estimate failed: the answer keeps no usage", "err", err)
 		return res
