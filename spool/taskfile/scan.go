@@ -42,6 +42,36 @@ func SummaryOf(t *Task) Summary {
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
 }
 
+// setUsageCount sets u's count (or mark) k to v as the encoder writes
+// it; false for a key or value it does not write. Each key once: a
+// second is not the encoder's.
+func setUsageCount(u *Usage, k, v string) bool {
+	if k == "estimated" {
+		if v != "true" || u.Estimated {
+			return false
+		}
+		u.Estimated = true
+		return true
+	}
+	n, ok := plainCount(v)
+	var c *int
+	switch k {
+	case "promptTokens":
+		c = &u.PromptTokens
+	case "completionTokens":
+		c = &u.CompletionTokens
+	case "reasoningTokens":
+		c = &u.ReasoningTokens
+	case "cachedTokens":
+		c = &u.CachedTokens
+	}
+	if !ok || c == nil || *c != 0 || n == 0 {
+		return false
+	}
+	*c = n
+	return true
+}
+
 // isSummaryKey reports whether k is a top-level key ScanSummary reads a
 // plain value of (a switch: faster than a map on this hot path).
 func isSummaryKey(k string) bool {
@@ -77,25 +107,9 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			return Summary{}, false // a value continued on the next line: not ours
 		}
 		indexLine = false
-		if inUsage && line[0] == ' ' {
-			k, v, ok := bytes.Cut(line, []byte(": "))
-			if ok && string(k) == "  estimated" && string(v) == "true" {
-				s.Usage.Estimated = true
-				continue
-			}
-			n, isCount := plainCount(string(v))
-			switch {
-			case !ok || !isCount:
-				return Summary{}, false
-			case string(k) == "  promptTokens":
-				s.Usage.PromptTokens = n
-			case string(k) == "  completionTokens":
-				s.Usage.CompletionTokens = n
-			case string(k) == "  reasoningTokens":
-				s.Usage.ReasoningTokens = n
-			case string(k) == "  cachedTokens":
-				s.Usage.CachedTokens = n
-			default:
+		if inUsage && bytes.HasPrefix(line, []byte("  ")) {
+			k, v, _ := bytes.Cut(line[2:], []byte(": "))
+			if !setUsageCount(&s.Usage, string(k), string(v)) {
 				return Summary{}, false
 			}
 			continue
