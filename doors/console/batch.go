@@ -43,6 +43,7 @@ type batchView struct {
 	A        actView
 	Audit    []auditView
 	Tasks    batchTasks
+	Usage    batchUsage
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
@@ -62,7 +63,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
 {{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
 {{end}}</table>
-<h2 id="tasks">{{.D.Tasks}}</h2>
+` + usageSection + `<h2 id="tasks">{{.D.Tasks}}</h2>
 <div class="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>
 {{if .Tasks.Rows}}<div class="scroll"><table class="batch-tasks"><tr><th title="{{.D.OrderNote}}">{{.D.Order}}</th><th>{{.D.Name}}</th><th>{{.D.Lane}}</th><th>{{.D.Model}}</th><th>{{.L.State}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
 {{range .Tasks.Rows}}<tr class="batch-task" data-state="{{.State}}" data-id="{{.TaskID}}"><td>{{if .Order}}{{.Order}}{{end}}</td><td><a href="{{.Href}}" title="{{.Lane}}/{{.TaskID}}">{{.Name}}</a></td><td>{{.Lane}}</td><td>{{.Model}}</td><td><span class="state state-{{.State}}">{{.StateWord}}</span></td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Reason}}</td></tr>
@@ -161,6 +162,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Failures = append(v.Failures, f)
 	}
+	v.Usage = batchUsageOf(st.BatchTasks, h.cfg, L.Lang)
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	dl := batchHref(name) + "?download="

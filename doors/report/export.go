@@ -22,8 +22,10 @@ import (
 // a `resultCheck` column (verified, unchecked, or "differs: " and where)
 // when a row has one, a `reasoning` column (the thinking kept apart from
 // the result) when a row has one, an `artifacts` column (the generated
-// files' absolute paths, one a line) when a row has one, `promptTokens`
-// and `completionTokens` when a row has a usage, and an `archived` column
+// files' absolute paths, one a line) when a row has one, `promptTokens`,
+// `completionTokens`, `reasoningTokens`, `cachedTokens` and
+// `tokensEstimated` (true for a web answer's count) when a row has a
+// usage, and an `archived` column
 // last when the archive was read. The cells are the exact values: each
 // writer makes them safe for its format.
 func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
@@ -39,7 +41,7 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 		on   bool
 		cols []string
 	}{{title, []string{"title"}}, {conv, []string{"conversation"}}, {check, []string{"resultCheck"}}, {reasoning, []string{"reasoning"}},
-		{arts, []string{"artifacts"}}, {tokens, []string{"promptTokens", "completionTokens"}}, {archive, []string{"archived"}}} {
+		{arts, []string{"artifacts"}}, {tokens, []string{"promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "tokensEstimated"}}, {archive, []string{"archived"}}} {
 		if c.on {
 			cols = append(cols, c.cols...)
 		}
@@ -74,7 +76,11 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 			rec = append(rec, strings.Join(r.ArtifactFiles, "\n"))
 		}
 		if tokens {
-			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens))
+			est := ""
+			if r.TokensEstimated {
+				est = "true"
+			}
+			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens), strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.CachedTokens), est)
 		}
 		if archive {
 			rec = append(rec, r.Archived)

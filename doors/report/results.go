@@ -53,10 +53,15 @@ type Row struct {
 	ResultDiff  string `json:"resultDiff,omitempty"`
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
-	// PromptTokens and CompletionTokens: the answer's tokens as its API
-	// reported them (the task file's usage); absent when it reported none.
+	// PromptTokens, CompletionTokens and their reasoning and cached
+	// parts: the answer's tokens as its API reported them (the task file's
+	// usage), or estimated (TokensEstimated: a web answer, counted by
+	// spoolgate's tokenizer); absent when there are none.
 	PromptTokens     int    `json:"promptTokens,omitempty"`
 	CompletionTokens int    `json:"completionTokens,omitempty"`
+	ReasoningTokens  int    `json:"reasoningTokens,omitempty"`
+	CachedTokens     int    `json:"cachedTokens,omitempty"`
+	TokensEstimated  bool   `json:"tokensEstimated,omitempty"`
 	Archived         string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 	// Artifacts are the files the model generated, as the task file lists
 	// them; ArtifactFiles their absolute paths, in the same order.
@@ -166,7 +171,8 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	r.Reasoning = t.Reasoning
-	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
+	u := t.Usage
+	r.PromptTokens, r.CompletionTokens, r.ReasoningTokens, r.CachedTokens, r.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens, u.Estimated
 	r.Artifacts = t.Artifacts
 	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {

@@ -76,9 +76,10 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 		bl := share(t.sum.batch)
 		if t.dir == taskfile.DirDone && !t.sum.usage.IsZero() {
 			price := s.priceOf(t.sum.model)
-			ln.Tokens.add(t.sum.usage, price)
+			ln.Tokens.Add(t.sum.usage, price)
+			ln.addModelTokens(s.cfg, t.sum.model, t.sum.usage, price)
 			if bl != nil {
-				bl.Tokens.add(t.sum.usage, price)
+				bl.Tokens.Add(t.sum.usage, price)
 			}
 		}
 		if t.sum.reasoning && t.dir == taskfile.DirDone {

@@ -163,7 +163,7 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]*tas
 			c.Failed += bl.Counts.Failed
 			c.Canceled += bl.Counts.Canceled
 			c.Total += bl.Counts.Total
-			b.Tokens.sum(bl.Tokens)
+			b.Tokens.Sum(bl.Tokens)
 			switch {
 			case b.ETA.Seconds == nil:
 			case bl.ETA.Seconds == nil:

@@ -392,6 +392,10 @@ type BatchTask struct {
 	Attempt                            int
 	Priority                           taskfile.Priority
 	SubmittedAt, StartedAt, FinishedAt time.Time
+	// Usage and DoorToken (the front door's token that submitted it) are
+	// as the file says: the batch page's totals count them.
+	Usage     taskfile.Usage
+	DoorToken string
 }
 
 // batchTasks lists batch's tasks of perLane, in submission order.
@@ -403,7 +407,8 @@ func batchTasks(perLane map[taskfile.Kind][]*task, batch string) []BatchTask {
 				continue
 			}
 			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
-				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt})
+				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt,
+				Usage: t.sum.usage, DoorToken: t.sum.doorToken})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BatchTask) int {
