@@ -144,6 +144,9 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		}
 		return nil, nil, false
 	}
+	if len(t.After) > 0 && t.Template == "" && !l.fillChain(lease, t, e) {
+		return nil, nil, false
+	}
 	if l.isDraining() {
 		// Shutdown began while we claimed: hand it back unspent.
 		if err := lease.Return(time.Time{}); err == nil {

@@ -296,7 +296,11 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	disabled := map[string]bool{}
+	waits := chainWaits{}
 	eligible := func(e Entry) bool {
+		if len(e.After) > 0 && !waits.mayTake(l.c.Store, e) {
+			return false
+		}
 		if l.c.Admission != nil && !l.c.Admission.Admit(e, now) {
 			return false
 		}

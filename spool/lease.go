@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -341,7 +342,44 @@ func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
+	s.retryChildren(id)
 	return where, nil
+}
+
+// retryChildren retries, with a parent of a chain, the tasks that failed
+// because it had (errorClass parent, waiting for it), and theirs in turn:
+// retrying a parent lets its children run. Each is moved as Retry moves
+// it, after its parent, so intake finds the parent among the drops.
+func (s *Store) retryChildren(parent string) {
+	queue := []string{parent}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, k := range taskfile.Kinds {
+			names, err := fsx.ReadDirNames(s.Layout.Lane(k, taskfile.DirFailed))
+			if err != nil {
+				continue
+			}
+			for _, n := range names {
+				id, ok := strings.CutSuffix(n, ".yaml")
+				if !ok || !taskfile.ValidTaskID(id) {
+					continue
+				}
+				t, err := s.Read(k, taskfile.DirFailed, id)
+				if err != nil || t.ErrorClass != taskfile.ClassParent || !slices.Contains(t.After, p) {
+					continue
+				}
+				if _, err := s.Retryable(k, id); err != nil {
+					continue
+				}
+				if err := s.files.RenameNoReplace(s.Layout.TaskPath(k, taskfile.DirFailed, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
+					continue
+				}
+				_ = s.AppendLog(k, id, "retried with its parent "+p+": moved from failed/ back to incoming/")
+				queue = append(queue, id)
+			}
+		}
+	}
 }
 
 // OwnerOf is the `owner` value of this process on host: host:pid.

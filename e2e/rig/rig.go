@@ -304,6 +304,7 @@ func (r *Rig) Run(args ...string) (int, string, string) {
 // Task is a task to submit.
 type Task struct {
 	ID, Model, Prompt, Content, Output, Batch string
+	After                                     []string // the tasks it waits for (a chain)
 }
 
 // Submit writes the tasks as files in the rig's folder (outside the spool)
@@ -316,7 +317,7 @@ func (r *Rig) Submit(tasks ...Task) {
 	}
 	args := []string{"submit"}
 	for _, tk := range tasks {
-		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch}
+		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch, After: tk.After}
 		data, err := t.Encode()
 		if err != nil {
 			r.T.Fatal(err)

@@ -141,6 +141,10 @@ func TestTask_EncodeFastFields(t *testing.T) {
 			tk.Attachments = []string{"ref.jpg", "说明.txt", "a: b"}
 			check("attachments", tk)
 			continue
+		case "After":
+			tk.After = []string{"outline-3", "大纲.1"}
+			check("after", tk)
+			continue
 		case "AttachmentsChecked":
 			ct := reflect.TypeFor[Attachment]()
 			for j := range ct.NumField() {

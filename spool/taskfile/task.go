@@ -60,6 +60,9 @@ const (
 	ClassAccount     ErrorClass = "account"
 	ClassEnvironment ErrorClass = "environment"
 	ClassCanceled    ErrorClass = "canceled"
+	// ClassParent: a task of a chain (after:) did not run because a
+	// parent it waits for failed or was canceled (spool/chain).
+	ClassParent ErrorClass = "parent"
 )
 
 // MaxTaskSize is the largest drop spoolgate takes: it guards intake (and
@@ -95,6 +98,10 @@ type Task struct {
 	// Sampling is the task's own sampling settings for an API model that
 	// allows them (sampling.go).
 	Sampling *Sampling `yaml:"sampling,omitempty"`
+	// After names the tasks this one waits for (spool/chain): it stays
+	// pending until each has ended success, and its content may use
+	// their results as {{ID.result}} and {{ID.thinking}}.
+	After []string `yaml:"after,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -115,6 +122,12 @@ type Task struct {
 	// Send is a web task's last send of its prompt (sendrecord.go): what
 	// lets a later attempt reattach instead of sending again.
 	Send *SendRecord `yaml:"send,omitempty"`
+	// Template is the content as submitted, before the claim filled in
+	// its parents' results (spool/chain): a daemon's field. Set, it says
+	// Content is filled already, so a reclaimed task is not filled twice
+	// (a result may itself hold "{{x.result}}"); intake puts it back as
+	// the content, so a retry fills afresh.
+	Template string `yaml:"template,omitempty"`
 	// Attempts is the history of the task's attempts (attempts.go).
 	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
 	// ResultFormat and ResultMethod say how a web answer was read:
@@ -181,6 +194,7 @@ func (t *Task) Clone() *Task {
 	c.Attempts = append([]AttemptRecord(nil), t.Attempts...)
 	c.Artifacts = cloneArtifacts(t.Artifacts)
 	c.Attachments = append([]string(nil), t.Attachments...)
+	c.After = append([]string(nil), t.After...)
 	c.AttachmentsChecked = append([]Attachment(nil), t.AttachmentsChecked...)
 	c.Wrote = append([]Written(nil), t.Wrote...)
 	return &c
@@ -190,10 +204,13 @@ func (t *Task) Clone() *Task {
 // from failed/ back to incoming/ runs again as new, and turns CRLF in the
 // prompt and content into LF.
 func (t *Task) ResetForIntake() {
+	if t.Template != "" {
+		t.Content = t.Template // a filled chain task runs again as submitted
+	}
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
-		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling,
+		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling, After: t.After,
 	}
 }
 
