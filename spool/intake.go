@@ -324,18 +324,16 @@ func (s *Store) ReadDrop(k taskfile.Kind, path string) (*taskfile.Task, error) {
 
 // FindTask is the chain.Finder of the spool: id's record and state in
 // either lane's task folders, read as a daemon reads them (a planted
-// record comes back without its daemon-written fields), or else a drop
-// named ID.yaml or ID.yml not yet taken in, in any incoming/, as pending.
+// record comes back without its daemon-written fields; a rejected drop is
+// no task), or else a drop named ID.yaml or ID.yml not yet taken in, in
+// any incoming/, as pending. The lanes are looked at again after the
+// drops: another daemon's intake may move the drop between the looks.
 func (s *Store) FindTask(id string) (*taskfile.Task, taskfile.State, bool) {
 	if !taskfile.ValidTaskID(id) {
 		return nil, "", false
 	}
-	if k, where := s.Layout.LocateAny(id); where != "" {
-		t, err := s.Read(k, where, id)
-		if err != nil {
-			return nil, "", false
-		}
-		return t, taskfile.FolderState[where], true
+	if t, st, ok := s.findAccepted(id); ok {
+		return t, st, true
 	}
 	dirs := []string{s.Layout.Incoming()}
 	for _, k := range taskfile.Kinds {
@@ -347,12 +345,23 @@ func (s *Store) FindTask(id string) (*taskfile.Task, taskfile.State, bool) {
 			if err != nil {
 				continue
 			}
-			t, err := taskfile.DecodeTask(data)
-			if err != nil {
-				continue
+			if t, err := taskfile.DecodeTask(data); err == nil {
+				return t, taskfile.StatePending, true
 			}
-			return t, taskfile.StatePending, true
 		}
 	}
-	return nil, "", false
+	return s.findAccepted(id)
+}
+
+// findAccepted is FindTask in the lanes' task folders.
+func (s *Store) findAccepted(id string) (*taskfile.Task, taskfile.State, bool) {
+	k, where := s.Layout.LocateAny(id)
+	if where == "" || s.Layout.IsRejectedDrop(k, where, id) {
+		return nil, "", false
+	}
+	t, err := s.Read(k, where, id)
+	if err != nil {
+		return nil, "", false
+	}
+	return t, taskfile.FolderState[where], true
 }

@@ -274,6 +274,10 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	add("browserPid", strconv.Itoa(t.BrowserPID), "")
 	add("errorClass", string(t.ErrorClass), "")
 	add("error", t.Error, "")
+	add("after", strings.Join(t.After, ", "), "")
+	if loc.dir == taskfile.DirPending && t.Template == "" {
+		add("waits", status.WaitsFor(h.store.Layout, t.After), "")
+	}
 	for _, f := range extraTaskFields(t) {
 		add(f.K, f.V, "")
 	}

@@ -3,6 +3,7 @@
 package chains
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,4 +204,59 @@ func TestE2E_Chain_FailedParent(t *testing.T) {
 	if polish.Content != "Polish: "+draft.Result {
 		t.Errorf("polish after the retry: content %q, want it filled from draft's result %q", polish.Content, draft.Result)
 	}
+}
+
+// Two daemons (hosts) on one spool run chains of three API tasks: each
+// task is sent once, and each child only after its parent's final file
+// was there, whichever host ran the parent.
+func TestE2E_Chain_TwoDaemons(t *testing.T) {
+	t.Parallel()
+	r := newChainRig(t, rig.Opts{})
+	a := r.StartHost(rig.DaemonOpts{Name: "a", Host: "host-a"})
+	b := r.StartHost(rig.DaemonOpts{Name: "b", Host: "host-b"})
+	a.WaitReady()
+	b.WaitReady()
+	const chains = 8
+	var tasks []rig.Task
+	for i := range chains {
+		id := func(step string) string { return fmt.Sprintf("c%d-%s", i, step) }
+		tasks = append(tasks,
+			rig.Task{ID: id("c"), Model: "api-plain", After: []string{id("b")}, Content: "third from {{" + id("b") + ".result}}"},
+			rig.Task{ID: id("b"), Model: "api-plain", After: []string{id("a")}, Content: "second from {{" + id("a") + ".result}}"},
+			rig.Task{ID: id("a"), Model: "api-plain", Content: fmt.Sprintf("[[duration=%ds]] first of chain %d", 10+5*i, i)})
+	}
+	r.Submit(tasks...)
+	final := map[string]*taskfile.Task{}
+	for _, tk := range tasks {
+		final[tk.ID] = r.Final(taskfile.KindAPI, tk.ID, 60*time.Second)
+	}
+	a.Stop()
+	b.Stop()
+	sent := map[string]int{}
+	for _, q := range r.api.Requests() {
+		sent[q.User]++
+	}
+	crossed := 0
+	for _, tk := range tasks {
+		got := final[tk.ID]
+		if got.State != taskfile.StateSuccess || got.Attempt != 1 {
+			why, _ := os.ReadFile(filepath.Join(r.L.Lane(taskfile.KindAPI, taskfile.DirFailed), taskfile.ReasonFileName(tk.ID)))
+			t.Errorf("%s: %s at attempt %d (%s%s), want success at attempt 1", tk.ID, got.State, got.Attempt, got.Error, why)
+			continue
+		}
+		if n := sent[got.Content]; n != 1 {
+			t.Errorf("%s: its content %q was sent %d times, want once", tk.ID, got.Content, n)
+		}
+		if len(tk.After) == 0 {
+			continue
+		}
+		p := final[tk.After[0]]
+		if got.StartedAt.Before(p.FinishedAt) || got.Content != strings.SplitN(tk.Content, "{{", 2)[0]+p.Result {
+			t.Errorf("%s started %s with %q; its parent %s ended %s with %q", tk.ID, got.StartedAt, got.Content, p.TaskID, p.FinishedAt, p.Result)
+		}
+		if ha, _, _ := strings.Cut(got.Owner, ":"); !strings.HasPrefix(p.Owner, ha+":") {
+			crossed++
+		}
+	}
+	t.Logf("chains: %d of %d children ran on another host than their parent", crossed, 2*chains)
 }

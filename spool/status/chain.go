@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -14,21 +15,31 @@ type chainWaits struct {
 	n     int
 }
 
-// chainHeld notes t if a parent it waits for has not ended, reading where
-// each parent is from the share as the lanes do.
+// chainHeld notes t if a parent it waits for has not ended.
 func (s *Snapshotter) chainHeld(w chainWaits, t summary) chainWaits {
-	v := chain.Judge(t.after, func(id string) taskfile.State {
-		_, where := s.store.Layout.LocateAny(id)
-		return taskfile.FolderState[where]
-	})
-	if len(v.Waiting) == 0 {
+	why := WaitsFor(s.store.Layout, t.after)
+	if why == "" {
 		return w // ready, or about to fail naming its parent
 	}
 	w.n++
 	if len(w.lines) < ListCap {
-		w.lines = append(w.lines, t.id+" "+v.Reason())
+		w.lines = append(w.lines, t.id+" "+why)
 	}
 	return w
+}
+
+// WaitsFor is what a chained task whose parents are after waits for
+// ("waits for outline-3"), reading where each parent is from the share as
+// the lanes do; "" when none is left to wait for.
+func WaitsFor(l spool.Layout, after []string) string {
+	v := chain.Judge(after, func(id string) taskfile.State {
+		_, where := l.LocateAny(id)
+		return taskfile.FolderState[where]
+	})
+	if len(v.Waiting) == 0 {
+		return ""
+	}
+	return v.Reason()
 }
 
 // held is one Held line per waiting task, the first ListCap of them, and
