@@ -1,7 +1,8 @@
-// This file holds the lanes' part of task chains (spool/chain): a task
-// whose parents have not all ended is not taken, and a claimed one is
-// filled from its parents' final files, or failed naming the parent that
-// failed, before anything runs.
+// This file holds the lanes' part of task chains and follow-ups
+// (spool/chain): a task whose parents have not all ended is not taken, a
+// follow-up goes to the session of the account whose chat it continues,
+// and a claimed one is filled from its parents' final files, or failed
+// naming the parent that failed, before anything runs.
 
 package lanes
 
@@ -13,34 +14,63 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
-// chainWaits is one round's memory of where each parent is, so that a
-// parent shared by many children is looked up once a round. It reads the
-// share's folders, never this daemon's memory: a parent another host ran
-// counts once its final file is there.
-type chainWaits map[string]taskfile.State
+// chainWaits is one round's memory of where each parent is, and of the
+// account a follow-up's parent ran on, so that a parent shared by many
+// children is looked up once a round. It reads the share's folders and
+// records, never this daemon's memory: a parent another host ran counts
+// once its final file is there.
+type chainWaits struct {
+	states   map[string]taskfile.State
+	accounts map[string]string
+	// sessions are the lane's accounts: a follow-up whose account is none
+	// of them (removed from the config) goes to any session, whose
+	// attempt fails it as gone or sends the transcript.
+	sessions map[string]bool
+}
 
-// mayTake reports whether e may be claimed now: every parent ended (a
-// failed or canceled one too, so that the claim fails e naming it).
-func (w chainWaits) mayTake(st *spool.Store, e Entry) bool {
+// mayTake reports whether e may be claimed now by account's session (""
+// for the API lane): every parent ended (a failed or canceled one too, so
+// that the claim fails e naming it), and a follow-up on the account whose
+// chat it continues.
+func (w *chainWaits) mayTake(st *spool.Store, e Entry, account string) bool {
+	if w.states == nil {
+		w.states, w.accounts = map[string]taskfile.State{}, map[string]string{}
+	}
 	v := chain.Judge(e.After, func(id string) taskfile.State {
-		s, ok := w[id]
+		s, ok := w.states[id]
 		if !ok {
 			_, where := st.Layout.LocateAny(id)
 			s = taskfile.FolderState[where]
-			w[id] = s
+			w.states[id] = s
 		}
 		return s
 	})
-	return len(v.Waiting) == 0
+	if len(v.Waiting) > 0 {
+		return false
+	}
+	if e.FollowUp == "" || account == "" || v.Broken != "" {
+		return true
+	}
+	a, ok := w.accounts[e.FollowUp]
+	if !ok {
+		if k, where := st.Layout.LocateAny(e.FollowUp); where == taskfile.DirDone {
+			if p, err := st.Read(k, where, e.FollowUp); err == nil {
+				a = taskfile.ThreadOf(p).Account
+			}
+		}
+		w.accounts[e.FollowUp] = a
+	}
+	return a == "" || a == account || !w.sessions[a]
 }
 
 // fillChain reads the claimed task's parents from their final files and
 // fills its content from their results (the filled content is what is
-// sent and recorded; Template keeps the content as submitted). A parent
-// failed or canceled fails the task, naming it, and a parent not ended
-// after all (retried since the round looked) hands it back. It reports
-// whether the claim goes on.
-func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry) bool {
+// sent and recorded; Template keeps the content as submitted), and a
+// follow-up's thread from its parent's record. A parent failed or
+// canceled fails the task, naming it; a parent not ended after all
+// (retried since the round looked), or a follow-up claimed by another
+// account's session, hands it back. It reports whether the claim goes on.
+func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry, account string) bool {
 	done := map[string]*taskfile.Task{}
 	forged := ""
 	v := chain.Judge(chain.Parents(t), func(id string) taskfile.State {
@@ -62,6 +92,10 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry) bool {
 		done[id] = p
 		return s
 	})
+	var th *taskfile.Thread
+	if p := done[t.FollowUp]; p != nil {
+		th = taskfile.ThreadOf(p)
+	}
 	switch {
 	case v.Broken != "":
 		why := v.Reason()
@@ -75,7 +109,7 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry) bool {
 			l.c.Hooks.final(l.c.Kind, ft)
 		}
 		return false
-	case !v.Ready():
+	case !v.Ready(), th != nil && account != "" && th.Account != account && l.hasSession(th.Account):
 		notBefore := time.Now().Add(time.Second)
 		if err := lease.Return(notBefore); err == nil {
 			e.NotBefore = notBefore
@@ -88,5 +122,18 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry) bool {
 	if filled := chain.Fill(t.Content, done); filled != t.Content {
 		t.Template, t.Content = t.Content, filled
 	}
+	t.Thread = th
 	return true
 }
+
+// sessionAccounts are the accounts of the lane's sessions.
+func (l *Lane) sessionAccounts() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range l.sessions {
+		m[s.spec.Account] = true
+	}
+	return m
+}
+
+// hasSession reports whether one of the lane's sessions is account's.
+func (l *Lane) hasSession(account string) bool { return l.sessionAccounts()[account] }

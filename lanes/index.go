@@ -37,6 +37,9 @@ type Entry struct {
 	// is filled: the lane takes it only once their final files are on the
 	// share (chain.go).
 	After []string
+	// FollowUp (web) is the task whose chat this one continues: only the
+	// session of the account that ran it may take it (chain.go).
+	FollowUp string
 }
 
 func (e Entry) less(o Entry) bool {
@@ -56,8 +59,8 @@ func EntryOf(cfg *config.Config, t *taskfile.Task) Entry {
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
 	}
-	if t.Template == "" {
-		e.After = chain.Parents(t)
+	if !t.Filled() {
+		e.After, e.FollowUp = chain.Parents(t), t.FollowUp
 	}
 	if sr := t.Send; sr != nil && sr.Account != "" {
 		since := sr.SendingAt

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -366,7 +367,7 @@ func (s *Store) retryChildren(parent string) {
 					continue
 				}
 				t, err := s.Read(k, taskfile.DirFailed, id)
-				if err != nil || t.ErrorClass != taskfile.ClassParent || !slices.Contains(t.After, p) {
+				if err != nil || t.ErrorClass != taskfile.ClassParent || !slices.Contains(chain.Parents(t), p) {
 					continue
 				}
 				if _, err := s.Retryable(k, id); err != nil {

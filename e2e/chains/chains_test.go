@@ -171,8 +171,9 @@ func TestE2E_Chain_Refused(t *testing.T) {
 	}
 }
 
-// A parent that fails fails its child, naming it, before the child sends
-// anything; retrying the parent lets both run.
+// A parent that fails fails its child and its follow-up, naming it,
+// before either sends anything; retrying the parent lets all run, the
+// API follow-up with the draft's turn as messages before its own.
 func TestE2E_Chain_FailedParent(t *testing.T) {
 	t.Parallel()
 	r := newChainRig(t, rig.Opts{Retries0: true})
@@ -181,6 +182,7 @@ func TestE2E_Chain_FailedParent(t *testing.T) {
 	r.Submit(
 		rig.Task{ID: "draft", Model: "api-plain", Content: "[[fail=1]] a draft"},
 		rig.Task{ID: "polish", Model: "chat-web", After: []string{"draft"}, Content: "Polish: {{draft.result}}"},
+		rig.Task{ID: "again", Model: "api-plain", FollowUp: "draft", Content: "Once more, shorter"},
 	)
 	draft := r.Final(taskfile.KindAPI, "draft", 30*time.Second)
 	polish := r.Final(taskfile.KindWeb, "polish", 30*time.Second)
@@ -194,15 +196,29 @@ func TestE2E_Chain_FailedParent(t *testing.T) {
 	if n := len(r.chat.Received()); n != 0 {
 		t.Errorf("the chat stand-in received %d messages: a child of a failed parent sent", n)
 	}
+	if again := r.Final(taskfile.KindAPI, "again", 30*time.Second); again.State != taskfile.StateFailed || again.ErrorClass != taskfile.ClassParent || again.Error != want {
+		t.Errorf("again: %s (%s) %q, want failed (parent) %q", again.State, again.ErrorClass, again.Error, want)
+	}
 	r.CLI("retry", "draft")
 	testkit.WaitFS(t, "draft and polish done", 60*time.Second,
 		[]string{r.L.Lane(taskfile.KindAPI, taskfile.DirDone), r.L.Lane(taskfile.KindWeb, taskfile.DirDone)}, func() bool {
-			return r.L.Locate(taskfile.KindAPI, "draft") == taskfile.DirDone && r.L.Locate(taskfile.KindWeb, "polish") == taskfile.DirDone
+			return r.L.Locate(taskfile.KindAPI, "draft") == taskfile.DirDone && r.L.Locate(taskfile.KindWeb, "polish") == taskfile.DirDone &&
+				r.L.Locate(taskfile.KindAPI, "again") == taskfile.DirDone
 		})
 	draft = r.Read(taskfile.KindAPI, taskfile.DirDone, "draft")
 	polish = r.Read(taskfile.KindWeb, taskfile.DirDone, "polish")
 	if polish.Content != "Polish: "+draft.Result {
 		t.Errorf("polish after the retry: content %q, want it filled from draft's result %q", polish.Content, draft.Result)
+	}
+	wantTurns := []string{"user: " + draft.Content, "assistant: " + draft.Result, "user: Once more, shorter"}
+	var turns []string
+	for _, q := range r.api.Requests() {
+		if q.User == "Once more, shorter" {
+			turns = q.Turns
+		}
+	}
+	if strings.Join(turns, "|") != strings.Join(wantTurns, "|") {
+		t.Errorf("the follow-up's request held %q, want %q", turns, wantTurns)
 	}
 }
 

@@ -305,6 +305,7 @@ func (r *Rig) Run(args ...string) (int, string, string) {
 type Task struct {
 	ID, Model, Prompt, Content, Output, Batch string
 	After                                     []string // the tasks it waits for (a chain)
+	FollowUp                                  string   // the task whose conversation it continues
 }
 
 // Submit writes the tasks as files in the rig's folder (outside the spool)
@@ -317,7 +318,7 @@ func (r *Rig) Submit(tasks ...Task) {
 	}
 	args := []string{"submit"}
 	for _, tk := range tasks {
-		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch, After: tk.After}
+		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch, After: tk.After, FollowUp: tk.FollowUp}
 		data, err := t.Encode()
 		if err != nil {
 			r.T.Fatal(err)

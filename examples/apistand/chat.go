@@ -94,6 +94,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		Temperature:         req.Temperature,
 	}
 	for _, m := range req.Messages {
+		rec.Turns = append(rec.Turns, m.Role+": "+m.text())
 		switch m.Role {
 		case "system", "developer":
 			rec.HasSystem = true

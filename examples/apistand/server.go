@@ -67,6 +67,9 @@ type Request struct {
 	MaxCompletionTokens int
 	Temperature         *float64
 	Status              int // the status the stand-in answered with
+	// Turns are the messages in order, each "role: text" (a follow-up's
+	// earlier turns before its own).
+	Turns []string
 }
 
 // Server is a running stand-in. Close it when done.

@@ -32,10 +32,15 @@ var refRe = regexp.MustCompile(`\{\{\s*([^{}\s]+)\.(result|thinking)\s*\}\}`)
 // is refused rather than read without end.
 const maxWalk = 1000
 
-// Parents is the tasks t waits for, each once, in the order written.
+// Parents is the tasks t waits for, each once, in the order written: its
+// after: and its followUp.
 func Parents(t *taskfile.Task) []string {
 	var out []string
-	for _, p := range t.After {
+	all := t.After
+	if t.FollowUp != "" {
+		all = append(all[:len(all):len(all)], t.FollowUp)
+	}
+	for _, p := range all {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -62,14 +67,18 @@ func Check(t *taskfile.Task, find Finder) *taskfile.RejectError {
 		return nil
 	}
 	for _, p := range parents {
+		field := "after"
+		if p == t.FollowUp && !slices.Contains(t.After, p) {
+			field = "followUp"
+		}
 		if why := taskfile.TaskIDProblem(p); why != "" {
-			return taskfile.Rejectf(taskfile.ClassInvalid, "after: %q is not a task id: %s", taskfile.Clip(p), why)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "%s: %q is not a task id: %s", field, taskfile.Clip(p), why)
 		}
 		if p == t.TaskID {
-			return taskfile.Rejectf(taskfile.ClassInvalid, "after: %q is this task itself: a cycle", p)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "%s: %q is this task itself: a cycle", field, p)
 		}
 		if _, _, ok := find(p); !ok {
-			return taskfile.Rejectf(taskfile.ClassInvalid, "after: no task %q in the spool: submit a task's parents before it or with it", p)
+			return taskfile.Rejectf(taskfile.ClassInvalid, "%s: no task %q in the spool: submit a task's parents before it or with it", field, p)
 		}
 	}
 	if path := cycle(t.TaskID, parents, find); path != nil {

@@ -32,8 +32,8 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.str(0, "content", c.Content)
 	e.attachments(c.Attachments, nil)
 	e.strOmit(0, "schema", string(c.Schema))
-	if c.Sampling != nil {
-		return e.b, false // numbers and a list: yaml.v3 writes them
+	if c.Sampling != nil || c.Thread != nil {
+		return e.b, false // numbers and a list, a follow-up's turns: yaml.v3 writes them
 	}
 	if len(c.After) > 0 {
 		e.key(0, "after")
@@ -42,6 +42,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 			e.item(p)
 		}
 	}
+	e.strOmit(0, "followUp", c.FollowUp)
 	e.strOmit(0, "state", string(c.State))
 	e.int(0, "attempt", c.Attempt)
 	e.timeOmit(0, "submittedAt", c.SubmittedAt)

@@ -141,6 +141,18 @@ func TestTask_EncodeFastFields(t *testing.T) {
 			tk.Attachments = []string{"ref.jpg", "说明.txt", "a: b"}
 			check("attachments", tk)
 			continue
+		case "Thread":
+			tk.Thread = &Thread{Account: "a1", Conversation: "https://chat.example/c/1",
+				Turns: []Turn{{TaskID: "p", Content: "draft: x", Result: "ok\nmore"}}}
+			b, err := tk.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := DecodeTask(b)
+			if err != nil || !reflect.DeepEqual(back.Thread, tk.Thread) {
+				t.Errorf("thread: read back %+v (%v), want %+v", back.Thread, err, tk.Thread)
+			}
+			continue
 		case "After":
 			tk.After = []string{"outline-3", "大纲.1"}
 			check("after", tk)

@@ -49,10 +49,14 @@ func SummaryOf(t *Task) Summary {
 // waitsFor is the tasks t waits for: its after:, until its content is
 // filled from them.
 func waitsFor(t *Task) string {
-	if t.Template != "" {
+	if t.Filled() {
 		return ""
 	}
-	return strings.Join(t.After, ",")
+	parents := t.After
+	if t.FollowUp != "" {
+		parents = append(parents[:len(parents):len(parents)], t.FollowUp)
+	}
+	return strings.Join(parents, ",")
 }
 
 // ScanSummary reads a Summary from a task file that spoolgate itself wrote,
@@ -101,7 +105,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		if line[0] == ' ' || line[0] == '#' || line[0] == '-' {
 			continue // nested lines never hold summary fields
 		}
-		if string(line) == "after:" {
+		if string(line) == "after:" || bytes.HasPrefix(line, []byte("followUp:")) {
 			return Summary{}, false // a chain's parents, a list: decoded in full
 		}
 		if string(line) == "reasoning:" {

@@ -102,6 +102,11 @@ type Task struct {
 	// pending until each has ended success, and its content may use
 	// their results as {{ID.result}} and {{ID.thinking}}.
 	After []string `yaml:"after,omitempty"`
+	// FollowUp names the task whose conversation this one continues
+	// (spool/chain): it waits as for after:, then runs as the next
+	// message of that task's chat, on its account (web), or with the
+	// earlier turns as messages (api).
+	FollowUp string `yaml:"followUp,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -128,6 +133,9 @@ type Task struct {
 	// (a result may itself hold "{{x.result}}"); intake puts it back as
 	// the content, so a retry fills afresh.
 	Template string `yaml:"template,omitempty"`
+	// Thread is where a follow-up continues, filled at the claim from its
+	// parent's record (thread.go): a daemon's field.
+	Thread *Thread `yaml:"thread,omitempty"`
 	// Attempts is the history of the task's attempts (attempts.go).
 	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
 	// ResultFormat and ResultMethod say how a web answer was read:
@@ -195,6 +203,11 @@ func (t *Task) Clone() *Task {
 	c.Artifacts = cloneArtifacts(t.Artifacts)
 	c.Attachments = append([]string(nil), t.Attachments...)
 	c.After = append([]string(nil), t.After...)
+	if t.Thread != nil {
+		th := *t.Thread
+		th.Turns = append([]Turn(nil), t.Thread.Turns...)
+		c.Thread = &th
+	}
 	c.AttachmentsChecked = append([]Attachment(nil), t.AttachmentsChecked...)
 	c.Wrote = append([]Written(nil), t.Wrote...)
 	return &c
@@ -211,6 +224,7 @@ func (t *Task) ResetForIntake() {
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
 		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling, After: t.After,
+		FollowUp: t.FollowUp,
 	}
 }
 
