@@ -4,11 +4,14 @@ package chains
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spoolgate/spoolgate/e2e/rig"
+	"github.com/spoolgate/spoolgate/examples/apistand"
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -16,9 +19,15 @@ import (
 
 // followRig is a modern chat stand-in (conversations at /c/ID kept on the
 // server, each message recorded with the chat it went to) with two
-// accounts a1 and a2, each signed in on its own profile, and the web
-// models md and md-transcript (followUpFallback: transcript) on either.
+// accounts a1 and a2, each signed in on its own profile, the web models
+// md and md-transcript (followUpFallback: transcript) on either, and the
+// API stand-in's models (api-plain...).
 func followRig(t *testing.T, scale float64) (*rig.Rig, *chatstand.Server) {
+	r, stand, _ := followAPIRig(t, scale)
+	return r, stand
+}
+
+func followAPIRig(t *testing.T, scale float64) (*rig.Rig, *chatstand.Server, *apistand.Server) {
 	t.Helper()
 	testkit.NeedChromium(t)
 	stand, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: scale})
@@ -26,15 +35,16 @@ func followRig(t *testing.T, scale float64) (*rig.Rig, *chatstand.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stand.Close() })
-	tail := "models:\n  - {name: md, kind: web, site: standin-md, needEmptyPrompt: true}\n" +
+	api := rig.APIStand(t, apistand.Options{RequireKey: rig.APIKey, Scale: scale})
+	tail := rig.APIModels(api.URL()) + "  - {name: md, kind: web, site: standin-md, needEmptyPrompt: true}\n" +
 		"  - {name: md-transcript, kind: web, site: standin-md, needEmptyPrompt: true, followUpFallback: transcript}\n" +
 		"sites:\n" + testkit.StandinMarkdownSite(stand.URL()) + "accounts:\n  a1: {site: standin-md}\n  a2: {site: standin-md}\n"
-	r := rig.New(t, rig.Opts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute})
+	r := rig.New(t, rig.Opts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute}, "E2E_API_KEY="+rig.APIKey)
 	for _, s := range r.Cfg.WebSessions() {
 		t.Cleanup(func() { testkit.NoProcs(t, s.Profile) })
 		rig.LoginAs(t, r.Cfg, s.Profile, stand.URL(), s.Account)
 	}
-	return r, stand
+	return r, stand, api
 }
 
 // sentTo is the conversation the stand-in recorded for the one message
@@ -180,5 +190,43 @@ func TestE2E_FollowUp_KilledAfterSend(t *testing.T) {
 	}
 	if last := got.LastDelivery(); last == nil || last.N != 2 || last.Delivery != taskfile.DeliveryReattached {
 		t.Errorf("attempts %+v: want attempt 2 reattached", got.Attempts)
+	}
+}
+
+// A table of two rows through `spoolgate submit --table`: each row's
+// draft on the web, row 2's follow-up column sent in the draft's chat,
+// and each row chained to a summary on the API model from the row's last
+// answer.
+func TestE2E_FollowUp_Table(t *testing.T) {
+	t.Parallel()
+	r, stand, _ := followAPIRig(t, 0.01)
+	d := r.Start()
+	defer d.Stop()
+	csv := filepath.Join(r.Dir, "menu.csv")
+	if err := os.WriteFile(csv, []byte("topic,more\ntea,Shorter\ncoffee,\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := r.CLI("submit", "--table", csv, "--model", "md", "--template", "Write about {{topic}}", "--followup-col", "more",
+		"--then-model", "api-plain", "--then", "Summarize: {{result}}")
+	if want := "menu-r2\nmenu-r2-f\nmenu-r2-c\nmenu-r3\nmenu-r3-c\n"; out != want {
+		t.Fatalf("submit --table printed %q, want %q", out, want)
+	}
+	r2 := r.Final(taskfile.KindWeb, "menu-r2", time.Minute)
+	r2f := r.Final(taskfile.KindWeb, "menu-r2-f", time.Minute)
+	r2c := r.Final(taskfile.KindAPI, "menu-r2-c", time.Minute)
+	r3 := r.Final(taskfile.KindWeb, "menu-r3", time.Minute)
+	r3c := r.Final(taskfile.KindAPI, "menu-r3-c", time.Minute)
+	for _, g := range []*taskfile.Task{r2, r2f, r2c, r3, r3c} {
+		if g.State != taskfile.StateSuccess {
+			t.Fatalf("%s: %s (%s)", g.TaskID, g.State, g.Error)
+		}
+	}
+	c1, _ := sentTo(stand, r2.Content)
+	c2, n := sentTo(stand, "Shorter")
+	if c1 == "" || c2 != c1 || n != 1 || r2f.Account != r2.Account {
+		t.Errorf("the follow-up went %d times to chat %q on %s; the row's draft to %q on %s", n, c2, r2f.Account, c1, r2.Account)
+	}
+	if r2c.Content != "Summarize: "+r2f.Result || r3c.Content != "Summarize: "+r3.Result {
+		t.Errorf("chained contents %q and %q, want each filled from its row's last answer (%q, %q)", r2c.Content, r3c.Content, r2f.Result, r3.Result)
 	}
 }
