@@ -70,7 +70,8 @@ func TestE2E_Chain_Pipeline(t *testing.T) {
 	r := newChainRig(t, rig.Opts{})
 	d := r.Start()
 	defer d.Stop()
-	// The summary first: intake takes a task whose parent is still a drop.
+	// Given children first: submit drops each parent before its children
+	// (actions.ParentsFirst), as a daemon refuses a child of no task.
 	r.Submit(
 		rig.Task{ID: "summary", Model: "api-plain", Batch: "pipe", After: []string{"article"}, Content: "Summarize: {{article.result}}"},
 		rig.Task{ID: "article", Model: "chat-web", Batch: "pipe", After: []string{"outline"}, Content: "Article from this outline:\n{{outline.result}}\n(end)"},
