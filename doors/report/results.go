@@ -46,6 +46,11 @@ type Row struct {
 	// Conversation (web) is the URL of the conversation the answer came
 	// from (or the prompt's last send went to); absent for the others.
 	Conversation string `json:"conversation,omitempty"`
+	// FollowUp and After are the task's place in a conversation or a
+	// chain: the task whose chat it continues, the tasks it waited for.
+	// A conversation's turns are listed together (turnsTogether).
+	FollowUp string   `json:"followUp,omitempty"`
+	After    []string `json:"after,omitempty"`
 	// ResultFormat and ResultMethod: how a web answer was read (markdown
 	// or text; network, copy, dom or text); absent for an API answer.
 	ResultFormat string `json:"resultFormat,omitempty"`
@@ -154,7 +159,7 @@ func ReadResults(cfg *config.Config, batch string, archive bool) ([]Row, error) 
 		}
 		return rows[i].Lane < rows[j].Lane
 	})
-	return rows, nil
+	return turnsTogether(rows), nil
 }
 
 func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
@@ -169,6 +174,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	r.Reasoning = t.Reasoning
 	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
 	r.Artifacts = t.Artifacts
+	r.FollowUp, r.After = t.FollowUp, t.After
 	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
 		ms := r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
@@ -195,8 +201,9 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // when a row has one, a `reasoning` column (the thinking kept apart from
 // the result) when a row has one, an `artifacts` column (the generated
 // files' absolute paths, one a line) when a row has one,
-// `promptTokens` and `completionTokens` when a row has a usage, and an
-// `archived` column last when the archive was read.
+// `promptTokens` and `completionTokens` when a row has a usage,
+// `followUp` and `after` (space-separated) when a row is a follow-up or a
+// chain's child, and an `archived` column last when the archive was read.
 func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	cw := csv.NewWriter(w)
 	cols := resultColumns
@@ -219,6 +226,10 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 	tokens := slices.ContainsFunc(rows, func(r Row) bool { return r.PromptTokens+r.CompletionTokens > 0 })
 	if tokens {
 		cols = append(slices.Clip(cols), "promptTokens", "completionTokens")
+	}
+	chained := slices.ContainsFunc(rows, func(r Row) bool { return r.FollowUp != "" || len(r.After) > 0 })
+	if chained {
+		cols = append(slices.Clip(cols), "followUp", "after")
 	}
 	if archive {
 		cols = append(slices.Clip(cols), "archived")
@@ -253,6 +264,9 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 		}
 		if tokens {
 			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens))
+		}
+		if chained {
+			rec = append(rec, r.FollowUp, strings.Join(r.After, " "))
 		}
 		if archive {
 			rec = append(rec, r.Archived)

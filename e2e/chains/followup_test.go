@@ -3,9 +3,11 @@
 package chains
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +230,20 @@ func TestE2E_FollowUp_Table(t *testing.T) {
 	}
 	if r2c.Content != "Summarize: "+r2f.Result || r3c.Content != "Summarize: "+r3.Result {
 		t.Errorf("chained contents %q and %q, want each filled from its row's last answer (%q, %q)", r2c.Content, r3c.Content, r2f.Result, r3.Result)
+	}
+	// results lists the row's turns together, each with its place.
+	var order []string
+	for _, line := range strings.Split(strings.TrimSpace(r.CLI("results", "--batch", "menu")), "\n") {
+		var row struct {
+			TaskID, FollowUp string
+			After            []string
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, row.TaskID+"<"+row.FollowUp+strings.Join(row.After, ","))
+	}
+	if i := slices.Index(order, "menu-r2<"); i < 0 || i+1 >= len(order) || order[i+1] != "menu-r2-f<menu-r2" || !slices.Contains(order, "menu-r3-c<menu-r3") {
+		t.Errorf("results lists %q: want menu-r2-f (followUp menu-r2) right after menu-r2, and menu-r3-c after menu-r3", order)
 	}
 }
