@@ -107,6 +107,10 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry, account 
 			l.c.Log.Error("finish failed", "taskId", e.ID, "err", err)
 		} else {
 			l.c.Hooks.final(l.c.Kind, ft)
+			// The parent's log names the child: its retry re-queues it.
+			if pk, _ := l.c.Store.Layout.LocateAny(v.Broken); pk != "" {
+				_ = l.c.Store.AppendLog(pk, v.Broken, spool.ChildFailedLog+string(l.c.Kind)+"/"+e.ID+" failed for this task: retrying this task re-queues it")
+			}
 		}
 		return false
 	case !v.Ready(), th != nil && account != "" && th.Account != account && l.hasSession(th.Account):

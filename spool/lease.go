@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
-	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -332,10 +330,16 @@ func (s *Store) Retryable(k taskfile.Kind, id string) (string, error) {
 // Retry moves lane k's failed or canceled task id back into the lane's
 // incoming/: intake clears what spoolgate wrote and runs it as new under
 // the same taskId (the task's log keeps the history). Anything else is
-// refused with a *RetryError (see Retryable). It returns the folder the
-// task came from.
+// refused with a *RetryError (see Retryable), but for a child its chain's
+// parent's retry put back in incoming/ just before (a batch's retry names
+// both): that is done already. It returns the folder the task came from.
 func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 	where, err := s.Retryable(k, id)
+	if re := (*RetryError)(nil); errors.As(err, &re) && re.State == "" && s.requeuedWithParent(k, id) {
+		// Back in incoming/ already: its parent's retry re-queued it (a
+		// batch's retry lists both).
+		return taskfile.DirIncoming, nil
+	}
 	if err != nil {
 		return where, err
 	}
@@ -343,44 +347,8 @@ func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
-	s.retryChildren(id)
+	s.retryChildren(k, id)
 	return where, nil
-}
-
-// retryChildren retries, with a parent of a chain, the tasks that failed
-// because it had (errorClass parent, waiting for it), and theirs in turn:
-// retrying a parent lets its children run. Each is moved as Retry moves
-// it, after its parent, so intake finds the parent among the drops.
-func (s *Store) retryChildren(parent string) {
-	queue := []string{parent}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, k := range taskfile.Kinds {
-			names, err := fsx.ReadDirNames(s.Layout.Lane(k, taskfile.DirFailed))
-			if err != nil {
-				continue
-			}
-			for _, n := range names {
-				id, ok := strings.CutSuffix(n, ".yaml")
-				if !ok || !taskfile.ValidTaskID(id) {
-					continue
-				}
-				t, err := s.Read(k, taskfile.DirFailed, id)
-				if err != nil || t.ErrorClass != taskfile.ClassParent || !slices.Contains(chain.Parents(t), p) {
-					continue
-				}
-				if _, err := s.Retryable(k, id); err != nil {
-					continue
-				}
-				if err := s.files.RenameNoReplace(s.Layout.TaskPath(k, taskfile.DirFailed, id), s.Layout.TaskPath(k, taskfile.DirIncoming, id)); err != nil {
-					continue
-				}
-				_ = s.AppendLog(k, id, "retried with its parent "+p+": moved from failed/ back to incoming/")
-				queue = append(queue, id)
-			}
-		}
-	}
 }
 
 // OwnerOf is the `owner` value of this process on host: host:pid.
