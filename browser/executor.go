@@ -227,7 +227,7 @@ func wentTranscript(th *taskfile.Thread, prev *taskfile.SendRecord) bool {
 func (d *driver) openThread(ctx context.Context, th *taskfile.Thread) (gone string, err error) {
 	switch {
 	case th.Account != d.send.account:
-		return fmt.Sprintf("its account %s is not this session's (%s): no longer in the config", th.Account, d.send.account), nil
+		return fmt.Sprintf("it is account %s's chat, and this attempt runs on %s (is %s still in the config?)", th.Account, d.send.account, th.Account), nil
 	case th.Conversation == "":
 		return "its parent recorded no conversation", nil
 	}

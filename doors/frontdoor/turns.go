@@ -1,9 +1,14 @@
 package frontdoor
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -41,43 +46,81 @@ func (d *Door) continueTurns(tk *token, ct chatTask, t *taskfile.Task) *apiError
 
 // turnsFrom is the id of the newest done task of model m and token tk
 // whose conversation is exactly turns (its thread's turns, then its own
-// content and result), or "". It reads the lane's done/ records of the
-// token's tasks (their ids start with door-TOKEN-), as a daemon reads
-// them: a planted record lends no conversation.
+// content and result), or "". It looks at the token's records in the
+// lane's done/ (their ids start with door-TOKEN-), each read once, as a
+// daemon reads it (a planted record lends no conversation), and known
+// again by its size and time while it stays the same.
 func (d *Door) turnsFrom(tk *token, m *config.ModelConfig, turns []taskfile.Turn) string {
-	names, err := fsx.ReadDirNames(d.st.Layout.Lane(m.Kind, taskfile.DirDone))
+	dir := d.st.Layout.Lane(m.Kind, taskfile.DirDone)
+	names, err := fsx.ReadDirNames(dir)
 	if err != nil {
 		return ""
 	}
-	last := turns[len(turns)-1]
-	best, bestAt := "", ""
+	want := conversationKey(turns)
+	d.turns.mu.Lock()
+	defer d.turns.mu.Unlock()
+	if d.turns.m == nil {
+		d.turns.m = map[string]turnsEntry{}
+	}
+	seen := map[string]bool{}
+	best, bestAt := "", time.Time{}
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".yaml")
 		if !ok || !strings.HasPrefix(id, "door-"+tk.name+"-") {
 			continue
 		}
-		p, err := d.st.Read(m.Kind, taskfile.DirDone, id)
-		if err != nil || p.State != taskfile.StateSuccess || p.DoorToken != tk.name || p.Model != m.Name ||
-			p.Result != last.Result || p.Content != last.Content || !sameTurns(taskfile.ThreadOf(p).Turns, turns) {
+		fi, err := os.Lstat(filepath.Join(dir, n))
+		if err != nil {
 			continue
 		}
-		if at := p.FinishedAt.UTC().Format("2006-01-02T15:04:05.000000000"); at > bestAt {
-			best, bestAt = id, at
+		key := string(m.Kind) + "/" + id
+		seen[key] = true
+		e, ok := d.turns.m[key]
+		if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) {
+			e = turnsEntry{size: fi.Size(), mod: fi.ModTime()}
+			if p, err := d.st.Read(m.Kind, taskfile.DirDone, id); err == nil && p.State == taskfile.StateSuccess {
+				e.token, e.model, e.at = p.DoorToken, p.Model, p.FinishedAt
+				e.key = conversationKey(taskfile.ThreadOf(p).Turns)
+			}
+			d.turns.m[key] = e
+		}
+		if e.token == tk.name && e.model == m.Name && e.key == want && (best == "" || e.at.After(bestAt)) {
+			best, bestAt = id, e.at
+		}
+	}
+	for key := range d.turns.m {
+		if strings.HasPrefix(key, string(m.Kind)+"/door-"+tk.name+"-") && !seen[key] {
+			delete(d.turns.m, key) // gone from done/ (retention, a retry)
 		}
 	}
 	return best
 }
 
-// sameTurns reports whether a task's turns are the request's, content and
-// result word for word (the request's turns carry no task ids).
-func sameTurns(have, want []taskfile.Turn) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	for i := range have {
-		if have[i].Content != want[i].Content || have[i].Result != want[i].Result {
-			return false
+// turnsCache is what turnsFrom knows of each record it read: the file's
+// size and time, and the record's token, model, end and conversation.
+type turnsCache struct {
+	mu sync.Mutex
+	m  map[string]turnsEntry // by LANE/ID
+}
+
+type turnsEntry struct {
+	size         int64
+	mod, at      time.Time
+	token, model string
+	key          [sha256.Size]byte
+}
+
+// conversationKey is the SHA-256 of turns' contents and results, each
+// length-prefixed: two conversations have one key only if they are the
+// same word for word (the turns' task ids do not count).
+func conversationKey(turns []taskfile.Turn) [sha256.Size]byte {
+	h := sha256.New()
+	for _, t := range turns {
+		for _, s := range []string{t.Content, t.Result} {
+			fmt.Fprintf(h, "%d:%s", len(s), s)
 		}
 	}
-	return true
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }

@@ -22,8 +22,8 @@ import (
 // followRig is a modern chat stand-in (conversations at /c/ID kept on the
 // server, each message recorded with the chat it went to) with two
 // accounts a1 and a2, each signed in on its own profile, the web models
-// md and md-transcript (followUpFallback: transcript) on either, and the
-// API stand-in's models (api-plain...).
+// md and md-transcript (followUpFallback: transcript) on either, md-a1
+// and md-a2 on one each, and the API stand-in's models (api-plain...).
 func followRig(t *testing.T, scale float64) (*rig.Rig, *chatstand.Server) {
 	r, stand, _ := followAPIRig(t, scale)
 	return r, stand
@@ -40,6 +40,8 @@ func followAPIRig(t *testing.T, scale float64) (*rig.Rig, *chatstand.Server, *ap
 	api := rig.APIStand(t, apistand.Options{RequireKey: rig.APIKey, Scale: scale})
 	tail := rig.APIModels(api.URL()) + "  - {name: md, kind: web, site: standin-md, needEmptyPrompt: true}\n" +
 		"  - {name: md-transcript, kind: web, site: standin-md, needEmptyPrompt: true, followUpFallback: transcript}\n" +
+		"  - {name: md-a1, kind: web, site: standin-md, account: a1, needEmptyPrompt: true}\n" +
+		"  - {name: md-a2, kind: web, site: standin-md, account: a2, needEmptyPrompt: true}\n" +
 		"sites:\n" + testkit.StandinMarkdownSite(stand.URL()) + "accounts:\n  a1: {site: standin-md}\n  a2: {site: standin-md}\n"
 	r := rig.New(t, rig.Opts{Tail: tail, Heartbeat: 500 * time.Millisecond, StaleAfter: 2 * time.Second, TaskTimeout: 2 * time.Minute}, "E2E_API_KEY="+rig.APIKey)
 	for _, s := range r.Cfg.WebSessions() {
@@ -63,7 +65,9 @@ func sentTo(stand *chatstand.Server, content string) (string, int) {
 
 // A draft and two follow-ups ("shorter", "now a title") run in the
 // draft's chat, in order, on the draft's account, while the other
-// account runs other work; each message is sent once.
+// account runs other work; each message is sent once. The follow-ups are
+// of model md, which either account may run: only the routing of a
+// follow-up keeps them on the draft's.
 func TestE2E_FollowUp_ThreeTurns(t *testing.T) {
 	t.Parallel()
 	r, stand := followRig(t, 0.01)
@@ -74,11 +78,21 @@ func TestE2E_FollowUp_ThreeTurns(t *testing.T) {
 		{ID: "shorter", Model: "md", FollowUp: "draft", Content: "[[duration=100s]] Make it shorter"},
 		{ID: "title", Model: "md", FollowUp: "shorter", Content: "[[duration=100s]] Now give it a title"},
 	}
+	r.Submit(turns[0])
+	mine, other := "a1", "a2"
+	if r.Final(taskfile.KindWeb, "draft", time.Minute).Account == "a2" {
+		mine, other = "a2", "a1"
+	}
+	// The draft's account busy first, so that the other account, free,
+	// finds the follow-up first in the pending order: only its routing
+	// keeps it off there. Then the other account's own work, while the
+	// follow-ups run.
+	first := rig.Task{ID: "first", Model: "md-" + mine, Content: "[[duration=300s]] the draft's account busy first"}
 	var busy []rig.Task
 	for i := range 4 {
-		busy = append(busy, rig.Task{ID: fmt.Sprintf("busy%d", i), Model: "md", Content: fmt.Sprintf("[[duration=150s]] other work %d", i)})
+		busy = append(busy, rig.Task{ID: fmt.Sprintf("busy%d", i), Model: "md-" + other, Content: fmt.Sprintf("[[duration=150s]] other work %d", i)})
 	}
-	r.Submit(append(turns, busy...)...)
+	r.Submit(append(append([]rig.Task{first}, turns[1:]...), busy...)...)
 	var got []*taskfile.Task
 	for _, tk := range turns {
 		got = append(got, r.Final(taskfile.KindWeb, tk.ID, 2*time.Minute))
