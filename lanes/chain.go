@@ -11,6 +11,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/chain"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -22,10 +23,12 @@ import (
 type chainWaits struct {
 	states   map[string]taskfile.State
 	accounts map[string]string
-	// sessions are the lane's accounts: a follow-up whose account is none
-	// of them (removed from the config) goes to any session, whose
-	// attempt fails it as gone or sends the transcript.
-	sessions map[string]bool
+	// sessions are the lane's sessions by account: a follow-up whose
+	// account has none (removed from the config), or one that may not run
+	// its model (another site, pinned elsewhere), goes to any session,
+	// whose attempt fails it as gone or sends the transcript, rather than
+	// waiting for ever.
+	sessions map[string]config.WebSession
 }
 
 // mayTake reports whether e may be claimed now by account's session (""
@@ -60,7 +63,8 @@ func (w *chainWaits) mayTake(st *spool.Store, e Entry, account string) bool {
 		}
 		w.accounts[e.FollowUp] = a
 	}
-	return a == "" || a == account || !w.sessions[a]
+	s, ok := w.sessions[a]
+	return a == "" || a == account || !ok || !s.May(e.Site, e.Pinned)
 }
 
 // fillChain reads the claimed task's parents from their final files and
@@ -113,7 +117,7 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry, account 
 			}
 		}
 		return false
-	case !v.Ready(), th != nil && account != "" && th.Account != account && l.hasSession(th.Account):
+	case !v.Ready(), th != nil && account != "" && th.Account != account && l.routable(th.Account, e):
 		notBefore := time.Now().Add(time.Second)
 		if err := lease.Return(notBefore); err == nil {
 			e.NotBefore = notBefore
@@ -130,14 +134,18 @@ func (l *Lane) fillChain(lease *spool.Lease, t *taskfile.Task, e Entry, account 
 	return true
 }
 
-// sessionAccounts are the accounts of the lane's sessions.
-func (l *Lane) sessionAccounts() map[string]bool {
-	m := map[string]bool{}
+// sessionAccounts are the lane's sessions by account.
+func (l *Lane) sessionAccounts() map[string]config.WebSession {
+	m := map[string]config.WebSession{}
 	for _, s := range l.sessions {
-		m[s.spec.Account] = true
+		m[s.spec.Account] = s.spec
 	}
 	return m
 }
 
-// hasSession reports whether one of the lane's sessions is account's.
-func (l *Lane) hasSession(account string) bool { return l.sessionAccounts()[account] }
+// routable reports whether follow-up e, of the chat of account, waits
+// for that account's session: it has one, and it may run e's model.
+func (l *Lane) routable(account string, e Entry) bool {
+	s, ok := l.sessionAccounts()[account]
+	return ok && s.May(e.Site, e.Pinned)
+}

@@ -143,7 +143,9 @@ func TestE2E_FollowUp_ThreeTurns(t *testing.T) {
 
 // A follow-up whose chat was deleted on the site fails saying so; on a
 // model with followUpFallback: transcript it goes to a new chat whose
-// first message carries the earlier turns, and its record says so.
+// first message carries the earlier turns, and its record says so. One
+// whose model may not run on the chat's account fails too, rather than
+// waiting for ever.
 func TestE2E_FollowUp_ChatGone(t *testing.T) {
 	t.Parallel()
 	r, stand := followRig(t, 0.01)
@@ -158,8 +160,14 @@ func TestE2E_FollowUp_ChatGone(t *testing.T) {
 	if !stand.Forget(conv) {
 		t.Fatalf("the stand-in has no chat %q", conv)
 	}
+	other := map[string]string{"a1": "md-a2", "a2": "md-a1"}[draft.Account]
 	r.Submit(rig.Task{ID: "strict", Model: "md", FollowUp: "draft", Content: "Shorter, please"},
-		rig.Task{ID: "lenient", Model: "md-transcript", FollowUp: "draft", Content: "Shorter, then"})
+		rig.Task{ID: "lenient", Model: "md-transcript", FollowUp: "draft", Content: "Shorter, then"},
+		rig.Task{ID: "elsewhere", Model: other, FollowUp: "draft", Content: "Shorter, elsewhere"})
+	if got := r.Final(taskfile.KindWeb, "elsewhere", time.Minute); got.State != taskfile.StateFailed ||
+		!strings.HasPrefix(got.Error, "followUp: the chat of draft is gone: it is account "+draft.Account+"'s chat") {
+		t.Errorf("elsewhere (%s, the chat on %s): %s %q, want failed as gone", other, draft.Account, got.State, got.Error)
+	}
 	strict := r.Final(taskfile.KindWeb, "strict", time.Minute)
 	if want := "followUp: the chat of draft is gone: the site shows notFound"; strict.State != taskfile.StateFailed || !strings.HasPrefix(strict.Error, want) {
 		t.Errorf("strict: %s %q, want failed %q", strict.State, strict.Error, want)
