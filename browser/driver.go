@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,6 +134,11 @@ func (d *driver) step(msg string, args ...any) {
 // reattach); it is sent again, in a new chat, only when that fails.
 func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *taskfile.Task) (Answer, error) {
 	text := inputText(model, task, d.site) // what is typed, and what a reattach looks for
+	th := task.Thread
+	transcript := th != nil && wentTranscript(th, task.Send)
+	if transcript {
+		text = taskfile.TranscriptText(th.Turns, text)
+	}
 	p := plan{how: taskfile.DeliverySent}
 	if prev := task.Send; prev != nil && d.send.record != nil {
 		ans, done, np, err := d.reattach(ctx, prev, text)
@@ -140,18 +146,37 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 			return ans, err
 		}
 		p = np
-		d.log.Warn("driver: sending again in a new chat", "reason", p.reason, "possibleDoubleSend", p.double)
+		d.log.Warn("driver: sending again", "reason", p.reason, "possibleDoubleSend", p.double)
 	}
-	st, err := d.open(ctx)
-	if err != nil {
-		return Answer{}, err
+	inThread := false
+	if th != nil && !transcript {
+		// A follow-up: typed as the next message of its parent's chat.
+		gone, err := d.openThread(ctx, th)
+		switch {
+		case err != nil:
+			return Answer{}, err
+		case gone == "":
+			inThread = true
+		case model.FollowUpFallback != config.FollowUpTranscript:
+			return Answer{}, attempt.Errorf(taskfile.ClassPermanent, "followUp: the chat of %s is gone: %s", th.Turns[len(th.Turns)-1].TaskID, gone)
+		default:
+			text = taskfile.TranscriptText(th.Turns, text)
+			p.reason = strings.TrimPrefix(p.reason+"; ", "; ") + "followUp: the chat of " + th.Turns[len(th.Turns)-1].TaskID + " is gone (" + gone + "): a new chat, the earlier turns sent as a transcript (followUpFallback)"
+			d.log.Warn("driver: "+p.reason, "conversation", th.Conversation)
+		}
 	}
-	if msg := d.limitMsg(st, ""); msg != "" {
-		return Answer{}, d.limitErr(msg)
+	if !inThread {
+		st, err := d.open(ctx)
+		if err != nil {
+			return Answer{}, err
+		}
+		if msg := d.limitMsg(st, ""); msg != "" {
+			return Answer{}, d.limitErr(msg)
+		}
 	}
 	d.beat()
 
-	if d.site.NewChat != "" {
+	if d.site.NewChat != "" && !inThread {
 		d.stage("starting a new chat")
 		if found, err := d.click(ctx, d.site.NewChat); err != nil {
 			return Answer{}, d.fail(ctx, "click newChat: %w", err)

@@ -212,3 +212,60 @@ func taskAddresses(t *taskfile.Task) *artifacts.Addresses {
 	}
 	return artifacts.TextAddresses(texts...)
 }
+
+// wentTranscript reports whether an earlier attempt of follow-up th sent
+// its transcript to a new chat (its chat was gone): its send went to
+// another conversation than th's, so a reattach looks for that text.
+func wentTranscript(th *taskfile.Thread, prev *taskfile.SendRecord) bool {
+	return prev != nil && prev.Conversation != "" && !sameConversation(prev.Conversation, th.Conversation)
+}
+
+// openThread opens the chat a follow-up continues, ready for the next
+// message, or says why it is gone: another account's (no longer in the
+// config), not one of the site's, not opening, the site's notFound, or
+// showing none of its answers within the input grace.
+func (d *driver) openThread(ctx context.Context, th *taskfile.Thread) (gone string, err error) {
+	switch {
+	case th.Account != d.send.account:
+		return fmt.Sprintf("it is account %s's chat, and this attempt runs on %s (is %s still in the config?)", th.Account, d.send.account, th.Account), nil
+	case th.Conversation == "":
+		return "its parent recorded no conversation", nil
+	}
+	if why := d.foreignConversation(th.Conversation); why != "" {
+		return "the recorded conversation is not one of the site's (" + why + "): not opened", nil
+	}
+	d.stage("opening the chat to continue")
+	st, err := d.openURL(ctx, th.Conversation)
+	if err != nil {
+		if ctx.Err() != nil || attempt.Classify(err) == taskfile.ClassAccount {
+			return "", err
+		}
+		return "it no longer opens: " + err.Error(), nil
+	}
+	if msg := d.limitMsg(st, ""); msg != "" {
+		return "", d.limitErr(msg)
+	}
+	for deadline := time.Now().Add(d.t.InputGrace); ; {
+		cs, err := d.lookConv(ctx, "")
+		switch {
+		case err != nil:
+			return "", d.fail(ctx, "read the conversation: %w", err)
+		case cs.LoggedOut:
+			return "", d.signedOut()
+		case cs.NotFound:
+			return "the site shows notFound", nil
+		case !sameConversation(cs.Href, th.Conversation):
+			return "the page went to " + cs.Href, nil
+		case cs.Answers > 0 && !cs.Busy:
+			d.step("chat opened to continue", "conversation", th.Conversation, "answers", cs.Answers)
+			return "", nil
+		case time.Now().After(deadline):
+			return "it shows none of its answers", nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", d.fail(ctx, "read the conversation: %w", context.Cause(ctx))
+		case <-time.After(d.t.Poll):
+		}
+	}
+}

@@ -115,7 +115,11 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 			l.noteFinished(e.ID) // before the runner lets go: holds never sees a gap
 			release()
 		}()
-		if t, model, ok := l.markRunning(lease, e); ok {
+		account := ""
+		if s != nil {
+			account = s.spec.Account
+		}
+		if t, model, ok := l.markRunning(lease, e, account); ok {
 			r.init(lease, t, model)
 			r.run(ctx)
 		}
@@ -123,11 +127,12 @@ func (l *Lane) claim(ctx context.Context, e Entry, s *session) bool {
 	return true
 }
 
-// markRunning checks a just-claimed task and marks it running through its
-// lease (which makes the claim durable). When it cannot, the task is
+// markRunning checks a just-claimed task (on account's session, "" for
+// the API lane) and marks it running through its lease (which makes the
+// claim durable). When it cannot, the task is
 // finished as invalid (its model left the config) or handed back, and it
 // reports false.
-func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config.ModelConfig, bool) {
+func (l *Lane) markRunning(lease *spool.Lease, e Entry, account string) (*taskfile.Task, *config.ModelConfig, bool) {
 	t, err := lease.Load()
 	if err != nil {
 		l.c.Store.Limiter().Fail("claimed:"+string(l.c.Kind)+"/"+e.ID, "claimed task unreadable", err, "lane", l.c.Kind, "taskId", e.ID)
@@ -142,6 +147,9 @@ func (l *Lane) markRunning(lease *spool.Lease, e Entry) (*taskfile.Task, *config
 		} else {
 			l.c.Hooks.final(l.c.Kind, t)
 		}
+		return nil, nil, false
+	}
+	if (len(t.After) > 0 || t.FollowUp != "") && !t.Filled() && !l.fillChain(lease, t, e, account) {
 		return nil, nil, false
 	}
 	if l.isDraining() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -32,6 +33,13 @@ type Entry struct {
 	// so the next attempt can reattach instead of sending again.
 	ConvAccount string
 	ConvUntil   time.Time
+	// After (a chain) is the tasks this one waits for, until its content
+	// is filled: the lane takes it only once their final files are on the
+	// share (chain.go).
+	After []string
+	// FollowUp (web) is the task whose chat this one continues: only the
+	// session of the account that ran it may take it (chain.go).
+	FollowUp string
 }
 
 func (e Entry) less(o Entry) bool {
@@ -50,6 +58,9 @@ func EntryOf(cfg *config.Config, t *taskfile.Task) Entry {
 		Output: spool.OutputKey(t.Output), Priority: t.Priority.Level(), AgingAfter: cfg.AgingAfter.D()}
 	if m, ok := cfg.Model(t.Model); ok {
 		e.Account, e.Site, e.Pinned = m.Account, m.Site, m.Pinned()
+	}
+	if !t.Filled() {
+		e.After, e.FollowUp = chain.Parents(t), t.FollowUp
 	}
 	if sr := t.Send; sr != nil && sr.Account != "" {
 		since := sr.SendingAt

@@ -296,7 +296,12 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	disabled := map[string]bool{}
+	waits := chainWaits{sessions: l.sessionAccounts()}
+	gate := func(e Entry, account string) bool { return len(e.After) == 0 || waits.mayTake(l.c.Store, e, account) }
 	eligible := func(e Entry) bool {
+		if l.sessions == nil && !gate(e, "") {
+			return false
+		}
 		if l.c.Admission != nil && !l.c.Admission.Admit(e, now) {
 			return false
 		}
@@ -322,7 +327,7 @@ func (l *Lane) round(ctx context.Context) time.Time {
 		return !d
 	}
 	if l.sessions != nil {
-		return l.roundSessions(ctx, eligible)
+		return l.roundSessions(ctx, eligible, gate)
 	}
 	for free > 0 && !l.isDraining() {
 		now = time.Now()

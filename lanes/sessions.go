@@ -133,7 +133,10 @@ func (l *Lane) sessionBlocked(s *session, now time.Time) string {
 // claims, and lets it go when it has nothing to do. The legacy session
 // (see config.WebSession.Legacy) takes what the lane's eligible accepts:
 // tasks whose account is not switched off or held.
-func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) time.Time {
+//
+// gate is the chains' rule (chain.go): a task whose parents have not all
+// ended waits, and a follow-up goes to the session of its chat's account.
+func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool, gate func(Entry, string) bool) time.Time {
 	var wake time.Time
 	for _, s := range l.sessions {
 		if l.isDraining() {
@@ -153,11 +156,12 @@ func (l *Lane) roundSessions(ctx context.Context, eligible func(Entry) bool) tim
 		// One mechanism with the API lane's quotas (Admission): the first
 		// due task of the one pending order that this worker may run.
 		spec := s.spec
-		may := eligible // legacy: its accounts' switches and holds, and the lane's Admission
+		// legacy: its accounts' switches and holds, and the lane's Admission
+		may := func(e Entry) bool { return gate(e, spec.Account) && eligible(e) }
 		if !spec.Legacy {
 			adm := l.c.Admission
 			may = affine(spec.Account, func(e Entry) bool {
-				return spec.May(e.Site, e.Pinned) && (adm == nil || adm.Admit(e, now))
+				return spec.May(e.Site, e.Pinned) && gate(e, spec.Account) && (adm == nil || adm.Admit(e, now))
 			}, now, &wake)
 		}
 		entries, w := l.c.Index.Next(now, 1, may)

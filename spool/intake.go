@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -91,6 +92,9 @@ func (s *Store) Intake(dir, name string, dropLane taskfile.Kind) (IntakeResult, 
 	}
 	if rej == nil {
 		rej = s.CheckAttachments(t, dir)
+	}
+	if rej == nil {
+		rej = chain.Check(t, s.FindTask)
 	}
 	if rej == nil {
 		if where := s.Layout.Locate(lane, t.TaskID); where != "" {
@@ -316,4 +320,48 @@ func (s *Store) ReadDrop(k taskfile.Kind, path string) (*taskfile.Task, error) {
 	t.ResetForIntake()
 	s.keepSealed(k, path, data, &orig, t)
 	return t, nil
+}
+
+// FindTask is the chain.Finder of the spool: id's record and state in
+// either lane's task folders, read as a daemon reads them (a planted
+// record comes back without its daemon-written fields; a rejected drop is
+// no task), or else a drop named ID.yaml or ID.yml not yet taken in, in
+// any incoming/, as pending. The lanes are looked at again after the
+// drops: another daemon's intake may move the drop between the looks.
+func (s *Store) FindTask(id string) (*taskfile.Task, taskfile.State, bool) {
+	if !taskfile.ValidTaskID(id) {
+		return nil, "", false
+	}
+	if t, st, ok := s.findAccepted(id); ok {
+		return t, st, true
+	}
+	dirs := []string{s.Layout.Incoming()}
+	for _, k := range taskfile.Kinds {
+		dirs = append(dirs, s.Layout.Lane(k, taskfile.DirIncoming))
+	}
+	for _, d := range dirs {
+		for _, ext := range []string{".yaml", ".yml"} {
+			data, _, err := fsx.ReadRegular(filepath.Join(d, id+ext), taskfile.MaxTaskSize)
+			if err != nil {
+				continue
+			}
+			if t, err := taskfile.DecodeTask(data); err == nil {
+				return t, taskfile.StatePending, true
+			}
+		}
+	}
+	return s.findAccepted(id)
+}
+
+// findAccepted is FindTask in the lanes' task folders.
+func (s *Store) findAccepted(id string) (*taskfile.Task, taskfile.State, bool) {
+	k, where := s.Layout.LocateAny(id)
+	if where == "" || s.Layout.IsRejectedDrop(k, where, id) {
+		return nil, "", false
+	}
+	t, err := s.Read(k, where, id)
+	if err != nil {
+		return nil, "", false
+	}
+	return t, taskfile.FolderState[where], true
 }

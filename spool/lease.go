@@ -336,10 +336,16 @@ func (s *Store) Retryable(k taskfile.Kind, id string) (string, error) {
 // Retry moves lane k's failed or canceled task id back into the lane's
 // incoming/: intake clears what spoolgate wrote and runs it as new under
 // the same taskId (the task's log keeps the history). Anything else is
-// refused with a *RetryError (see Retryable). It returns the folder the
-// task came from.
+// refused with a *RetryError (see Retryable), but for a child its chain's
+// parent's retry put back in incoming/ just before (a batch's retry names
+// both): that is done already. It returns the folder the task came from.
 func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 	where, err := s.Retryable(k, id)
+	if re := (*RetryError)(nil); errors.As(err, &re) && re.State == "" && s.requeuedWithParent(k, id) {
+		// Back in incoming/ already: its parent's retry re-queued it (a
+		// batch's retry lists both).
+		return taskfile.DirIncoming, nil
+	}
 	if err != nil {
 		return where, err
 	}
@@ -347,6 +353,7 @@ func (s *Store) Retry(k taskfile.Kind, id string) (string, error) {
 		return where, fmt.Errorf("retry %s/%s: %w", k, id, err)
 	}
 	_ = s.AppendLog(k, id, "retry requested: moved from "+where+"/ back to incoming/")
+	s.retryChildren(k, id)
 	return where, nil
 }
 

@@ -3,9 +3,12 @@ package spool
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -82,4 +85,66 @@ func (w *TaskLog) Close() error {
 	err := w.f.Close()
 	w.f = nil
 	return err
+}
+
+// ChildFailedLog is the line a lane appends to a parent's task log when
+// it fails a child of its chain for it: "chain: child LANE/ID failed
+// for this task". retryChildren reads it back.
+const ChildFailedLog = "chain: child "
+
+// retryChildren retries, with a parent of a chain, the tasks that failed
+// because it had, and theirs in turn: retrying a parent lets its children
+// run. The parent's log names them (ChildFailedLog), so a retry reads one
+// log, never every failed task; each one named is retried only if its
+// record says so (errorClass parent, waiting for this parent), so a line
+// planted in a log re-queues nothing. Each is moved as Retry moves it,
+// after its parent, so intake finds the parent among the drops.
+func (s *Store) retryChildren(k taskfile.Kind, parent string) {
+	type task struct {
+		k  taskfile.Kind
+		id string
+	}
+	for queue := []task{{k, parent}}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		log, _, err := fsx.ReadRegular(s.Layout.LogPath(p.k, p.id), taskfile.MaxRecordSize)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(log), "\n") {
+			_, rest, ok := strings.Cut(line, " "+ChildFailedLog)
+			ref, _, _ := strings.Cut(rest, " ")
+			lane, id, _ := strings.Cut(ref, "/")
+			ck := taskfile.Kind(lane)
+			if !ok || !ck.Valid() || !taskfile.ValidTaskID(id) {
+				continue
+			}
+			t, err := s.Read(ck, taskfile.DirFailed, id)
+			if err != nil || t.ErrorClass != taskfile.ClassParent || !slices.Contains(chain.Parents(t), p.id) {
+				continue
+			}
+			if _, err := s.Retryable(ck, id); err != nil {
+				continue
+			}
+			if err := s.files.RenameNoReplace(s.Layout.TaskPath(ck, taskfile.DirFailed, id), s.Layout.TaskPath(ck, taskfile.DirIncoming, id)); err != nil {
+				continue
+			}
+			_ = s.AppendLog(ck, id, retriedWithParent+p.id+": moved from failed/ back to incoming/")
+			queue = append(queue, task{ck, id})
+		}
+	}
+}
+
+// retriedWithParent starts the log line retryChildren writes.
+const retriedWithParent = "retried with its parent "
+
+// requeuedWithParent reports whether lane k's task id waits in incoming/
+// because its parent's retry moved it there: the last line of its log
+// says so.
+func (s *Store) requeuedWithParent(k taskfile.Kind, id string) bool {
+	if !exists(s.Layout.TaskPath(k, taskfile.DirIncoming, id)) {
+		return false
+	}
+	log, _, err := fsx.ReadRegular(s.Layout.LogPath(k, id), taskfile.MaxRecordSize)
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	return err == nil && strings.Contains(lines[len(lines)-1], " "+retriedWithParent)
 }

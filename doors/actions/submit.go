@@ -17,6 +17,9 @@ type Drop struct {
 	Lane taskfile.Kind
 	ID   string
 	Data []byte
+	// After is the tasks it waits for (a chain): ParentsFirst drops those
+	// of the same submission before it, so intake finds them.
+	After []string
 }
 
 // CheckDrop validates one task file's bytes exactly as intake will; name
@@ -53,7 +56,7 @@ func CheckDrop(st *spool.Store, src, name string, data []byte, lane taskfile.Kin
 	}
 	// The file keeps its bytes; its name carries the taskId when the file
 	// does not, so intake derives the same id.
-	return Drop{Src: src, Lane: resolved, ID: t.TaskID, Data: data}, nil
+	return Drop{Src: src, Lane: resolved, ID: t.TaskID, Data: data, After: t.After}, nil
 }
 
 // CheckTask is CheckDrop for a task built from fields (flags, the form,
@@ -77,6 +80,37 @@ func Duplicates(drops []Drop) error {
 		seen[key] = d.Src
 	}
 	return nil
+}
+
+// ParentsFirst orders drops so that each comes after those of its
+// parents (after:) among them, keeping the given order otherwise: a
+// daemon takes drops in as they arrive, and refuses a task whose parent
+// is nowhere yet. Drops in a cycle keep their order (intake refuses them).
+func ParentsFirst(drops []Drop) []Drop {
+	byID := map[string]int{}
+	for i, d := range drops {
+		byID[d.ID] = i
+	}
+	out := make([]Drop, 0, len(drops))
+	state := make([]int, len(drops)) // 0 new, 1 on the path, 2 placed
+	var place func(i int)
+	place = func(i int) {
+		if state[i] != 0 {
+			return
+		}
+		state[i] = 1
+		for _, p := range drops[i].After {
+			if j, ok := byID[p]; ok {
+				place(j)
+			}
+		}
+		state[i] = 2
+		out = append(out, drops[i])
+	}
+	for i := range drops {
+		place(i)
+	}
+	return out
 }
 
 // DropOne writes d into its lane's incoming/ under a temp name and moves

@@ -17,7 +17,10 @@ import (
 type RowDrop struct {
 	N    int
 	Drop Drop
-	Err  string // "" when the row is a valid task
+	// Extra are the row's follow-up (ID-f, followUp: ID) and chained
+	// task (ID-c, after the row's last), dropped after Drop.
+	Extra []Drop
+	Err   string // "" when the row is a valid task
 }
 
 // RowTaskID is the taskId of a table's row N in batch: the same rows of
@@ -48,23 +51,42 @@ func TableDrops(st *spool.Store, batch string, rows []tableimport.Row) []RowDrop
 			out[i].Err = r.Err
 			continue
 		}
-		t := &taskfile.Task{TaskID: RowTaskID(batch, r.N), Model: r.Model, Content: r.Content, Prompt: r.Prompt,
-			Batch: batch, Output: r.Output, Priority: taskfile.Priority(r.Priority)}
-		src := fmt.Sprintf("row %d", r.N)
-		d, err := CheckTask(st, src, t, "")
-		if err == nil && waiting(st, d) {
-			err = &Refused{Field: "taskId", Msg: fmt.Sprintf("%s: taskId %q is already waiting in %s/incoming (a duplicate)", src, d.ID, d.Lane)}
+		id := RowTaskID(batch, r.N)
+		tasks := []*taskfile.Task{{TaskID: id, Model: r.Model, Content: r.Content, Prompt: r.Prompt,
+			Batch: batch, Output: r.Output, Priority: taskfile.Priority(r.Priority)}}
+		last := id
+		if r.FollowUp != "" {
+			last = id + "-f"
+			tasks = append(tasks, &taskfile.Task{TaskID: last, Model: r.Model, FollowUp: id, Content: r.FollowUp, Batch: batch, Priority: taskfile.Priority(r.Priority)})
 		}
-		if err != nil {
-			var rf *Refused
-			if !errors.As(err, &rf) {
-				out[i].Err = err.Error()
-				continue
+		if r.ThenModel != "" {
+			then := r.Then
+			if then == "" {
+				then = "{{result}}"
 			}
-			out[i].Err = rf.Msg
-			continue
+			tasks = append(tasks, &taskfile.Task{TaskID: id + "-c", Model: r.ThenModel, After: []string{last},
+				Content: strings.ReplaceAll(then, "{{result}}", "{{"+last+".result}}"), Batch: batch, Priority: taskfile.Priority(r.Priority)})
 		}
-		out[i].Drop = d
+		src := fmt.Sprintf("row %d", r.N)
+		for j, t := range tasks {
+			d, err := CheckTask(st, src, t, "")
+			if err == nil && waiting(st, d) {
+				err = &Refused{Field: "taskId", Msg: fmt.Sprintf("%s: taskId %q is already waiting in %s/incoming (a duplicate)", src, d.ID, d.Lane)}
+			}
+			if err != nil {
+				out[i].Err, out[i].Extra = err.Error(), nil
+				var rf *Refused
+				if errors.As(err, &rf) {
+					out[i].Err = rf.Msg
+				}
+				break
+			}
+			if j == 0 {
+				out[i].Drop = d
+			} else {
+				out[i].Extra = append(out[i].Extra, d)
+			}
+		}
 	}
 	return out
 }
@@ -92,6 +114,18 @@ func DropRows(st *spool.Store, rows []RowDrop) (int, error) {
 			return n, err
 		}
 		n++
+		// The row's follow-up and chained task, after it: intake finds
+		// each one's parent among the drops or in the lanes.
+		for _, d := range rows[i].Extra {
+			if err := DropOne(st, d); err != nil {
+				var rf *Refused
+				if errors.As(err, &rf) {
+					rows[i].Err = rf.Msg
+					break
+				}
+				return n, err
+			}
+		}
 	}
 	return n, nil
 }

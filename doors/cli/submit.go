@@ -36,7 +36,10 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		promptCol:   fs.String("prompt-col", "", "with --table: the column of the prompt"),
 		modelCol:    fs.String("model-col", "", "with --table: the column of the model (default --model)"),
 		priorityCol: fs.String("priority-col", "", "with --table: the column of the priority"),
-		outputCol:   fs.String("output-col", "", "with --table: the column of the output path")}
+		outputCol:   fs.String("output-col", "", "with --table: the column of the output path"),
+		followUpCol: fs.String("followup-col", "", "with --table: the column of a second message sent in the same chat after the row's (a follow-up task ID-f)"),
+		thenModel:   fs.String("then-model", "", "with --table: chain each row to a second task on this model (ID-c), after the row's last answer"),
+		then:        fs.String("then", "", "with --then-model: the chained task's content, {{result}} standing for the row's last answer (default: the answer alone)")}
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -105,6 +108,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err := actions.Duplicates(drops); err != nil {
 		return asUsage(err)
 	}
+	drops = actions.ParentsFirst(drops)
 	// All valid: now drop them, each written under a temp name and moved in.
 	if err := st.Layout.Create(); err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 type tableFlags struct {
 	file, template                               *string
 	contentCol, promptCol, modelCol, priorityCol *string
-	outputCol                                    *string
+	outputCol, followUpCol, thenModel, then      *string
 }
 
 // submitTable is `spoolgate submit --table FILE`: the console's import
@@ -38,7 +38,8 @@ func submitTable(env *Env, st *spool.Store, tf tableFlags, batch, model string) 
 		batch = strings.TrimSuffix(base, filepath.Ext(base))
 	}
 	rows, err := tableimport.Mapping{Template: *tf.template, ContentCol: *tf.contentCol, PromptCol: *tf.promptCol,
-		ModelCol: *tf.modelCol, PriorityCol: *tf.priorityCol, OutputCol: *tf.outputCol, Model: model}.Rows(t)
+		ModelCol: *tf.modelCol, PriorityCol: *tf.priorityCol, OutputCol: *tf.outputCol, Model: model,
+		FollowUpCol: *tf.followUpCol, ThenModel: *tf.thenModel, Then: *tf.then}.Rows(t)
 	if err != nil {
 		return usagef("submit --table %s: %v", *tf.file, err)
 	}
@@ -55,8 +56,10 @@ func submitTable(env *Env, st *spool.Store, tf tableFlags, batch, model string) 
 			fmt.Fprintf(env.Stderr, "row %d: %s\n", d.N, safetext.Line(strings.TrimPrefix(d.Err, fmt.Sprintf("row %d: ", d.N))))
 			continue
 		}
-		ids = append(ids, string(d.Drop.Lane)+"/"+d.Drop.ID)
-		fmt.Fprintln(env.Stdout, safetext.Line(d.Drop.ID))
+		for _, x := range append([]actions.Drop{d.Drop}, d.Extra...) {
+			ids = append(ids, string(x.Lane)+"/"+x.ID)
+			fmt.Fprintln(env.Stdout, safetext.Line(x.ID))
+		}
 	}
 	if len(ids) > 0 {
 		cliAudit(st, env, "import", ids, batch, filepath.Base(*tf.file))

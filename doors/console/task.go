@@ -17,6 +17,7 @@ import (
 	"github.com/spoolgate/spoolgate/internal/markdown"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/chain"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -275,6 +276,11 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	add("browserPid", strconv.Itoa(t.BrowserPID), "")
 	add("errorClass", string(t.ErrorClass), "")
 	add("error", t.Error, "")
+	add("after", strings.Join(t.After, ", "), "")
+	add("followUp", t.FollowUp, "")
+	if loc.dir == taskfile.DirPending && !t.Filled() {
+		add("waits", status.WaitsFor(h.store.Layout, chain.Parents(t)), "")
+	}
 	for _, f := range extraTaskFields(t) {
 		add(f.K, f.V, "")
 	}

@@ -52,12 +52,16 @@ type chatTask struct {
 	Sampling               *taskfile.Sampling  // the sampling fields the request set
 	samplingNames          map[string]string   // each set field's OpenAI name, by its task name
 	Stream, Usage          bool
+	// Turns are a multi-turn request's earlier exchanges, oldest first:
+	// each user message and the assistant's answer to it (turns.go).
+	Turns []taskfile.Turn
 }
 
 // parseChat reads a chat-completions body into a task: the system (or
-// developer) messages before the user's become the prompt, the one user
-// message the content. A conversation with earlier turns (an assistant
-// or tool message, a second user message) is refused: tasks are one turn.
+// developer) messages before the user's become the prompt, the last user
+// message the content, and the user and assistant messages before it, in
+// pairs, the earlier turns (the door then looks for the task they came
+// from: turns.go). Tool and function messages are refused.
 func parseChat(body []byte) (chatTask, *apiError) {
 	var req chatRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -108,7 +112,7 @@ func parseChat(body []byte) (chatTask, *apiError) {
 		}
 	}
 	var prompts []string
-	user := -1
+	user, pending := -1, -1 // the last user message; one not yet answered
 	for i, m := range req.Messages {
 		param := fmt.Sprintf("messages[%d]", i)
 		text, aerr := messageText(m.Content, param+".content")
@@ -122,19 +126,25 @@ func parseChat(body []byte) (chatTask, *apiError) {
 			}
 			prompts = append(prompts, text)
 		case "user":
-			if user >= 0 {
-				return chatTask{}, badRequest(param, "a second user message: multi-turn conversations are not supported yet (a task is one turn); send one user message")
+			if pending >= 0 {
+				return chatTask{}, badRequest(param, "a second user message in a row: each earlier user message must be followed by the assistant's answer to it")
 			}
-			user = i
+			user, pending = i, i
 			ct.Content = text
-		case "assistant", "tool", "function":
-			return chatTask{}, badRequest(param, "an earlier "+m.Role+" turn: multi-turn conversations are not supported yet (a task is one turn); send a system message and one user message")
+		case "assistant":
+			if pending < 0 {
+				return chatTask{}, badRequest(param, "an assistant message that answers no user message")
+			}
+			ct.Turns = append(ct.Turns, taskfile.Turn{Content: ct.Content, Result: text})
+			pending = -1
+		case "tool", "function":
+			return chatTask{}, badRequest(param, "a "+m.Role+" message: tools are not supported (a task is prompts and answers)")
 		default:
 			return chatTask{}, badRequest(param+".role", fmt.Sprintf("%q: want system, developer or user", m.Role))
 		}
 	}
-	if user < 0 {
-		return chatTask{}, badRequest("messages", "no user message: the last message must be the user's")
+	if user < 0 || pending < 0 {
+		return chatTask{}, badRequest("messages", "no user message last: the last message must be the user's")
 	}
 	ct.Prompt = strings.Join(prompts, "\n\n")
 	return ct, nil
@@ -201,6 +211,12 @@ func (d *Door) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t := &taskfile.Task{Model: ct.Model, Prompt: ct.Prompt, Content: ct.Content, Schema: ct.Schema, Sampling: ct.Sampling, Batch: batchOf(r, tk)}
+	if len(ct.Turns) > 0 {
+		if aerr := d.continueTurns(tk, ct, t); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		t.TaskID = keyedID(tk, key)
 	} else {

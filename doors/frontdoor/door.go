@@ -39,6 +39,7 @@ type Door struct {
 	mux    *http.ServeMux
 
 	idLocks [64]sync.Mutex // one submit of a taskId at a time in this process (idLock)
+	turns   turnsCache     // the conversations of the token's done tasks (turns.go)
 }
 
 // token is one of `tokens:`, with its rate limiter.

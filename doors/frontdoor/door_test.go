@@ -35,6 +35,13 @@ func TestParseChat(t *testing.T) {
 	if ct.Model != "m" || ct.Prompt != "Be brief.\n\nIn French." || ct.Content != "Hello, world" || !ct.Stream || !ct.Usage {
 		t.Errorf("parsed %+v", ct)
 	}
+	// A conversation: the earlier turns in pairs, the last user message
+	// the content.
+	mt := ok(`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"u1"},{"role":"assistant","content":"a1"},
+		{"role":"user","content":"u2"},{"role":"assistant","content":"a2"},{"role":"user","content":"u3"}]}`)
+	if mt.Prompt != "S" || mt.Content != "u3" || len(mt.Turns) != 2 || mt.Turns[0] != (taskfile.Turn{Content: "u1", Result: "a1"}) || mt.Turns[1] != (taskfile.Turn{Content: "u2", Result: "a2"}) {
+		t.Errorf("multi-turn parsed %+v", mt)
+	}
 	// The sampling fields are the task's own (the model's config decides
 	// in Door.chat whether it takes them), by their task-file names.
 	st := ok(`{"model":"m","temperature":0.2,"max_completion_tokens":50,"stop":"END","seed":null,"messages":[{"role":"user","content":"a"}]}`)
@@ -47,7 +54,9 @@ func TestParseChat(t *testing.T) {
 		`{"model":"m","messages":[]}`:                                                                 "messages",
 		`{"model":"m","messages":[{"role":"system","content":"x"}]}`:                                  "messages",
 		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`:      "messages[1]",
-		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`: "messages[1]",
+		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`: "messages",
+		`{"model":"m","messages":[{"role":"assistant","content":"b"},{"role":"user","content":"a"}]}`: "messages[0]",
+		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"tool","content":"b"}]}`:      "messages[1]",
 		`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"system","content":"b"}]}`:    "messages[1]",
 		`{"model":"m","messages":[{"role":"robot","content":"a"}]}`:                                   "messages[0].role",
 		`{"model":"m","messages":[{"role":"user"}]}`:                                                  "messages[0].content",

@@ -25,7 +25,8 @@ import (
 // files' absolute paths, one a line) when a row has one, `promptTokens`,
 // `completionTokens`, `reasoningTokens`, `cachedTokens` and
 // `tokensEstimated` (true for a web answer's count) when a row has a
-// usage, and an `archived` column
+// usage, `followUp` and `after` (space-separated) when a row is a
+// follow-up or a chain's child, and an `archived` column
 // last when the archive was read. The cells are the exact values: each
 // writer makes them safe for its format.
 func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
@@ -37,11 +38,12 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 	reasoning := has(func(r Row) bool { return r.Reasoning != "" })
 	arts := has(func(r Row) bool { return len(r.ArtifactFiles) > 0 })
 	tokens := has(func(r Row) bool { return r.PromptTokens+r.CompletionTokens > 0 })
+	chained := has(func(r Row) bool { return r.FollowUp != "" || len(r.After) > 0 })
 	for _, c := range []struct {
 		on   bool
 		cols []string
 	}{{title, []string{"title"}}, {conv, []string{"conversation"}}, {check, []string{"resultCheck"}}, {reasoning, []string{"reasoning"}},
-		{arts, []string{"artifacts"}}, {tokens, []string{"promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "tokensEstimated"}}, {archive, []string{"archived"}}} {
+		{arts, []string{"artifacts"}}, {tokens, []string{"promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "tokensEstimated"}}, {chained, []string{"followUp", "after"}}, {archive, []string{"archived"}}} {
 		if c.on {
 			cols = append(cols, c.cols...)
 		}
@@ -81,6 +83,9 @@ func ResultsTable(rows []Row, archive bool) ([]string, [][]string) {
 				est = "true"
 			}
 			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens), strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.CachedTokens), est)
+		}
+		if chained {
+			rec = append(rec, r.FollowUp, strings.Join(r.After, " "))
 		}
 		if archive {
 			rec = append(rec, r.Archived)

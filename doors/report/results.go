@@ -43,6 +43,11 @@ type Row struct {
 	// Conversation (web) is the URL of the conversation the answer came
 	// from (or the prompt's last send went to); absent for the others.
 	Conversation string `json:"conversation,omitempty"`
+	// FollowUp and After are the task's place in a conversation or a
+	// chain: the task whose chat it continues, the tasks it waited for.
+	// A conversation's turns are listed together (turnsTogether).
+	FollowUp string   `json:"followUp,omitempty"`
+	After    []string `json:"after,omitempty"`
 	// ResultFormat and ResultMethod: how a web answer was read (markdown
 	// or text; network, copy, dom or text); absent for an API answer.
 	ResultFormat string `json:"resultFormat,omitempty"`
@@ -158,7 +163,7 @@ func ReadResults(cfg *config.Config, batch string, archive bool) ([]Row, error) 
 		}
 		return rows[i].Lane < rows[j].Lane
 	})
-	return rows, nil
+	return turnsTogether(rows), nil
 }
 
 func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
@@ -174,6 +179,7 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	u := t.Usage
 	r.PromptTokens, r.CompletionTokens, r.ReasoningTokens, r.CachedTokens, r.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens, u.Estimated
 	r.Artifacts = t.Artifacts
+	r.FollowUp, r.After = t.FollowUp, t.After
 	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
 		ms := r.FinishedAt.Sub(*r.StartedAt).Milliseconds()

@@ -116,12 +116,21 @@ type Mapping struct {
 	ContentCol, PromptCol, ModelCol, PriorityCol string
 	OutputCol                                    string
 	Model                                        string
+	// FollowUpCol is the column of a second message sent in the same chat
+	// after the row's first (a follow-up task), when its cell is not empty.
+	FollowUpCol string
+	// ThenModel chains each row to a second task on that model, whose
+	// content is Then with {{result}} standing for the row's last answer
+	// (Then empty: the answer alone).
+	ThenModel, Then string
 }
 
 // Row is one row's task fields, or why it gives none.
 type Row struct {
 	N                                        int // the spreadsheet's row number
 	Model, Content, Prompt, Priority, Output string
+	FollowUp                                 string // the follow-up message, if any (FollowUpCol)
+	ThenModel, Then                          string // the chained task's model and content (Mapping)
 	Err                                      string
 }
 
@@ -147,21 +156,24 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 	} else if m.ContentCol == "" {
 		return nil, fmt.Errorf("content: give a template or the content's column")
 	}
-	var cols [5]int // content, prompt, model, priority, output
+	var cols [6]int // content, prompt, model, priority, output, follow-up
 	for i, c := range []struct{ key, name string }{{"content", m.ContentCol}, {"prompt", m.PromptCol}, {"model", m.ModelCol},
-		{"priority", m.PriorityCol}, {"output", m.OutputCol}} {
+		{"priority", m.PriorityCol}, {"output", m.OutputCol}, {"follow-up", m.FollowUpCol}} {
 		if cols[i], err = col(c.key, c.name); err != nil {
 			return nil, err
 		}
 	}
-	cc, pc, mc, prc, oc := cols[0], cols[1], cols[2], cols[3], cols[4]
+	cc, pc, mc, prc, oc, fc := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+	if m.Then != "" && m.ThenModel == "" {
+		return nil, fmt.Errorf("then: a chained task's content needs its model (then-model)")
+	}
 	// Every row's size first, from the cell lengths alone: a row past a
 	// task's size, or rows past the import's total, refuse the import
 	// before one byte of it is filled.
 	var total int64
 	for i := range t.Rows {
 		cell := func(c int) string { return t.Cell(i, c) }
-		size := int64(len(cell(pc)))
+		size := int64(len(cell(pc)) + len(cell(fc)))
 		var heavy string
 		var count int
 		var cellLen int64
@@ -183,7 +195,7 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 	rows := make([]Row, len(t.Rows))
 	for i := range t.Rows {
 		cell := func(c int) string { return t.Cell(i, c) }
-		r := Row{N: t.N[i], Prompt: cell(pc), Priority: cell(prc), Output: cell(oc), Model: cell(mc)}
+		r := Row{N: t.N[i], Prompt: cell(pc), Priority: cell(prc), Output: cell(oc), Model: cell(mc), FollowUp: cell(fc), ThenModel: m.ThenModel, Then: m.Then}
 		if r.Model == "" {
 			r.Model = m.Model
 		}

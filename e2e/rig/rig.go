@@ -304,6 +304,8 @@ func (r *Rig) Run(args ...string) (int, string, string) {
 // Task is a task to submit.
 type Task struct {
 	ID, Model, Prompt, Content, Output, Batch string
+	After                                     []string // the tasks it waits for (a chain)
+	FollowUp                                  string   // the task whose conversation it continues
 }
 
 // Submit writes the tasks as files in the rig's folder (outside the spool)
@@ -316,7 +318,7 @@ func (r *Rig) Submit(tasks ...Task) {
 	}
 	args := []string{"submit"}
 	for _, tk := range tasks {
-		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch}
+		t := taskfile.Task{TaskID: tk.ID, Model: tk.Model, Prompt: tk.Prompt, Content: tk.Content, Output: tk.Output, Batch: tk.Batch, After: tk.After, FollowUp: tk.FollowUp}
 		data, err := t.Encode()
 		if err != nil {
 			r.T.Fatal(err)

@@ -96,6 +96,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		ResponseFormat:      req.ResponseFormat,
 	}
 	for _, m := range req.Messages {
+		rec.Turns = append(rec.Turns, m.Role+": "+m.text())
 		switch m.Role {
 		case "system", "developer":
 			rec.HasSystem = true

@@ -72,6 +72,9 @@ type Request struct {
 	ResponseFormat json.RawMessage
 	Usage          Usage // the usage the stand-in reported for its answer
 	Status         int   // the status the stand-in answered with
+	// Turns are the messages in order, each "role: text" (a follow-up's
+	// earlier turns before its own).
+	Turns []string
 }
 
 // Usage is the token counts the stand-in reported for one answer.

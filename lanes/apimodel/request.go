@@ -54,12 +54,20 @@ const maxErrorBody = 64 << 10
 
 // request builds the body: a system message with the prompt unless it is
 // empty or the model needs an empty prompt (reasoning models parrot it
-// instead of reasoning), then one user message with the content and the
-// task's attachments (files, read and checked by loadAttachments).
+// instead of reasoning), a follow-up's earlier turns, then one user
+// message with the content and the task's attachments (files, read and
+// checked by loadAttachments).
 func (m *model) request(t *taskfile.Task, files []attach.Loaded) *chatRequest {
 	r := &chatRequest{Model: m.cfg.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, Temperature: m.cfg.Temperature}
 	if t.Prompt != "" && !m.cfg.NeedEmptyPrompt {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: t.Prompt})
+	}
+	if th := t.Thread; th != nil {
+		// A follow-up: the earlier turns of its followUp chain, as sent
+		// and answered, before its own message.
+		for _, turn := range th.Turns {
+			r.Messages = append(r.Messages, chatMessage{Role: "user", Content: turn.Content}, chatMessage{Role: "assistant", Content: turn.Result})
+		}
 	}
 	r.Messages = append(r.Messages, chatMessage{Role: "user", Content: userContent(t.Content, files)})
 	n := m.cfg.MaxTokens

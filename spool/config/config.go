@@ -139,7 +139,17 @@ type ModelConfig struct {
 	// SchemaInstruction (the default: told after the prompt) or
 	// SchemaNative (the endpoint takes response_format).
 	SchemaMode string `yaml:"schemaMode"`
+	// FollowUpFallback (web) is what a follow-up (followUp:, or the front
+	// door's multi-turn request) does when the chat it continues is gone
+	// (deleted on the site, its account no longer in the config): ""
+	// (default) fails it with that reason; FollowUpTranscript starts a
+	// new chat whose first message carries the earlier turns.
+	FollowUpFallback string `yaml:"followUpFallback"`
 }
+
+// FollowUpTranscript is the followUpFallback that starts a new chat with
+// the earlier turns as a transcript.
+const FollowUpTranscript = "transcript"
 
 // Price is a model's price per million tokens.
 type Price struct {

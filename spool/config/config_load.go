@@ -203,6 +203,9 @@ func (c *Config) Check() error {
 			if m.Model == "" {
 				m.Model = m.Name
 			}
+			if m.FollowUpFallback != "" {
+				return &ConfigError{Key: key + ".followUpFallback", Msg: "an api model's follow-up sends the earlier turns as messages: it has no chat to lose"}
+			}
 			if p := m.Price; p != nil && (p.Input < 0 || p.Output < 0 || p.Cached != nil && *p.Cached < 0) {
 				return &ConfigError{Key: key + ".price", Msg: "input and output are what a million tokens cost: not negative"}
 			}
@@ -230,6 +233,9 @@ func (c *Config) Check() error {
 			}
 			if err := checkModelModes(key, m, site); err != nil {
 				return err
+			}
+			if m.FollowUpFallback != "" && m.FollowUpFallback != FollowUpTranscript {
+				return &ConfigError{Key: key + ".followUpFallback", Msg: fmt.Sprintf("%q is not %s (or absent: a follow-up whose chat is gone fails)", m.FollowUpFallback, FollowUpTranscript)}
 			}
 		case "":
 			return &ConfigError{Key: key + ".kind", Msg: "missing: web or api"}

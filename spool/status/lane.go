@@ -54,6 +54,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	heldAccount := map[string]int{}
 	heldBatch := map[string]string{} // batch -> why it cannot be estimated
 	var deferred int
+	var chains chainWaits
 	var until time.Time
 	recent := map[string]*newest{} // the latest web answers in done/ by model
 	for i := range ts {
@@ -120,6 +121,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held"
 				}
 				continue
+			}
+			if len(t.sum.after) > 0 {
+				chains = s.chainHeld(chains, t.sum)
 			}
 			if t.sum.notBefore.After(now) {
 				deferred++
@@ -212,6 +216,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 				Message: fmt.Sprintf("%s: the web runner lock is held by pid %d on %s, which runs no task (a login session?)", wait(n), pid, host)})
 		}
 	}
+	ln.Held = append(ln.Held, chains.held()...)
 	if deferred > 0 {
 		ln.Held = append(ln.Held, Held{Kind: HeldDeferred, Count: deferred, Until: ptr(until),
 			Message: fmt.Sprintf("%s deferred until %s (retry back-off)", plural(deferred, "task"), until.Format(time.RFC3339))})

@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -19,6 +20,7 @@ type summary struct {
 	submittedAt, notBefore, startedAt, heartbeatAt, finishedAt time.Time
 	attempts                                                   []taskfile.AttemptRecord // the timeline's bars: the last MaxAttemptRecords
 	attemptsLeftOut                                            int                      // records of the file not kept (a file no daemon wrote)
+	after                                                      []string                 // a chained task's parents, until it is filled
 }
 
 func summaryOf(t *taskfile.Task) summary {
@@ -35,7 +37,7 @@ func fromSpool(s taskfile.Summary) summary {
 	return summary{
 		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, usage: s.Usage, doorToken: s.DoorToken, reasoning: s.Reasoning,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
-		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt,
+		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt, after: splitAfter(s.After),
 	}
 }
 
@@ -65,4 +67,12 @@ func parseSummary(data []byte) (summary, bool) {
 func scanSummary(data []byte) (summary, bool) {
 	s, ok := taskfile.ScanSummary(bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF}))
 	return fromSpool(s), ok
+}
+
+// splitAfter is a Summary's After as a list.
+func splitAfter(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

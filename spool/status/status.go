@@ -369,6 +369,7 @@ const (
 	HeldRunner   = "runner"   // web: the runner lock is held elsewhere and nothing runs
 	HeldStandby  = "standby"  // web: this daemon waits for the runner lock
 	HeldDeferred = "deferred" // tasks wait for their notBefore (retry back-off)
+	HeldChain    = "chain"    // a chained task waits for its parents (after:)
 )
 
 // Held is one reason tasks of a lane do not run.

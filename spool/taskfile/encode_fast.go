@@ -33,9 +33,17 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.str(0, "content", c.Content)
 	e.attachments(c.Attachments, nil)
 	e.strOmit(0, "schema", string(c.Schema))
-	if c.Sampling != nil {
-		return e.b, false // numbers and a list: yaml.v3 writes them
+	if c.Sampling != nil || c.Thread != nil {
+		return e.b, false // numbers and a list, a follow-up's turns: yaml.v3 writes them
 	}
+	if len(c.After) > 0 {
+		e.key(0, "after")
+		e.b = append(e.b, '\n')
+		for _, p := range c.After {
+			e.item(p)
+		}
+	}
+	e.strOmit(0, "followUp", c.FollowUp)
 	e.strOmit(0, "state", string(c.State))
 	e.int(0, "attempt", c.Attempt)
 	e.timeOmit(0, "submittedAt", c.SubmittedAt)
@@ -62,6 +70,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 		e.timeOmit(2, "sentAt", s.SentAt)
 		e.strOmit(2, "conversation", s.Conversation)
 	}
+	e.strOmit(0, "template", c.Template)
 	if len(c.Attempts) > 0 {
 		e.key(0, "attempts")
 		e.b = append(e.b, '\n')

@@ -146,6 +146,15 @@ func TestTask_EncodeFastFields(t *testing.T) {
 			tk.Attachments = []string{"ref.jpg", "说明.txt", "a: b"}
 			check("attachments", tk)
 			continue
+		case "Thread":
+			tk.Thread = &Thread{Account: "a1", Conversation: "https://chat.example/c/1",
+				Turns: []Turn{{TaskID: "p", Content: "draft: x", Result: "ok\nmore"}}}
+			roundTrip(t, "thread", tk, func(t *Task) any { return t.Thread })
+			continue
+		case "After":
+			tk.After = []string{"outline-3", "大纲.1"}
+			check("after", tk)
+			continue
 		case "AttachmentsChecked":
 			ct := reflect.TypeFor[Attachment]()
 			for j := range ct.NumField() {
@@ -158,14 +167,7 @@ func TestTask_EncodeFastFields(t *testing.T) {
 		case "Sampling":
 			temp, n := 0.2, 50
 			tk.Sampling = &Sampling{Temperature: &temp, MaxTokens: &n, Stop: []string{"END", "a: b"}, ReasoningEffort: "low"}
-			b, err := tk.Encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := DecodeTask(b)
-			if err != nil || !reflect.DeepEqual(back.Sampling, tk.Sampling) {
-				t.Errorf("sampling: read back %+v (%v), want %+v", back.Sampling, err, tk.Sampling)
-			}
+			roundTrip(t, "sampling", tk, func(t *Task) any { return t.Sampling })
 			continue
 		case "Usage":
 			for _, u := range testUsages {
@@ -262,4 +264,18 @@ func BenchmarkTask_Encode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// roundTrip checks that the field of tk that field picks, one yaml.v3
+// writes (appendTask declines it), reads back as it was.
+func roundTrip(t *testing.T, what string, tk *Task, field func(*Task) any) {
+	t.Helper()
+	b, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeTask(b)
+	if err != nil || !reflect.DeepEqual(field(back), field(tk)) {
+		t.Errorf("%s: read back %+v (%v), want %+v", what, field(back), err, field(tk))
+	}
 }

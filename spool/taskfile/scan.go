@@ -3,6 +3,7 @@ package taskfile
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,13 +34,30 @@ type Summary struct {
 	State                                                      State
 	Attempt                                                    int
 	SubmittedAt, NotBefore, StartedAt, HeartbeatAt, FinishedAt time.Time
+	// After is the tasks a chained task waits for until its content is
+	// filled (none once it is), joined by commas (no taskId holds one:
+	// a Summary stays comparable); the scan declines such a file.
+	After string
 }
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
 		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, DoorToken: t.DoorToken, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
-		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
+		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt, After: waitsFor(t)}
+}
+
+// waitsFor is the tasks t waits for: its after:, until its content is
+// filled from them.
+func waitsFor(t *Task) string {
+	if t.Filled() {
+		return ""
+	}
+	parents := t.After
+	if t.FollowUp != "" {
+		parents = append(parents[:len(parents):len(parents)], t.FollowUp)
+	}
+	return strings.Join(parents, ",")
 }
 
 // setUsageCount sets u's count (or mark) k to v as the encoder writes
@@ -120,6 +138,9 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		if line[0] == ' ' || line[0] == '#' || line[0] == '-' {
 			continue // nested lines never hold summary fields
+		}
+		if string(line) == "after:" || bytes.HasPrefix(line, []byte("followUp:")) {
+			return Summary{}, false // a chain's parents, a list: decoded in full
 		}
 		if string(line) == "reasoning:" {
 			return Summary{}, false // a value on the lines below: not the encoder's

@@ -60,6 +60,9 @@ const (
 	ClassAccount     ErrorClass = "account"
 	ClassEnvironment ErrorClass = "environment"
 	ClassCanceled    ErrorClass = "canceled"
+	// ClassParent: a task of a chain (after:) did not run because a
+	// parent it waits for failed or was canceled (spool/chain).
+	ClassParent ErrorClass = "parent"
 )
 
 // MaxTaskSize is the largest drop spoolgate takes: it guards intake (and
@@ -99,6 +102,15 @@ type Task struct {
 	// Sampling is the task's own sampling settings for an API model that
 	// allows them (sampling.go).
 	Sampling *Sampling `yaml:"sampling,omitempty"`
+	// After names the tasks this one waits for (spool/chain): it stays
+	// pending until each has ended success, and its content may use
+	// their results as {{ID.result}} and {{ID.thinking}}.
+	After []string `yaml:"after,omitempty"`
+	// FollowUp names the task whose conversation this one continues
+	// (spool/chain): it waits as for after:, then runs as the next
+	// message of that task's chat, on its account (web), or with the
+	// earlier turns as messages (api).
+	FollowUp string `yaml:"followUp,omitempty"`
 
 	State       State      `yaml:"state,omitempty"`
 	Attempt     int        `yaml:"attempt"`
@@ -119,6 +131,15 @@ type Task struct {
 	// Send is a web task's last send of its prompt (sendrecord.go): what
 	// lets a later attempt reattach instead of sending again.
 	Send *SendRecord `yaml:"send,omitempty"`
+	// Template is the content as submitted, before the claim filled in
+	// its parents' results (spool/chain): a daemon's field. Set, it says
+	// Content is filled already, so a reclaimed task is not filled twice
+	// (a result may itself hold "{{x.result}}"); intake puts it back as
+	// the content, so a retry fills afresh.
+	Template string `yaml:"template,omitempty"`
+	// Thread is where a follow-up continues, filled at the claim from its
+	// parent's record (thread.go): a daemon's field.
+	Thread *Thread `yaml:"thread,omitempty"`
 	// Attempts is the history of the task's attempts (attempts.go).
 	Attempts []AttemptRecord `yaml:"attempts,omitempty"`
 	// ResultFormat and ResultMethod say how a web answer was read:
@@ -187,6 +208,12 @@ func (t *Task) Clone() *Task {
 	c.Attempts = append([]AttemptRecord(nil), t.Attempts...)
 	c.Artifacts = cloneArtifacts(t.Artifacts)
 	c.Attachments = append([]string(nil), t.Attachments...)
+	c.After = append([]string(nil), t.After...)
+	if t.Thread != nil {
+		th := *t.Thread
+		th.Turns = append([]Turn(nil), t.Thread.Turns...)
+		c.Thread = &th
+	}
 	c.AttachmentsChecked = append([]Attachment(nil), t.AttachmentsChecked...)
 	c.Wrote = append([]Written(nil), t.Wrote...)
 	return &c
@@ -196,10 +223,14 @@ func (t *Task) Clone() *Task {
 // from failed/ back to incoming/ runs again as new, and turns CRLF in the
 // prompt and content into LF.
 func (t *Task) ResetForIntake() {
+	if t.Template != "" {
+		t.Content = t.Template // a filled chain task runs again as submitted
+	}
 	*t = Task{
 		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Title: t.Title, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
-		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling,
+		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling, After: t.After,
+		FollowUp: t.FollowUp,
 	}
 }
 

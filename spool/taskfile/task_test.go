@@ -166,3 +166,25 @@ func mustTime(s string) time.Time {
 	}
 	return t
 }
+
+// A chained task keeps its parents at intake, and a filled one runs again
+// as submitted: its template back as the content, the template cleared.
+func TestTask_ResetForIntake(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		in          Task
+		wantContent string
+	}{
+		{"plain", Task{TaskID: "a", Content: "x\r\ny", Result: "r", Owner: "h:1"}, "x\ny"},
+		{"chained, not filled", Task{TaskID: "a", After: []string{"p"}, Content: "{{p.result}}"}, "{{p.result}}"},
+		{"chained, filled", Task{TaskID: "a", After: []string{"p"}, Content: "the outline", Template: "use {{p.result}}"}, "use {{p.result}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := tc.in
+			tk.ResetForIntake()
+			if tk.Content != tc.wantContent || tk.Template != "" || tk.Result != "" || tk.Owner != "" || len(tk.After) != len(tc.in.After) {
+				t.Errorf("after reset: %+v, want content %q, template and daemon fields cleared, after kept", tk, tc.wantContent)
+			}
+		})
+	}
+}
