@@ -1,5 +1,7 @@
 package browser
 
+import "github.com/spoolgate/spoolgate/browser/selectjs"
+
 // suggestJS finds, on a live chat page, the elements behind each site key
 // and every CSS selector that picks each of them out, with what each
 // selector rests on (a test id, an aria label, a role, a class...). It
@@ -14,8 +16,8 @@ package browser
 // element it is meant to find before it is returned.
 //
 // The page's shared state and the making of selectors are in
-// suggestjs_select.go; this file finds the keys and watches the probe.
-const suggestJS = helpers + suggestSelectJS + thinkingJS + `
+// browser/selectjs; this file finds the keys and watches the probe.
+const suggestJS = helpers + selectjs.Script + thinkingJS + `
 const first = (target) => (els) => els[0] === target || editable(els[0]) === target;
 const labelOf = (el) => [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('placeholder'), el.getAttribute('aria-placeholder'), el.getAttribute('data-placeholder'), el.value && el.tagName === 'INPUT' && el.type !== 'text' ? el.value : '', ...TESTIDS.map((a) => el.getAttribute(a)), el.id, String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || '')].filter(Boolean).join(' ');
 const iconOf = (el) => [...el.querySelectorAll('svg, use, img, i, [data-icon]')].map((i) => [i.getAttribute('data-icon'), i.getAttribute('class'), i.getAttribute('href'), i.getAttribute('xlink:href'), i.getAttribute('alt'), i.getAttribute('aria-label')].filter(Boolean).join(' ')).join(' ');

@@ -127,6 +127,11 @@ type Options struct {
 	// Socket makes the modern page a socket page (socket.go): answers
 	// come over a WebSocket the page opens as it loads; ?socket=1.
 	Socket bool
+	// Template draws the composer as a Next.js chat template does
+	// (page.html): TemplateTestID, an icon-only send button named by its
+	// test id alone among look-alike test ids, or TemplateBare, the same
+	// with no test id at all; ?template=testid|bare.
+	Template string
 	// Wire makes the modern page's answers speak one of Wires, a chat
 	// site's or API's own stream protocol (wires.go); ?wire=NAME.
 	Wire string

@@ -171,6 +171,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		// A reasoning page (reasoning.go): its switches, model menu and
 		// thinking block; stuck names a switch a click does not change.
 		"socket": s.socketOf(r), "reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
+		// ?template=1: the composer of a Next.js chat template (page.html).
+		"template": s.templateOf(r),
 	}
 	if notFound {
 		cfg["conversation"] = ""
@@ -227,4 +229,22 @@ func secretsOn(on bool, html string) template.HTML {
 		return ""
 	}
 	return template.HTML(html) //nolint:gosec // constants of secrets.go
+}
+
+// The composers Options.Template draws.
+const (
+	TemplateTestID = "testid"
+	TemplateBare   = "bare"
+)
+
+// templateOf is the page load's template option: the server's, or
+// ?template=testid|bare|off.
+func (s *Server) templateOf(r *http.Request) string {
+	switch v := r.URL.Query().Get("template"); v {
+	case TemplateTestID, TemplateBare:
+		return v
+	case "off":
+		return ""
+	}
+	return s.opts.Template
 }

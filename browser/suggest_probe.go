@@ -1,0 +1,63 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spoolgate/spoolgate/spool/config"
+)
+
+// Suggest opens sc.URL in the profile and proposes a selector for every
+// key it can find; with opts.Send it types and sends that one message
+// and watches the answer stream. The caller holds the web-runner lock, as
+// for Check. sc's own selectors, if any, are checked against what was
+// found (Suggestion.Current).
+//
+// A greeting probe on a reasoning page is tried again with DefaultProbe:
+// the model thinks at length and answers a greeting in one line, so the
+// answer's element found is that line's (a paragraph), which misses
+// every answer of more than one block; the report says so first among
+// its problems.
+func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
+	rep, err := suggestOnce(ctx, cfg, name, sc, opts)
+	if err != nil || !greeting(opts.Send) || !rep.Thinking && !netThinks(rep) {
+		return rep, err
+	}
+	o := opts
+	o.Send = DefaultProbe
+	again, err := suggestOnce(ctx, cfg, name, sc, o)
+	if err != nil {
+		return nil, err
+	}
+	again.Problems = append([]string{fmt.Sprintf("a greeting probe on a reasoning page (%q): the answer to a greeting is one line beside a long thinking, and its element misses answers of more than one block; probed again with the structured probe (--probe): these keys are that probe's", opts.Send)}, again.Problems...)
+	return again, nil
+}
+
+// greeting: a probe that asks for no structure, a short line ("hello",
+// "你好"), not DefaultProbe.
+func greeting(probe string) bool {
+	p := strings.TrimSpace(probe)
+	return p != "" && p != DefaultProbe && !strings.Contains(p, "\n") && utf8.RuneCountInString(p) <= 40
+}
+
+// configSend is the selector the probe is sent with: the config's own
+// send when it finds a visible element (the operator's key is what
+// tasks click, and calibration may find no selector of its own for an
+// icon-only button), else the one proposed in s. s notes which.
+func configSend(tab context.Context, own string, s *Suggestion) string {
+	if own == "" {
+		return s.Selector
+	}
+	if ok, err := sgEval[bool](tab, `vis(q(`+js(own)+`))`); err != nil || !ok {
+		return s.Selector
+	}
+	if s.Selector == "" {
+		// Proposed as it is, so the block keeps it and the probe's
+		// answer (or its absence) judges it.
+		s.Selector, s.Confidence, s.Current = own, "medium", "ok"
+		s.Why += "; the config's own send finds a visible button: the probe is sent with it"
+	}
+	return own
+}
