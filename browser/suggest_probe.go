@@ -35,11 +35,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	return again, nil
 }
 
-// greeting: a probe that asks for no structure, a short line ("hello",
-// "你好"), not DefaultProbe.
+// greeting: a probe that asks for no structure, a line of at most 20
+// characters ("hello", "你好"), not DefaultProbe.
 func greeting(probe string) bool {
 	p := strings.TrimSpace(probe)
-	return p != "" && p != DefaultProbe && !strings.Contains(p, "\n") && utf8.RuneCountInString(p) <= 40
+	return p != "" && p != DefaultProbe && !strings.Contains(p, "\n") && utf8.RuneCountInString(p) <= 20
 }
 
 // configSend is the selector the probe is sent with: the config's own
