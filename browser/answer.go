@@ -92,6 +92,7 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 	case d.rs.positive():
 		waitStage = "waiting for the answer's end (" + strings.Join(d.positiveNames(nw), " or ") + ")"
 	}
+	d.keepThinking(ctx)
 	tick := time.NewTicker(d.t.Poll)
 	defer tick.Stop()
 	for {

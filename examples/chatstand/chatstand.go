@@ -124,6 +124,13 @@ type Options struct {
 	// Reasoning makes the modern page a reasoning page (reasoning.go):
 	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
 	Reasoning string
+	// ThinkView "plain" draws a reasoning page's thinking as its text in
+	// a pre-wrap block, line breaks and all; ?thinkview=plain.
+	ThinkView string
+	// ThinkEnd is what a reasoning page does to its thinking block at the
+	// answer's end: "remove" takes it away, "empty" keeps its label and
+	// drops its text; ?thinkend=remove|empty.
+	ThinkEnd string
 	// Socket makes the modern page a socket page (socket.go): answers
 	// come over a WebSocket the page opens as it loads; ?socket=1.
 	Socket bool

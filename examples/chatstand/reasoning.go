@@ -133,3 +133,11 @@ func (s *Server) stuckOf(r *http.Request) string {
 	}
 	return s.opts.StuckMode
 }
+
+// thinkOpt is the page load's ?name=, else the server's def.
+func (s *Server) thinkOpt(r *http.Request, name, def string) string {
+	if v := r.URL.Query().Get(name); v != "" {
+		return v
+	}
+	return def
+}
