@@ -61,6 +61,9 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 //     one, the block's text without the chrome), with its language.
 //   - Emphasis the page draws by style alone (a bold or italic span) is
 //     read as such (issue 55).
+//   - A link drawn as a button (data-href, data-url, data-link) or as
+//     role=link keeps its text, and becomes a link to its URL where the
+//     DOM has one (issue 55): the default chrome (buttons) never takes it.
 const answerViewJS = `(() => {
 const el = qlast(__ANSWER__);
 if (!el) return {found: false, html: '', text: ''};
@@ -91,13 +94,29 @@ const tiny = (x, s) => {
 const hidden = (x, s) => s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || x.hidden ||
   (x.checkVisibility && !x.checkVisibility({contentVisibilityAuto: true})) || tiny(x, s); // checkVisibility: a closed details' content
 const textOf = (x) => (x.textContent || '').trim();
+// A link drawn as a button (<button data-href>) or as role=link: words
+// of the answer, not chrome; its URL where the DOM has one (http and
+// https only, never followed).
+const linkURL = (x) => {
+  for (const a of ['data-href', 'data-url', 'data-link', 'href']) {
+    const v = x.getAttribute(a);
+    try { const u = v && new URL(v, location.href); if (u && /^https?:$/.test(u.protocol)) return u.href; } catch (e) {}
+  }
+  return '';
+};
+const linkish = (x) => x.tagName !== 'A' && !!textOf(x) && !CAPTION.test(textOf(x)) && !hasBlock(x) && !x.closest('pre') &&
+  (x.getAttribute('role') === 'link' || matches(x, 'button,[role=button]') && !!linkURL(x));
+const links = new Map();
 for (let i = 1; i < live.length; i++) {
   const x = live[i];
   if (gone.has(x.parentElement)) { gone.add(x); continue; }
   if (think && think.nodes.some((n) => n.contains(x))) { gone.add(x); continue; } // the thinking is never the answer
-  if (chrome.some((s) => matches(x, s))) { gone.add(x); continue; }
+  const hits = chrome.filter((s) => matches(x, s));
+  const link = linkish(x) && hits.every((s) => s === 'button' || s === '[role=button]');
+  if (hits.length && !link) { gone.add(x); continue; }
   const s = style(x);
   if (hidden(x, s)) { gone.add(x); continue; }
+  if (link) { links.set(x, linkURL(x)); continue; }
   if ((s.userSelect || s.webkitUserSelect) === 'none' && !hasBlock(x) && textOf(x).length <= 40 && !/^(IMG|CODE|PRE)$/.test(x.tagName)) { gone.add(x); continue; }
   if (!/^(P|LI|H[1-6]|TD|TH|CODE|PRE)$/.test(x.tagName) && CAPTION.test(textOf(x)) && !hasBlock(x)) { gone.add(x); continue; }
 }
@@ -263,6 +282,14 @@ live.forEach((x, i) => {
   const wrap = (tag) => { const w = document.createElement(tag); while (copy[i].firstChild) w.appendChild(copy[i].firstChild); copy[i].appendChild(w); };
   if ((parseInt(s.fontWeight, 10) || 400) >= 600 && (parseInt(ps.fontWeight, 10) || 400) < 600) wrap('strong');
   if (/^(italic|oblique)/.test(s.fontStyle || '') && !/^(italic|oblique)/.test(ps.fontStyle || '') && !x.closest('em,i')) wrap('em');
+});
+// Each link drawn otherwise becomes a link (a span without a URL).
+live.forEach((x, i) => {
+  if (!links.has(x) || gone.has(x)) return;
+  const a = c.ownerDocument.createElement(links.get(x) ? 'a' : 'span');
+  if (links.get(x)) a.setAttribute('href', links.get(x));
+  a.append(...copy[i].childNodes);
+  copy[i].replaceWith(a);
 });
 for (const x of c.querySelectorAll('th, td')) {
   const a = x.getAttribute('align') || x.style.textAlign;

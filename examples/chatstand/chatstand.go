@@ -124,6 +124,9 @@ type Options struct {
 	// Reasoning makes the modern page a reasoning page (reasoning.go):
 	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
 	Reasoning string
+	// Links "button" draws every link of an answer as a button that
+	// opens its URL from data-href; ?links=button.
+	Links string
 	// ThinkView "plain" draws a reasoning page's thinking as its text in
 	// a pre-wrap block, line breaks and all; ?thinkview=plain.
 	ThinkView string

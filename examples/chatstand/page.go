@@ -173,6 +173,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"socket": s.socketOf(r), "reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
 		// ?template=1: the composer of a Next.js chat template (page.html).
 		"template": s.templateOf(r),
+		// ?links=button: links drawn as buttons with data-href.
+		"links": s.thinkOpt(r, "links", s.opts.Links),
 		// A reasoning page's thinking drawn as plain text (?thinkview=plain)
 		// and taken away or emptied at the answer's end (?thinkend=remove|empty).
 		"thinkView": s.thinkOpt(r, "thinkview", s.opts.ThinkView), "thinkEnd": s.thinkOpt(r, "thinkend", s.opts.ThinkEnd),
