@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -60,4 +61,25 @@ func configSend(tab context.Context, own string, s *Suggestion) string {
 		s.Why += "; the config's own send finds a visible button: the probe is sent with it"
 	}
 	return own
+}
+
+// idSegment matches a path segment that names one conversation, message
+// or request rather than an endpoint: a number, a UUID, a hex or base-64
+// token of 8 or more, or a run of 8 or more letters and digits with
+// digits among them (c9e3ba0b2874f9dcd, V1StGXR8_Z5jdHi6B-myT).
+var idSegment = regexp.MustCompile(`^(\d+|[0-9a-fA-F]{8}(-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}|[0-9a-fA-F]{8,}|[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*)$`)
+
+// pastIDs is a URL path with each id segment a * (config's MatchesURL):
+// a probe's answer came from /api/chat/3f2a…/messages/17, and the next
+// task's comes from another conversation's, which the key must match
+// too. A segment of letters alone (completion, stream) and a short one
+// with a digit (v1, v2) are the endpoint's and stay.
+func pastIDs(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if s != "" && idSegment.MatchString(s) && (len(s) >= 8 || strings.Trim(s, "0123456789") == "") {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, "/")
 }

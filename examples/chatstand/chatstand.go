@@ -124,6 +124,11 @@ type Options struct {
 	// Reasoning makes the modern page a reasoning page (reasoning.go):
 	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
 	Reasoning string
+	// ConvURL makes the modern page post each message to
+	// /api/chat/ID/messages/N, its conversation's ID (one the page makes
+	// for a new chat) and the message's number in the path, answered as
+	// /api/conversation is; ?convurl=1.
+	ConvURL bool
 	// Links "button" draws every link of an answer as a button that
 	// opens its URL from data-href; ?links=button.
 	Links string
@@ -257,6 +262,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
 	mux.HandleFunc("POST /api/conversation", s.handleConversation)
 	mux.HandleFunc("POST /api/conversation/redirect", s.handleRedirect)
+	mux.HandleFunc("POST /api/chat/{conv}/messages/{n}", s.handleConversation) // ConvURL: the ids in the path are the page's
 	mux.HandleFunc("GET /api/conversation/{id}", s.handleConversationJSON)
 	mux.HandleFunc("DELETE /api/conversation/{id}", s.handleForget)
 	mux.HandleFunc("GET /api/conversation/{id}/stream", s.handleAttach)

@@ -173,6 +173,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		"socket": s.socketOf(r), "reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
 		// ?template=1: the composer of a Next.js chat template (page.html).
 		"template": s.templateOf(r),
+		// ?convurl=1: the answer's request names the conversation and
+		// message in its path (/api/chat/ID/messages/N).
+		"convURL": r.URL.Query().Get("convurl") == "1" || s.opts.ConvURL,
 		// ?links=button: links drawn as buttons with data-href.
 		"links": s.thinkOpt(r, "links", s.opts.Links),
 		// A reasoning page's thinking drawn as plain text (?thinkview=plain)
