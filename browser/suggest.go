@@ -260,6 +260,9 @@ func suggestOnce(ctx context.Context, cfg *config.Config, name string, sc config
 		}
 		rep.Keys = append(rep.Keys, ns)
 		end = netEnd(nw.states(), ns.Network)
+		if f := thinkingBeside(tab, nw.states(), ns.Network); f.Found {
+			add("thinking", f, "")
+		}
 	}
 	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")
 	if b := &rep.Keys[len(rep.Keys)-1]; b.Selector != "" && !spansStream(pk, b.Selector, end) {

@@ -83,3 +83,32 @@ func pastIDs(path string) string {
 	}
 	return strings.Join(segs, "/")
 }
+
+// thinkingBeside finds, when the network key reads a thinking field, the
+// element that shows that thinking outside the answer's element, beside
+// it or elsewhere in its bubble (SG.thinkingBeside), so `thinking:` is
+// proposed wherever the page draws it: a page read from the DOM then
+// keeps its thinking apart too. Found is false when the stream has no
+// thinking or the page shows it nowhere apart.
+func thinkingBeside(tab context.Context, all []netState, spec *NetSpec) found {
+	if spec == nil || spec.Resolved().Reasoning == "" {
+		return found{}
+	}
+	n := spec.Resolved()
+	for i := len(all) - 1; i >= 0; i-- {
+		st := all[i]
+		if !st.Ended || st.Failed != "" || st.BodyErr != nil || !n.MatchesURL(st.URL) {
+			continue
+		}
+		_, think, err := extractBoth(n, st.Body)
+		if err != nil || strings.TrimSpace(think) == "" {
+			continue
+		}
+		f, err := sgEval[found](tab, `SG.thinkingBeside(`+js(think)+`)`)
+		if err != nil {
+			return found{}
+		}
+		return f
+	}
+	return found{}
+}

@@ -32,8 +32,8 @@ var probeKeysJudged = []string{"answer", "busy", "done", "copy"}
 
 // judgeCurrent notes, for each key the probe judged the config's
 // selector of, whether it passed (CurrentPasses) or why not; the
-// config's thinking key, which --suggest never proposes, is reported the
-// same way.
+// config's thinking key, when the probe proposed none (see
+// thinkingBeside), is reported the same way.
 func (r *SuggestReport) judgeCurrent(watch map[string]string, thinking string) {
 	for i := range r.Keys {
 		v, ok := watch[r.Keys[i].Key]
@@ -46,6 +46,9 @@ func (r *SuggestReport) judgeCurrent(watch map[string]string, thinking string) {
 		} else {
 			r.Keys[i].Current = "fails the probe: " + v
 		}
+	}
+	if _, found := r.Get("thinking"); found {
+		return // proposed from the stream's thinking, and judged above
 	}
 	if v, ok := watch["thinking"]; ok && thinking != "" {
 		s := Suggestion{Key: "thinking", Confidence: "none", Why: "the config's thinking: " + v + " (--suggest finds a marked block without one)"}

@@ -106,6 +106,26 @@ SG.rest = (before) => {
     newChat: keyOut(SG.newChat, first(SG.newChat), nc && nc.why),
   };
 };
+// The element that shows the stream's thinking (want) apart from the
+// answer: new since the send, neither inside the answer nor around it,
+// the smallest whose letters and digits hold all of want's (its text
+// content: a folded block hides it from innerText). Its
+// selectors must find it as their last match (the driver takes the last
+// thinking before the answer).
+SG.thinkingBeside = (want) => {
+  const ans = SG.answer;
+  const key = (s) => String(s || '').replace(/[^\p{L}\p{N}]+/gu, '');
+  const w = key(want);
+  if (!ans || w.length < 8) return {found: false, cands: []};
+  let best = null;
+  for (const e of allEls()) {
+    if (contains(ans, e) || contains(e, ans) || (SG.old && SG.old.has(e)) || !key(e.textContent).includes(w)) continue;
+    if (!best || key(e.textContent).length < key(best.textContent).length || contains(best, e)) best = e;
+  }
+  if (!best) return {found: false, cands: []};
+  const last = (els) => els[els.length - 1] === best && !els.some((e) => contains(e, ans) || contains(ans, e));
+  return {found: true, what: describe(best), why: 'shows the thinking the stream carried (' + w.length + ' letters and digits), apart from the answer', cands: cands(best, last, 20)};
+};
 SG.keepBefore = () => { SG.before = SG.sendState(); return SG.before.size; };
 
 // The probe: everything on the page before the send is "old"; a sampler

@@ -135,6 +135,9 @@ type Options struct {
 	// ThinkView "plain" draws a reasoning page's thinking as its text in
 	// a pre-wrap block, line breaks and all; ?thinkview=plain.
 	ThinkView string
+	// ThinkPos "beside" draws a reasoning page's thinking block in the
+	// turn just before the answer's element, not inside it; ?thinkpos=beside.
+	ThinkPos string
 	// ThinkEnd is what a reasoning page does to its thinking block at the
 	// answer's end: "remove" takes it away, "empty" keeps its label and
 	// drops its text; ?thinkend=remove|empty.

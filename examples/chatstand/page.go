@@ -181,6 +181,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		// A reasoning page's thinking drawn as plain text (?thinkview=plain)
 		// and taken away or emptied at the answer's end (?thinkend=remove|empty).
 		"thinkView": s.thinkOpt(r, "thinkview", s.opts.ThinkView), "thinkEnd": s.thinkOpt(r, "thinkend", s.opts.ThinkEnd),
+		"thinkPos": s.thinkOpt(r, "thinkpos", s.opts.ThinkPos), // ?thinkpos=beside: the block outside the answer's element
 	}
 	if notFound {
 		cfg["conversation"] = ""
