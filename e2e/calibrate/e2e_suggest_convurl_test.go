@@ -4,7 +4,6 @@ package calibrate
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,13 +27,7 @@ func TestE2E_Suggest_ConversationURL(t *testing.T) {
 	sr := rig.NewSites(t, rig.Opts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005,
 		&rig.Site{Name: "conv", Opts: chatstand.Options{Renderer: "marked", ConvURL: true}, Keys: rig.OnceKeys(),
 			Model: "  # %s: site new proposes its keys (conv-auto)\n"})
-	code, out, errOut := sr.Run("site", "new", "conv-auto", "--url", sr.Site["conv"].Stand.URL(), "--send", "hello")
-	t.Logf("site new conv-auto:\n%s%s", out, errOut)
-	i := strings.Index(out, "\nsites:\n")
-	if code != 0 || i < 0 {
-		t.Fatalf("site new exited %d with no block", code)
-	}
-	block := out[i+len("\nsites:\n"):]
+	block, out, _ := sr.SiteNew("conv-auto", "--url", sr.Site["conv"].Stand.URL(), "--send", "hello")
 	if !strings.Contains(block, `network: {url: "/api/chat/*/messages/*", format: sse, path: delta}`) {
 		t.Errorf("the network key does not match past the probe's ids:\n%s", block)
 	}
@@ -44,14 +37,7 @@ func TestE2E_Suggest_ConversationURL(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	text, err := os.ReadFile(sr.CfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgText := strings.Replace(string(text), "models:\n", "models:\n  - {name: conv-auto, kind: web, site: conv-auto, needEmptyPrompt: true}\n", 1) + block
-	if err := os.WriteFile(sr.CfgPath, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sr.AddSites("  - {name: conv-auto, kind: web, site: conv-auto, needEmptyPrompt: true}\n", block)
 	d := sr.Start()
 	var tasks []rig.Task
 	for i, c := range []string{"[[md=release-notes]] a release note", "第二个：中文 🚀 [[md=cjk]]"} {

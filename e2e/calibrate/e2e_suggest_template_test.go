@@ -4,7 +4,6 @@ package calibrate
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -50,14 +49,7 @@ func TestE2E_Suggest_TemplatePages(t *testing.T) {
 		{"tmpl-auto", sr.Site["tmpl"].Stand.URL(), "hello"},
 		{"think-auto", sr.Site["think"].Stand.URL() + "?deep=1", "你好"},
 	} {
-		code, out, errOut := sr.Run("site", "new", p.name, "--url", p.url, "--send", p.send)
-		t.Logf("site new %s:\n%s%s", p.name, out, errOut)
-		i := strings.Index(out, "\nsites:\n")
-		if code != 0 || i < 0 {
-			t.Errorf("%s: site new exited %d with no block", p.name, code)
-			continue
-		}
-		block := out[i+len("\nsites:\n"):]
+		block, out, errOut := sr.SiteNew(p.name, "--url", p.url, "--send", p.send)
 		switch p.name {
 		case "tmpl-auto":
 			if !strings.Contains(block, `send: "[data-testid=\"send-button\"]"`) && !strings.Contains(block, `send: '[data-testid="send-button"]'`) {
@@ -94,14 +86,7 @@ func TestE2E_Suggest_TemplatePages(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	text, err := os.ReadFile(sr.CfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgText := strings.Replace(string(text), "models:\n", "models:\n"+autoModels.String(), 1) + autoSites.String()
-	if err := os.WriteFile(sr.CfgPath, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sr.AddSites(autoModels.String(), autoSites.String())
 	d := sr.Start()
 	var tasks []rig.Task
 	for _, m := range []string{"tmpl-auto", "bare", "think-auto"} {
@@ -122,7 +107,4 @@ func TestE2E_Suggest_TemplatePages(t *testing.T) {
 		}
 	}
 	d.Stop()
-	if t.Failed() {
-		t.Logf("config:\n%s", cfgText)
-	}
 }

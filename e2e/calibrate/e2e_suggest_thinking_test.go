@@ -4,7 +4,6 @@ package calibrate
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,27 +26,14 @@ func TestE2E_Suggest_ThinkingBeside(t *testing.T) {
 	sr := rig.NewSites(t, rig.Opts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005,
 		&rig.Site{Name: "beside", Opts: chatstand.Options{Renderer: "marked", Reasoning: chatstand.ReasoningField, ThinkPos: "beside"}, Keys: rig.OnceKeys(),
 			Model: "  # %s: site new proposes its keys (beside-auto)\n"})
-	code, out, errOut := sr.Run("site", "new", "beside-auto", "--url", sr.Site["beside"].Stand.URL()+"?deep=1", "--probe")
-	t.Logf("site new beside-auto:\n%s%s", out, errOut)
-	i := strings.Index(out, "\nsites:\n")
-	if code != 0 || i < 0 {
-		t.Fatalf("site new exited %d with no block", code)
-	}
-	block := out[i+len("\nsites:\n"):]
+	block, _, _ := sr.SiteNew("beside-auto", "--url", sr.Site["beside"].Stand.URL()+"?deep=1", "--probe")
 	if !regexp.MustCompile(`(?m)^    thinking: `).MatchString(block) {
 		t.Fatalf("no thinking: proposed for the block beside the answer:\n%s", block)
 	}
 	// The DOM alone: the thinking can only come from the page.
 	dom := regexp.MustCompile(`(?m)^    (network|read): .*\n`).ReplaceAllString(block, "")
 	dom = strings.TrimRight(strings.Replace(dom, "  beside-auto:", "  beside-dom:", 1), "\n") + "\n    read: [dom]\n"
-	text, err := os.ReadFile(sr.CfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgText := strings.Replace(string(text), "models:\n", "models:\n  - {name: beside-dom, kind: web, site: beside-dom, needEmptyPrompt: true}\n", 1) + dom
-	if err := os.WriteFile(sr.CfgPath, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sr.AddSites("  - {name: beside-dom, kind: web, site: beside-dom, needEmptyPrompt: true}\n", dom)
 	d := sr.Start()
 	var tasks []rig.Task
 	for i, c := range []string{"[[md=release-notes]] a release note", "第二个：中文 🚀 [[md=cjk]]"} {
@@ -64,7 +50,4 @@ func TestE2E_Suggest_ThinkingBeside(t *testing.T) {
 		}
 	}
 	d.Stop()
-	if t.Failed() {
-		t.Logf("config:\n%s", cfgText)
-	}
 }
