@@ -63,7 +63,9 @@ func (d *driver) keepThinking(ctx context.Context) {
 	expr := strings.NewReplacer("__ANSWER__", js(d.site.Answer), "__THINKING__", js(d.site.Thinking)).Replace(keepThinkingJS)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("(() => {"+helpers+"\nreturn "+expr+";\n})()")); err != nil {
 		d.log.Debug("driver: cannot keep the thinking while the answer streams", "err", err)
+		return
 	}
+	d.thinkKept = true
 }
 
 // keptThinking is the thinking keepThinking kept, as Markdown; "" when
