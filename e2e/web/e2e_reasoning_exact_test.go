@@ -24,8 +24,13 @@ import (
 //   - emptied: it keeps the block's label and drops its text.
 //
 // In the last two the thinking is the one read while the answer
-// streamed. Every answer exact and verified.
-func TestE2E_Web_ReasoningExact(t *testing.T) {
+// streamed. And point 3's rest: on a page that draws every link of an
+// answer as a button with its URL in data-href (btndom, btnnet), the DOM
+// reader keeps each link's text and URL, and the result check, whose
+// reference is the page's text with the link's words in it, calls it
+// verified; the stream's exact Markdown is verified against the same
+// page too. Every answer exact and verified.
+func TestE2E_Web_ReasoningAndLinksExact(t *testing.T) {
 	t.Parallel()
 	keys := strings.Replace(rig.OnceKeys(), "path: delta, reasoning: reasoning}", "path: delta}", 1) // the thinking only on the page
 	if strings.Contains(keys, "reasoning: ") {
@@ -39,12 +44,19 @@ func TestE2E_Web_ReasoningExact(t *testing.T) {
 		{Name: "plain", Opts: chatstand.Options{Renderer: "marked", Reasoning: chatstand.ReasoningField, ThinkView: "plain"}, Keys: keys + e2eReasoningModes, Model: model},
 		{Name: "gone", Opts: chatstand.Options{Renderer: "marked", Reasoning: chatstand.ReasoningField, ThinkView: "plain", ThinkEnd: "remove"}, Keys: noNet + e2eReasoningModes, Model: model},
 		{Name: "emptied", Opts: chatstand.Options{Renderer: "markdown-it", Reasoning: chatstand.ReasoningField, ThinkEnd: "empty"}, Keys: keys + e2eReasoningModes + "    read: [dom]\n", Model: model},
+		{Name: "btndom", Opts: chatstand.Options{Renderer: "markdown-it", Links: "button"}, Keys: keys + "    read: [dom]\n"},
+		{Name: "btnnet", Opts: chatstand.Options{Renderer: "marked", Links: "button"}, Keys: keys},
 	}
+	links := map[string]bool{"btndom": true, "btnnet": true}
 	sr := rig.NewSites(t, rig.Opts{TaskTimeout: 60 * time.Second, Retries0: true}, 0.005, sites...)
 	d := sr.Start()
 	var tasks []rig.Task
 	for _, s := range sites {
-		for _, c := range []string{"release-notes", "cjk"} {
+		corpus := []string{"release-notes", "cjk"}
+		if links[s.Name] {
+			corpus = []string{"links", "release-notes"} // each with links
+		}
+		for _, c := range corpus {
 			tasks = append(tasks, rig.Task{ID: s.Name + "-" + c, Model: s.Name, Content: "[[md=" + c + "]] for " + s.Name})
 		}
 	}
@@ -52,7 +64,13 @@ func TestE2E_Web_ReasoningExact(t *testing.T) {
 	for _, task := range tasks {
 		got := sr.Final(taskfile.KindWeb, task.ID, 120*time.Second)
 		want, think := chatstand.MarkdownFor(task.Content), chatstand.ThinkingFor(task.Content, chatstand.Modes{DeepThink: true, Model: chatstand.ModelV3})
-		if !strings.Contains(think, "\n- ") {
+		switch {
+		case links[task.Model]:
+			think = ""
+			if !strings.Contains(want, "](http") {
+				t.Fatalf("%s: the answer has no link to draw as a button: %q", task.ID, want)
+			}
+		case !strings.Contains(think, "\n- "):
 			t.Fatalf("the stand-in's thinking has no line breaks to keep: %q", think)
 		}
 		if got.State != taskfile.StateSuccess || got.ResultCheck != "verified" {
