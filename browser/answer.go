@@ -92,6 +92,10 @@ func (d *driver) awaitAnswer(ctx context.Context, before pageState, nw *netWatch
 	case d.rs.positive():
 		waitStage = "waiting for the answer's end (" + strings.Join(d.positiveNames(nw), " or ") + ")"
 	}
+	if !d.thinkKept { // an answer already under way (a reattach): watched from now
+		d.keepThinking(ctx)
+	}
+	defer func() { d.thinkKept = false }()
 	tick := time.NewTicker(d.t.Poll)
 	defer tick.Stop()
 	for {

@@ -21,6 +21,10 @@ type answerView struct {
 	// toggle left out, read whether it is expanded or collapsed. It is
 	// never part of HTML or Text.
 	ThinkHTML string `json:"thinkHtml"`
+	// ThinkText is the thinking block as its text, line breaks kept, when
+	// it holds no block of Markdown (a pre-wrap text): what it says
+	// exactly, where its HTML would run its lines together.
+	ThinkText string `json:"thinkText"`
 	// ThinkHow says how it was found: "thinking" (the key), "details"
 	// or "toggle"; "" when there is none.
 	ThinkHow string `json:"thinkHow"`
@@ -57,6 +61,9 @@ var defaultChrome = []string{"button", "script", "style", "template", "[aria-hid
 //     one, the block's text without the chrome), with its language.
 //   - Emphasis the page draws by style alone (a bold or italic span) is
 //     read as such (issue 55).
+//   - A link drawn as a button (data-href, data-url, data-link) or as
+//     role=link keeps its text, and becomes a link to its URL where the
+//     DOM has one (issue 55): the default chrome (buttons) never takes it.
 const answerViewJS = `(() => {
 const el = qlast(__ANSWER__);
 if (!el) return {found: false, html: '', text: ''};
@@ -87,13 +94,29 @@ const tiny = (x, s) => {
 const hidden = (x, s) => s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse' || x.hidden ||
   (x.checkVisibility && !x.checkVisibility({contentVisibilityAuto: true})) || tiny(x, s); // checkVisibility: a closed details' content
 const textOf = (x) => (x.textContent || '').trim();
+// A link drawn as a button (<button data-href>) or as role=link: words
+// of the answer, not chrome; its URL where the DOM has one (http and
+// https only, never followed).
+const linkURL = (x) => {
+  for (const a of ['data-href', 'data-url', 'data-link', 'href']) {
+    const v = x.getAttribute(a);
+    try { const u = v && new URL(v, location.href); if (u && /^https?:$/.test(u.protocol)) return u.href; } catch (e) {}
+  }
+  return '';
+};
+const linkish = (x) => x.tagName !== 'A' && !!textOf(x) && !CAPTION.test(textOf(x)) && !hasBlock(x) && !x.closest('pre') &&
+  (x.getAttribute('role') === 'link' || matches(x, 'button,[role=button]') && !!linkURL(x));
+const links = new Map();
 for (let i = 1; i < live.length; i++) {
   const x = live[i];
   if (gone.has(x.parentElement)) { gone.add(x); continue; }
   if (think && think.nodes.some((n) => n.contains(x))) { gone.add(x); continue; } // the thinking is never the answer
-  if (chrome.some((s) => matches(x, s))) { gone.add(x); continue; }
+  const hits = chrome.filter((s) => matches(x, s));
+  const link = linkish(x) && hits.every((s) => s === 'button' || s === '[role=button]');
+  if (hits.length && !link) { gone.add(x); continue; }
   const s = style(x);
   if (hidden(x, s)) { gone.add(x); continue; }
+  if (link) { links.set(x, linkURL(x)); continue; }
   if ((s.userSelect || s.webkitUserSelect) === 'none' && !hasBlock(x) && textOf(x).length <= 40 && !/^(IMG|CODE|PRE)$/.test(x.tagName)) { gone.add(x); continue; }
   if (!/^(P|LI|H[1-6]|TD|TH|CODE|PRE)$/.test(x.tagName) && CAPTION.test(textOf(x)) && !hasBlock(x)) { gone.add(x); continue; }
 }
@@ -260,11 +283,19 @@ live.forEach((x, i) => {
   if ((parseInt(s.fontWeight, 10) || 400) >= 600 && (parseInt(ps.fontWeight, 10) || 400) < 600) wrap('strong');
   if (/^(italic|oblique)/.test(s.fontStyle || '') && !/^(italic|oblique)/.test(ps.fontStyle || '') && !x.closest('em,i')) wrap('em');
 });
+// Each link drawn otherwise becomes a link (a span without a URL).
+live.forEach((x, i) => {
+  if (!links.has(x) || gone.has(x)) return;
+  const a = c.ownerDocument.createElement(links.get(x) ? 'a' : 'span');
+  if (links.get(x)) a.setAttribute('href', links.get(x));
+  a.append(...copy[i].childNodes);
+  copy[i].replaceWith(a);
+});
 for (const x of c.querySelectorAll('th, td')) {
   const a = x.getAttribute('align') || x.style.textAlign;
   if (a) x.setAttribute('align', a);
 }
-return {found: true, html: c.innerHTML, text, thinkHtml: think ? think.html : '', thinkHow: think ? think.how : ''};
+return {found: true, html: c.innerHTML, text, thinkHtml: think ? think.html : '', thinkText: think ? think.plain : '', thinkHow: think ? think.how : ''};
 })()`
 
 // thinkingJS finds a reasoning model's thinking block of the answer el:
@@ -298,6 +329,29 @@ const findThinking = (el, sel) => {
     for (const x of out) x.remove();
     return c.innerHTML;
   };
+  // plainOf is a block that holds no block of Markdown (a pre-wrap text,
+  // lines parted by <br>) as its text, line breaks kept as innerText
+  // keeps them, read from the DOM whether it shows or not; '' otherwise,
+  // when its HTML says more.
+  const plainOf = (block, drop) => {
+    if (block.querySelector('p,li,ul,ol,pre,table,blockquote,h1,h2,h3,h4,h5,h6,hr,img')) return '';
+    let out = '';
+    const walk = (n, pre) => {
+      if (n.nodeType === 3) { out += pre ? n.data : n.data.replace(/\s+/g, ' '); return; }
+      if (n.nodeType !== 1 || drop.includes(n) || /^(BUTTON|SUMMARY|SCRIPT|STYLE|TEMPLATE)$/.test(n.tagName)) return;
+      if (n.tagName === 'BR') { out += '\n'; return; }
+      const s = getComputedStyle(n);
+      const p = /^(pre|pre-wrap|pre-line|break-spaces)$/.test(s.whiteSpace || '') || /^(preserve|preserve-breaks|break-spaces)$/.test(s.whiteSpaceCollapse || '') || (pre && !s.whiteSpace);
+      const block = n !== block0 && !/^inline/.test(s.display || 'inline') && s.display !== 'contents';
+      if (block && out && !out.endsWith('\n')) out += '\n';
+      for (const c of n.childNodes) walk(c, p);
+      if (block && out && !out.endsWith('\n')) out += '\n';
+    };
+    const block0 = block;
+    walk(block, false);
+    return out.split('\n').map((l) => l.replace(/[ \t]+$/, '')).join('\n').replace(/^\n+|\s+$/g, '');
+  };
+  const read = (block, drop) => ({html: htmlOf(block, drop), plain: plainOf(block, drop)});
   if (sel) {
     let m = null;
     try { m = [...el.querySelectorAll(sel)].pop() || null; } catch (e) {}
@@ -305,12 +359,12 @@ const findThinking = (el, sel) => {
       const all = qa(sel).els.filter((x) => x.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
       m = all.length ? all[all.length - 1] : null;
     }
-    if (m) return {nodes: [m], html: htmlOf(m, []), how: 'thinking'};
+    if (m) return {nodes: [m], ...read(m, []), how: 'thinking'};
     return null;
   }
   for (const d of el.querySelectorAll('details')) {
     const s = d.querySelector(':scope > summary');
-    if (s && short(s) && THINK_LABEL.test(labelText(s))) return {nodes: [d], html: htmlOf(d, [s]), how: 'details'};
+    if (s && short(s) && THINK_LABEL.test(labelText(s))) return {nodes: [d], ...read(d, [s]), how: 'details'};
   }
   // A toggle may also be a plain element the page made clickable (Ant
   // Design X's Think: a div with an onClick and cursor: pointer), the
@@ -330,7 +384,7 @@ const findThinking = (el, sel) => {
     let nodes = [t, b];
     if (p !== el && p.contains(b) && [...p.children].every((c) => c === t || c === b || short(c))) nodes = [p]; // a wrapper of toggle and block
     else if (p !== el && !p.contains(b) && p.nextElementSibling === b && [...p.children].every((c) => c === t || short(c))) nodes = [p, b]; // a header, then the block
-    return {nodes, html: htmlOf(b, [t]), how: 'toggle'};
+    return {nodes, ...read(b, [t]), how: 'toggle'};
   }
   return null;
 };
@@ -347,14 +401,18 @@ func (d *driver) answerView(ctx context.Context) (answerView, error) {
 // it, as Markdown; "" when it has none or cannot be read.
 func (d *driver) pageThinking(ctx context.Context) string {
 	v, err := d.answerView(ctx)
-	if err != nil || v.ThinkHTML == "" {
+	if err != nil {
 		return ""
 	}
 	return thinkMarkdown(v)
 }
 
-// thinkMarkdown is a view's thinking block as Markdown.
+// thinkMarkdown is a view's thinking block as Markdown (its text, when
+// it is plain text).
 func thinkMarkdown(v answerView) string {
+	if v.ThinkText != "" {
+		return v.ThinkText
+	}
 	if v.ThinkHTML == "" {
 		return ""
 	}

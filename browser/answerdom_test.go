@@ -61,6 +61,13 @@ x = 1
 			`<p>A <span class="b">bold</span> and an <span class="i">italic</span> word, <strong>strong</strong> as it is.</p><h3>Heading</h3>`,
 			"A **bold** and an *italic* word, **strong** as it is.\n\n### Heading",
 			"A bold and an italic word, strong as it is.\n\nHeading", "", ""},
+		{"links drawn as a button and as role=link", "& .lk{color:blue;cursor:pointer;user-select:none}",
+			`<p>Read the <button class="lk" data-href="https://example.com/docs">docs</button> first, or <span class="lk" role="link" tabindex="0">the guide</span>.</p><p><button>Regenerate</button></p>`,
+			"Read the [docs](https://example.com/docs) first, or the guide.",
+			"Read the docs first, or the guide.", "", ""},
+		{"thinking as plain pre-wrap text keeps its lines", "& .tb{white-space:pre-wrap}",
+			"<details><summary>已深度思考</summary><div class=\"tb\">First, the question.\n- step one\n- step two</div></details><p>Answer.</p>",
+			"Answer.", "Answer.", "First, the question.\n- step one\n- step two", ""},
 		{"a paragraph named like a language stays", "",
 			"<p>go</p><pre><code class=\"language-go\">x := 1</code></pre>",
 			"go\n\n```go\nx := 1\n```",
@@ -81,6 +88,9 @@ x = 1
 			"<p>Thinking about it: yes.</p>",
 			"Thinking about it: yes.", "Thinking about it: yes.", "", ""},
 	}
+	// A result that lost what the page shows is never verified: the link
+	// drawn as a button is the page's text, not chrome the check drops.
+	lossy := map[string]string{"links drawn as a button and as role=link": "Read the first, or ."}
 	var page strings.Builder
 	for i, c := range cases {
 		fmt.Fprintf(&page, "<style>%s</style><div id=\"a%d\">%s</div>\n", strings.ReplaceAll(c.css, "&", fmt.Sprintf("#a%d", i)), i, c.html)
@@ -115,6 +125,11 @@ x = 1
 		}
 		if chk, _ := d.pageCheck(ctx, md, FormatMarkdown); chk.State != CheckVerified {
 			t.Errorf("%s: the dom result is %s against the page: %s", c.name, chk.State, chk.Diff)
+		}
+		if l, ok := lossy[c.name]; ok {
+			if chk, _ := d.pageCheck(ctx, l, FormatMarkdown); chk.State != CheckDiffers {
+				t.Errorf("%s: a result that lost words of the page is %s: %s", c.name, chk.State, chk.Diff)
+			}
 		}
 	}
 }

@@ -279,6 +279,9 @@ func (d *driver) readBy(ctx context.Context, nw *netWatch, track *answerTrack, c
 		if think == "" && (m == MethodNetwork || m == MethodCopy) {
 			think = d.pageThinking(ctx) // the thinking is only on the page
 		}
+		if think == "" {
+			think = d.keptThinking(ctx) // the page folded or removed it at the end
+		}
 		c := Answer{Text: strings.TrimSpace(text), Format: format, Method: m, Reasoning: strings.TrimSpace(think), Fallbacks: a.Fallbacks, CheckTook: a.CheckTook}
 		if d.rs.noCheck {
 			c.Check.State = CheckUnchecked

@@ -1,9 +1,12 @@
 package browser
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/chromedp/chromedp"
 )
 
 // answerTrack follows the reads of the answer element while it streams.
@@ -26,6 +29,53 @@ type answerTrack struct {
 	head       string // the top a virtualised list dropped, to put back
 	replaced   int    // times the element was replaced
 	dropped    int    // times the top was dropped
+}
+
+// keepThinkingJS watches the page from the send on and keeps, in
+// window.__sgThink, the new answer's thinking block as last read while
+// it was there: a page may fold, empty or remove its thinking once the
+// answer ends, so the read at the end finds none. A MutationObserver (on
+// the document and every open shadow root) reads it after each change
+// the page makes, so even an answer that streams and ends between two of
+// the driver's polls leaves its thinking behind. The answer element of
+// before the send is not the new one; a block with no text (emptied)
+// is not kept over one that had it (parsed inert, so nothing loads).
+const keepThinkingJS = `(() => {
+if (window.__sgThinkObs) window.__sgThinkObs.disconnect();
+window.__sgThink = null;
+const old = qlast(__ANSWER__);
+` + thinkingJS + `
+const take = () => {
+  const el = qlast(__ANSWER__);
+  if (!el || el === old) return;
+  const t = findThinking(el, __THINKING__);
+  if (t && (t.plain || new DOMParser().parseFromString(t.html, 'text/html').body.textContent.trim())) window.__sgThink = {thinkHtml: t.html, thinkText: t.plain, thinkHow: t.how};
+};
+const o = new MutationObserver(take);
+for (const r of [document, ...openRoots()]) o.observe(r, {subtree: true, childList: true, characterData: true});
+window.__sgThinkObs = o;
+return true;
+})()`
+
+// keepThinking starts keepThinkingJS; a page it cannot run on keeps
+// nothing (the thinking is then read at the end only).
+func (d *driver) keepThinking(ctx context.Context) {
+	expr := strings.NewReplacer("__ANSWER__", js(d.site.Answer), "__THINKING__", js(d.site.Thinking)).Replace(keepThinkingJS)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("(() => {"+helpers+"\nreturn "+expr+";\n})()")); err != nil {
+		d.log.Debug("driver: cannot keep the thinking while the answer streams", "err", err)
+		return
+	}
+	d.thinkKept = true
+}
+
+// keptThinking is the thinking keepThinking kept, as Markdown; "" when
+// none. It stops the watch.
+func (d *driver) keptThinking(ctx context.Context) string {
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[answerView](`(() => { if (window.__sgThinkObs) window.__sgThinkObs.disconnect(); return window.__sgThink || {}; })()`))
+	if err != nil {
+		return ""
+	}
+	return thinkMarkdown(v)
 }
 
 // take records one read; it reports whether the read changed.

@@ -97,6 +97,9 @@ type driver struct {
 	delivery *taskfile.Delivery
 	// What the attempt attached (upload.go), for its delivery line.
 	attached, attachNote string
+	// thinkKept: the thinking is watched from before the send
+	// (keepThinking), so the answer's wait does not start it again.
+	thinkKept bool
 }
 
 func newDriver(site config.SiteConfig, name string, t Timings, log *slog.Logger) *driver {
@@ -243,6 +246,7 @@ func (d *driver) chat(ctx context.Context, model *config.ModelConfig, task *task
 	if err := d.recordSending(p); err != nil {
 		return Answer{}, err
 	}
+	d.keepThinking(ctx) // from before the send: a fast answer's thinking may come and go before the wait
 	if found, err := d.click(ctx, d.site.Send); err != nil {
 		return Answer{}, d.fail(ctx, "click send: %w", err)
 	} else if !found {

@@ -91,7 +91,7 @@ type netJob struct {
 func startNetWatch(ctx context.Context, spec NetSpec, bodyOnly bool, sockets *socketLog, log func(string, ...any)) (*netWatch, error) {
 	ws := spec.Format == NetWebSocket
 	return startWatch(ctx, spec, func(r *network.Request, t network.ResourceType) bool {
-		return strings.Contains(r.URL, spec.URL) && r.Method != "OPTIONS" && ws == (t == network.ResourceTypeWebSocket)
+		return spec.MatchesURL(r.URL) && r.Method != "OPTIONS" && ws == (t == network.ResourceTypeWebSocket)
 	}, false, bodyOnly, sockets, log)
 }
 

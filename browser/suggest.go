@@ -51,9 +51,12 @@ type SuggestReport struct {
 	Answer string       `json:"answer,omitempty"` // the probe's answer as the page shows it
 	// NetAnswer is the probe's answer as the response of the suggested
 	// network key carried it.
-	NetAnswer string   `json:"netAnswer,omitempty"`
-	Second    string   `json:"second,omitempty"` // the second probe and its answer (confirm)
-	Problems  []string `json:"problems,omitempty"`
+	NetAnswer string `json:"netAnswer,omitempty"`
+	Second    string `json:"second,omitempty"` // the second probe and its answer (confirm)
+	// Thinking: the probe's answer came with a thinking block (a
+	// reasoning page).
+	Thinking bool     `json:"thinking,omitempty"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Get returns the suggestion for key.
@@ -147,12 +150,8 @@ func SiteKeyKnown(key string) bool {
 	return false
 }
 
-// Suggest opens sc.URL in the profile and proposes a selector for every
-// key it can find; with opts.Send it types and sends that one message
-// and watches the answer stream. The caller holds the web-runner lock, as
-// for Check. sc's own selectors, if any, are checked against what was
-// found (Suggestion.Current).
-func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
+// suggestOnce is Suggest with the probe it was given.
+func suggestOnce(ctx context.Context, cfg *config.Config, name string, sc config.SiteConfig, opts SuggestOptions) (*SuggestReport, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -221,9 +220,10 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	if err != nil {
 		return nil, fmt.Errorf("read the page: %w", err)
 	}
-	send := add("send", typed.Send, "no button beside the field")
+	add("send", typed.Send, "no button beside the field")
+	sendSel := configSend(tab, sc.Send, &rep.Keys[len(rep.Keys)-1])
 	add("newChat", nc, "no button named new chat (optional: without it each task goes on in the current chat)")
-	if opts.Send == "" || send.Selector == "" {
+	if opts.Send == "" || sendSel == "" {
 		if _, err := d.setText(tab, "input", in.Selector, ""); err != nil {
 			log.Warn("suggest: could not clear the field", "err", err)
 		}
@@ -239,14 +239,14 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	}
 	defer nw.Stop()
 	watch := map[string]string{"answer": sc.Answer, "busy": sc.Busy, "done": sc.Done, "copy": sc.Copy, "thinking": sc.Thinking}
-	pk, err := probeAnswer(tab, d, send.Selector, opts.Send, watch)
+	pk, err := probeAnswer(tab, d, sendSel, opts.Send, watch)
 	if err != nil {
 		return nil, err
 	}
 	if !pk.Answer.Found {
 		rep.Problems = append(rep.Problems, "the probe message brought no answer that could be told apart from the page")
 	}
-	rep.Answer = pk.Answer.Text
+	rep.Answer, rep.Thinking = pk.Answer.Text, pk.Thinking
 	add("answer", pk.Answer, "no new text grew after the send")
 	var end time.Time // the end of the response that carried the answer
 	if pk.Answer.Found {
@@ -260,6 +260,9 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 		}
 		rep.Keys = append(rep.Keys, ns)
 		end = netEnd(nw.states(), ns.Network)
+		if f := thinkingBeside(tab, nw.states(), ns.Network); f.Found {
+			add("thinking", f, "")
+		}
 	}
 	busy := add("busy", pk.Busy, "nothing showed only while the answer grew: the answer's end is judged by quiet alone")
 	if b := &rep.Keys[len(rep.Keys)-1]; b.Selector != "" && !spansStream(pk, b.Selector, end) {
@@ -283,11 +286,11 @@ func Suggest(ctx context.Context, cfg *config.Config, name string, sc config.Sit
 	add("error", pk.Error, "the page showed no error during the probe (optional)")
 	pk.busyVerdict(end)
 	rep.judgeCurrent(pk.Watch, sc.Thinking)
-	if err := rep.confirm(tab, d, nw, in.Selector, send.Selector); err != nil {
+	if err := rep.confirm(tab, d, nw, in.Selector, sendSel); err != nil {
 		return nil, err
 	}
 	if ans, _ := rep.Get("answer"); opts.Picture && ans.Selector != "" {
-		if err := rep.probePicture(tab, d, in.Selector, send.Selector, ans.Selector); err != nil {
+		if err := rep.probePicture(tab, d, in.Selector, sendSel, ans.Selector); err != nil {
 			return nil, err
 		}
 	}

@@ -184,14 +184,14 @@ func protocolOf(spec NetSpec) string {
 	return ""
 }
 
-// urlPart is the part of a request's URL a key names: its path, with its
-// query when the path is only "/".
+// urlPart is the part of a request's URL a key names: its path, each
+// id in it a * (pastIDs), with its query when the path is only "/".
 func urlPart(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
 	}
-	part := u.EscapedPath()
+	part := pastIDs(u.EscapedPath())
 	if part == "" || part == "/" {
 		part = u.RequestURI()
 	}
@@ -415,7 +415,7 @@ func netPasses(have *config.SiteNetwork, all []netState, answer, shown string) b
 	}
 	spec := have.Resolved()
 	for _, st := range all {
-		if !st.Ended && !st.WS || st.Failed != "" || st.BodyErr != nil || !strings.Contains(st.URL, spec.URL) {
+		if !st.Ended && !st.WS || st.Failed != "" || st.BodyErr != nil || !spec.MatchesURL(st.URL) {
 			continue
 		}
 		got, _, err := extractBoth(spec, st.Body)

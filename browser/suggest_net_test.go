@@ -73,3 +73,21 @@ func TestLikeness(t *testing.T) {
 		}
 	}
 }
+
+func TestSuggest_PastIDs(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"/api/chat/3f2a9c0d11e4/messages/17", "/api/chat/*/messages/*"},
+		{"/api/chat/c9e3ba0b2874f9dcd/completion/stream", "/api/chat/*/completion/stream"},
+		{"/backend-api/conversation/0b7e3c1a-8d4f-4a2b-9c6d-1e2f3a4b5c6d", "/backend-api/conversation/*"},
+		{"/api/v0/chat/completion", "/api/v0/chat/completion"}, // v0 is the endpoint's
+		{"/v1/chat/completions", "/v1/chat/completions"},
+		{"/api/conversation", "/api/conversation"},
+		{"/c/V1StGXR8_Z5jdHi6B-myT/stream", "/c/*/stream"},
+		{"/api/chat-completion/stream", "/api/chat-completion/stream"}, // words joined by a dash
+	}
+	for _, tt := range tests {
+		if got := pastIDs(tt.path); got != tt.want {
+			t.Errorf("pastIDs(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

@@ -32,8 +32,8 @@ var probeKeysJudged = []string{"answer", "busy", "done", "copy"}
 
 // judgeCurrent notes, for each key the probe judged the config's
 // selector of, whether it passed (CurrentPasses) or why not; the
-// config's thinking key, which --suggest never proposes, is reported the
-// same way.
+// config's thinking key, when the probe proposed none (see
+// thinkingBeside), is reported the same way.
 func (r *SuggestReport) judgeCurrent(watch map[string]string, thinking string) {
 	for i := range r.Keys {
 		v, ok := watch[r.Keys[i].Key]
@@ -46,6 +46,9 @@ func (r *SuggestReport) judgeCurrent(watch map[string]string, thinking string) {
 		} else {
 			r.Keys[i].Current = "fails the probe: " + v
 		}
+	}
+	if _, found := r.Get("thinking"); found {
+		return // proposed from the stream's thinking, and judged above
 	}
 	if v, ok := watch["thinking"]; ok && thinking != "" {
 		s := Suggestion{Key: "thinking", Confidence: "none", Why: "the config's thinking: " + v + " (--suggest finds a marked block without one)"}
@@ -117,9 +120,9 @@ func netEnd(all []netState, spec *NetSpec) time.Time {
 	if spec == nil {
 		return end
 	}
-	u := spec.Resolved().URL // a named protocol's own, unless the key moved it
+	u := spec.Resolved() // a named protocol's own URL, unless the key moved it
 	for _, st := range all {
-		if st.Ended && st.Failed == "" && strings.Contains(st.URL, u) && st.EndedAt.After(end) {
+		if st.Ended && st.Failed == "" && u.MatchesURL(st.URL) && st.EndedAt.After(end) {
 			end = st.EndedAt
 		}
 	}
@@ -216,6 +219,16 @@ func (r *SuggestReport) confirm(tab context.Context, d *driver, nw *netWatch, in
 			continue
 		}
 		s.Why += "; confirmed by a second probe"
+	}
+	// The network key is checked on the second probe's conversation
+	// whatever its confidence: a URL that named the first one's ids
+	// would match no later task's.
+	if i := slices.IndexFunc(r.Keys, func(s Suggestion) bool { return s.Key == "network" && s.Network != nil }); i >= 0 && !slices.Contains(high, i) {
+		if s := &r.Keys[i]; verdict["network"] != "" || verdict["input"] != "" {
+			s.Confidence, s.Why = "low", s.Why+"; a second probe, in a new conversation, did not confirm it ("+verdict["network"]+verdict["input"]+")"
+		} else {
+			s.Why += "; it read a second probe's answer, in a new conversation, too"
+		}
 	}
 	r.Second = fmt.Sprintf("%q answered: %q", probe, pk.Answer.Text)
 	return nil

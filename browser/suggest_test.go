@@ -109,6 +109,7 @@ func TestSuggestJS_PerItem(t *testing.T) {
 <div data-message-id="AyMotwz" id="m">The answer.</div>
 <p data-author="system">Be brief.</p>
 <p data-author="assistant" id="s">The answer.</p>
+<button data-testid="model-selector">Chat model</button><button data-testid="send-button" id="sb"><svg data-testid="send-button-icon"></svg></button>
 </body>`)
 	}))
 	defer srv.Close()
@@ -133,6 +134,7 @@ func TestSuggestJS_PerItem(t *testing.T) {
 		{"#k", "data-kind", false},      // no other element has it
 		{"#m", "data-message-id", true}, // assistant-ui's short ids, one that reads as two words
 		{"#s", "data-author", false},    // assistant and system: words, not ids
+		{"#sb", "data-testid", false},   // send-button beside model-selector: names alike in length, not ids
 	}
 	for _, tt := range tests {
 		got, err := sgEval[bool](tab, fmt.Sprintf(`((el) => perItem(el, %q, el.getAttribute(%q)))(document.querySelector(%q))`, tt.attr, tt.attr, tt.el))

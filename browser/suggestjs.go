@@ -1,5 +1,7 @@
 package browser
 
+import "github.com/spoolgate/spoolgate/browser/selectjs"
+
 // suggestJS finds, on a live chat page, the elements behind each site key
 // and every CSS selector that picks each of them out, with what each
 // selector rests on (a test id, an aria label, a role, a class...). It
@@ -14,8 +16,8 @@ package browser
 // element it is meant to find before it is returned.
 //
 // The page's shared state and the making of selectors are in
-// suggestjs_select.go; this file finds the keys and watches the probe.
-const suggestJS = helpers + suggestSelectJS + thinkingJS + `
+// browser/selectjs; this file finds the keys and watches the probe.
+const suggestJS = helpers + selectjs.Script + thinkingJS + `
 const first = (target) => (els) => els[0] === target || editable(els[0]) === target;
 const labelOf = (el) => [el.getAttribute('aria-label'), el.getAttribute('title'), el.getAttribute('placeholder'), el.getAttribute('aria-placeholder'), el.getAttribute('data-placeholder'), el.value && el.tagName === 'INPUT' && el.type !== 'text' ? el.value : '', ...TESTIDS.map((a) => el.getAttribute(a)), el.id, String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || '')].filter(Boolean).join(' ');
 const iconOf = (el) => [...el.querySelectorAll('svg, use, img, i, [data-icon]')].map((i) => [i.getAttribute('data-icon'), i.getAttribute('class'), i.getAttribute('href'), i.getAttribute('xlink:href'), i.getAttribute('alt'), i.getAttribute('aria-label')].filter(Boolean).join(' ')).join(' ');
@@ -103,6 +105,26 @@ SG.rest = (before) => {
     send: keyOut(SG.send, first(SG.send), send && send.why, {sure: send ? send.sure : 0}),
     newChat: keyOut(SG.newChat, first(SG.newChat), nc && nc.why),
   };
+};
+// The element that shows the stream's thinking (want) apart from the
+// answer: new since the send, neither inside the answer nor around it,
+// the smallest whose letters and digits hold all of want's (its text
+// content: a folded block hides it from innerText). Its
+// selectors must find it as their last match (the driver takes the last
+// thinking before the answer).
+SG.thinkingBeside = (want) => {
+  const ans = SG.answer;
+  const key = (s) => String(s || '').replace(/[^\p{L}\p{N}]+/gu, '');
+  const w = key(want);
+  if (!ans || w.length < 8) return {found: false, cands: []};
+  let best = null;
+  for (const e of allEls()) {
+    if (contains(ans, e) || contains(e, ans) || (SG.old && SG.old.has(e)) || !key(e.textContent).includes(w)) continue;
+    if (!best || key(e.textContent).length < key(best.textContent).length || contains(best, e)) best = e;
+  }
+  if (!best) return {found: false, cands: []};
+  const last = (els) => els[els.length - 1] === best && !els.some((e) => contains(e, ans) || contains(ans, e));
+  return {found: true, what: describe(best), why: 'shows the thinking the stream carried (' + w.length + ' letters and digits), apart from the answer', cands: cands(best, last, 20)};
 };
 SG.keepBefore = () => { SG.before = SG.sendState(); return SG.before.size; };
 

@@ -199,7 +199,7 @@ func printSuggestions(w io.Writer, rep *browser.SuggestReport) {
 }
 
 // blockKeys are the site keys a suggestion may set, in the block's order.
-var blockKeys = []string{"input", "send", "answer", "network", "busy", "done", "copy", "newChat", "error", "quiet", "artifactsFrom"}
+var blockKeys = []string{"input", "send", "answer", "thinking", "network", "busy", "done", "copy", "newChat", "error", "quiet", "artifactsFrom"}
 
 // applySuggestions puts the suggestions into doc's sites.NAME (made if
 // missing) and returns that mapping. A key is set when the config has

@@ -285,3 +285,32 @@ func RequestTimes(s *apistand.Server, content string) []time.Time {
 	}
 	return at
 }
+
+// AddSites adds models (YAML list items) and sites (a block under
+// sites:, as `site new` prints it) to the rig's config, as an operator
+// pastes a proposed block unchanged.
+func (r *Rig) AddSites(models, sites string) {
+	r.T.Helper()
+	b, err := os.ReadFile(r.CfgPath)
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	text := strings.Replace(string(b), "models:\n", "models:\n"+models, 1) + sites
+	if err := os.WriteFile(r.CfgPath, []byte(text), 0o600); err != nil {
+		r.T.Fatal(err)
+	}
+}
+
+// SiteNew runs `site new NAME ARGS...` and returns its proposed block
+// (what follows "sites:"); the test fails when it exits non-zero or
+// prints none.
+func (r *Rig) SiteNew(name string, args ...string) (block, out, errOut string) {
+	r.T.Helper()
+	code, out, errOut := r.Run(append([]string{"site", "new", name}, args...)...)
+	r.T.Logf("site new %s:\n%s%s", name, out, errOut)
+	i := strings.Index(out, "\nsites:\n")
+	if code != 0 || i < 0 {
+		r.T.Fatalf("site new %s exited %d with no block", name, code)
+	}
+	return out[i+len("\nsites:\n"):], out, errOut
+}

@@ -132,14 +132,7 @@ func TestE2E_Web_Socket(t *testing.T) {
 	if want := `network: {url: "/api/socket", format: websocket, path: arguments.0.text}`; !strings.Contains(block, want) {
 		t.Fatalf("the block does not hold %s:\n%s\nstdout:\n%s", want, block, out)
 	}
-	cfg, err := os.ReadFile(sr.CfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgText := strings.Replace(string(cfg), "models:\n", "models:\n  - {name: auto-sock, kind: web, site: auto-sock, needEmptyPrompt: true}\n", 1) + block
-	if err := os.WriteFile(sr.CfgPath, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sr.AddSites("  - {name: auto-sock, kind: web, site: auto-sock, needEmptyPrompt: true}\n", block)
 	d := sr.Start()
 	tasks := []rig.Task{{ID: "hw-sock", Model: "hw-sock", Content: "[[md=cjk]] over the socket"}, {ID: "auto-sock", Model: "auto-sock", Content: "[[md=faq]] over the socket"}}
 	sr.Submit(tasks...)

@@ -124,9 +124,32 @@ type Options struct {
 	// Reasoning makes the modern page a reasoning page (reasoning.go):
 	// ReasoningField or ReasoningInline; ?reasoning=field|inline|off.
 	Reasoning string
+	// ConvURL makes the modern page post each message to
+	// /api/chat/ID/messages/N, its conversation's ID (one the page makes
+	// for a new chat) and the message's number in the path, answered as
+	// /api/conversation is; ?convurl=1.
+	ConvURL bool
+	// Links "button" draws every link of an answer as a button that
+	// opens its URL from data-href; ?links=button.
+	Links string
+	// ThinkView "plain" draws a reasoning page's thinking as its text in
+	// a pre-wrap block, line breaks and all; ?thinkview=plain.
+	ThinkView string
+	// ThinkPos "beside" draws a reasoning page's thinking block in the
+	// turn just before the answer's element, not inside it; ?thinkpos=beside.
+	ThinkPos string
+	// ThinkEnd is what a reasoning page does to its thinking block at the
+	// answer's end: "remove" takes it away, "empty" keeps its label and
+	// drops its text; ?thinkend=remove|empty.
+	ThinkEnd string
 	// Socket makes the modern page a socket page (socket.go): answers
 	// come over a WebSocket the page opens as it loads; ?socket=1.
 	Socket bool
+	// Template draws the composer as a Next.js chat template does
+	// (page.html): TemplateTestID, an icon-only send button named by its
+	// test id alone among look-alike test ids, or TemplateBare, the same
+	// with no test id at all; ?template=testid|bare.
+	Template string
 	// Wire makes the modern page's answers speak one of Wires, a chat
 	// site's or API's own stream protocol (wires.go); ?wire=NAME.
 	Wire string
@@ -242,6 +265,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /renderers/{name}", s.handleRenderer)
 	mux.HandleFunc("POST /api/conversation", s.handleConversation)
 	mux.HandleFunc("POST /api/conversation/redirect", s.handleRedirect)
+	mux.HandleFunc("POST /api/chat/{conv}/messages/{n}", s.handleConversation) // ConvURL: the ids in the path are the page's
 	mux.HandleFunc("GET /api/conversation/{id}", s.handleConversationJSON)
 	mux.HandleFunc("DELETE /api/conversation/{id}", s.handleForget)
 	mux.HandleFunc("GET /api/conversation/{id}/stream", s.handleAttach)

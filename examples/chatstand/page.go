@@ -171,6 +171,17 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		// A reasoning page (reasoning.go): its switches, model menu and
 		// thinking block; stuck names a switch a click does not change.
 		"socket": s.socketOf(r), "reasoning": s.reasoningOf(r), "stuck": s.stuckOf(r), "deep": r.URL.Query().Get("deep") == "1",
+		// ?template=1: the composer of a Next.js chat template (page.html).
+		"template": s.templateOf(r),
+		// ?convurl=1: the answer's request names the conversation and
+		// message in its path (/api/chat/ID/messages/N).
+		"convURL": r.URL.Query().Get("convurl") == "1" || s.opts.ConvURL,
+		// ?links=button: links drawn as buttons with data-href.
+		"links": s.thinkOpt(r, "links", s.opts.Links),
+		// A reasoning page's thinking drawn as plain text (?thinkview=plain)
+		// and taken away or emptied at the answer's end (?thinkend=remove|empty).
+		"thinkView": s.thinkOpt(r, "thinkview", s.opts.ThinkView), "thinkEnd": s.thinkOpt(r, "thinkend", s.opts.ThinkEnd),
+		"thinkPos": s.thinkOpt(r, "thinkpos", s.opts.ThinkPos), // ?thinkpos=beside: the block outside the answer's element
 	}
 	if notFound {
 		cfg["conversation"] = ""
@@ -227,4 +238,22 @@ func secretsOn(on bool, html string) template.HTML {
 		return ""
 	}
 	return template.HTML(html) //nolint:gosec // constants of secrets.go
+}
+
+// The composers Options.Template draws.
+const (
+	TemplateTestID = "testid"
+	TemplateBare   = "bare"
+)
+
+// templateOf is the page load's template option: the server's, or
+// ?template=testid|bare|off.
+func (s *Server) templateOf(r *http.Request) string {
+	switch v := r.URL.Query().Get("template"); v {
+	case TemplateTestID, TemplateBare:
+		return v
+	case "off":
+		return ""
+	}
+	return s.opts.Template
 }

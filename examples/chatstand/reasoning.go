@@ -133,3 +133,12 @@ func (s *Server) stuckOf(r *http.Request) string {
 	}
 	return s.opts.StuckMode
 }
+
+// thinkOpt is the page load's ?name=, else the server's def (the
+// thinking's options, and ?links=).
+func (s *Server) thinkOpt(r *http.Request, name, def string) string {
+	if v := r.URL.Query().Get(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -18,7 +19,10 @@ type SiteNetwork struct {
 	// `{protocol: openai-chat, url: /v1/chat}` moves only the URL.
 	Protocol string `yaml:"protocol"`
 	// URL is a substring of the request's URL ("/api/chat"); the last
-	// matching request sent after the message is the answer's.
+	// matching request sent after the message is the answer's. A `*`
+	// stands for one path segment, an id that differs from one
+	// conversation or message to the next ("/api/chat/*/messages/*"):
+	// see MatchesURL.
 	URL string `yaml:"url"`
 	// Format is the body's shape: sse (lines `data: …`, events apart by a
 	// blank line), ndjson (one JSON value a line), websocket (the frames
@@ -202,4 +206,19 @@ func (n SiteNetwork) Check() error {
 		}
 	}
 	return nil
+}
+
+// MatchesURL reports whether a request's URL is the one n.URL names: it
+// holds n.URL, each `*` standing for one path segment's characters (at
+// least one, none of / ? #).
+func (n SiteNetwork) MatchesURL(u string) bool {
+	if !strings.Contains(n.URL, "*") {
+		return strings.Contains(u, n.URL)
+	}
+	parts := strings.Split(n.URL, "*")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	re, err := regexp.Compile(strings.Join(parts, `[^/?#]+`))
+	return err == nil && re.MatchString(u)
 }

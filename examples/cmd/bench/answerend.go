@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +43,20 @@ func answerEndFigures(ctx context.Context, o options, stderr io.Writer) ([]coreF
 		return nil, err // no stand-in and no error: no row on this OS
 	}
 	defer done()
+	// The same page behind a third party that never answers (issue 55's
+	// point 6: a challenge widget's script and frame, an ad, a pixel
+	// blocked by a firewall), on a stand-in of its own (its own cookie:
+	// cookies are per host, not port).
+	hang, err := hangingOrigin()
+	if err != nil {
+		return nil, err
+	}
+	defer hang.Close()
+	tp, err := chatstand.Start(chatstand.Options{Renderer: "markdown-it", Scale: 1, CookieName: "chatstand_tp", SignedIn: "demo", ThirdParty: "http://" + hang.Addr().String()})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tp.Close() }()
 	keys := testkit.StandinMarkdownSite(stand.URL())
 	quietKeys := keys[:strings.Index(keys, "    done:")]
 	y := fmt.Sprintf(`spool: %q
@@ -52,14 +68,18 @@ models:
   - {name: proof, kind: web, site: standin-md, account: demo, needEmptyPrompt: true}
   - {name: quiet, kind: web, site: quiet, account: demo, needEmptyPrompt: true}
   - {name: nocheck, kind: web, site: nocheck, account: demo, needEmptyPrompt: true}
+  - {name: thirdparty, kind: web, site: thirdparty, account: demo, needEmptyPrompt: true}
 sites:
 %s%s%s    verify: off
-`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), keys, strings.Replace(quietKeys, "  standin-md:", "  quiet:", 1),
-		strings.TrimRight(strings.Replace(keys, "  standin-md:", "  nocheck:", 1), "\n")+"\n")
+%s`, filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), keys, strings.Replace(quietKeys, "  standin-md:", "  quiet:", 1),
+		strings.TrimRight(strings.Replace(keys, "  standin-md:", "  nocheck:", 1), "\n")+"\n",
+		strings.Replace(testkit.StandinMarkdownSite(tp.URL()), "  standin-md:", "  thirdparty:", 1))
 	cfg, err := config.ParseConfig([]byte(y))
 	if err != nil {
 		return nil, err
 	}
+	// (tp signs every visitor in as demo: its login page would wait
+	// for the load the third party holds.)
 	if err := signIn(ctx, cfg, stand.URL()); err != nil {
 		return nil, fmt.Errorf("sign the profile in: %w", err)
 	}
@@ -81,7 +101,7 @@ sites:
 		return nil, err
 	}
 	turns := map[string]chatstand.Turn{}
-	for _, c := range stand.Conversations("demo") {
+	for _, c := range append(stand.Conversations("demo"), tp.Conversations("demo")...) {
 		for _, t := range c.Turns {
 			turns[t.Content] = t
 		}
@@ -124,13 +144,47 @@ sites:
 			Note: "median per task: claim → final write less the answer's 2 s of streaming (launch or the warm browser, load, type, end, write); proof vs quiet alone"},
 		{Name: "result check", Value: ms(med(checks)), Unit: "ms", Baseline: ms(med(lat["nocheck"])), BaseUnit: "ms", Ratio: ratio(med(lat["proof"]), med(lat["nocheck"])),
 			Note: fmt.Sprintf("median per task of the comparisons with the page (task log's checkTook; p95 %.1f ms; target ≤ 20 ms); ratio: answer end → result checked vs verify: off on the same page, %.0f vs %.0f ms", ms(p95(checks)), ms(med(lat["proof"])), ms(med(lat["nocheck"])))},
+		{Name: "hung 3rd party cost", Value: ms(med(cost["thirdparty"])), Unit: "ms", Baseline: ms(med(cost["proof"])), BaseUnit: "ms", Ratio: ratio(med(cost["thirdparty"]), med(cost["proof"])),
+			Note: fmt.Sprintf("median per task beyond the answer's 2 s, the page with a third-party script, frame and pixel that never answer vs the same page without (issue 55: target under 2000 ms); p95 %.0f ms", ms(p95(cost["thirdparty"])))},
 	}, nil
 }
 
+// hangingOrigin is a server that takes every request and never answers
+// it (until closed): a third party the firewall swallows.
+func hangingOrigin() (*hangServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := &hangServer{ln: ln, stop: make(chan struct{})}
+	h.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-h.stop:
+		case <-r.Context().Done():
+		}
+	})}
+	go func() { _ = h.srv.Serve(ln) }()
+	return h, nil
+}
+
+type hangServer struct {
+	ln   net.Listener
+	srv  *http.Server
+	stop chan struct{}
+}
+
+func (h *hangServer) Addr() net.Addr { return h.ln.Addr() }
+
+func (h *hangServer) Close() {
+	close(h.stop)
+	_ = h.srv.Close()
+}
+
 // benchModels take turns on the stand-in's page: proof (its positive
-// signals, every result checked against the page), quiet (quiet alone)
-// and nocheck (proof with verify: off).
-var benchModels = []string{"proof", "quiet", "nocheck"}
+// signals, every result checked against the page), quiet (quiet alone),
+// nocheck (proof with verify: off) and thirdparty (proof on the page with
+// a third party that never answers).
+var benchModels = []string{"proof", "quiet", "nocheck", "thirdparty"}
 
 var checkTookRE = regexp.MustCompile(`msg="driver: answer finished".* checkTook=(\S+)`)
 

@@ -1,11 +1,14 @@
-package browser
+// Package selectjs is the page-side script calibration uses to turn an
+// element into checked CSS selectors: the page's shared state and text
+// helpers, how a class or attribute value reads (a name a person wrote,
+// or one a build tool or a message id made), the simple selectors that
+// describe one element (parts) and the checked combinations of them
+// (cands).
+package selectjs
 
-// suggestSelectJS is the part of suggestJS (suggestjs.go) that turns an
-// element into CSS selectors: the page's shared state and text helpers,
-// how a class or attribute value reads (a name a person wrote, or one a
-// build tool or a message id made), the simple selectors that describe
-// one element (parts) and the checked combinations of them (cands).
-const suggestSelectJS = `
+// Script is evaluated as part of browser's suggestJS, after the
+// driver's helpers (qa, vis), which it uses.
+const Script = `
 const SG = window.__spoolgateSuggest || (window.__spoolgateSuggest = {});
 const allEls = () => {
   const out = [];
@@ -62,6 +65,10 @@ const perItem = (el, a, v) => {
 };
 const itemPair = (v, w) => {
   if (/\d/.test(v) && v.replace(/\d+/g, '#') === w.replace(/\d+/g, '#')) return true;
+  // Words joined by dashes (send-button beside model-selector, the test
+  // ids of a template page) are names a person wrote, however alike
+  // their lengths: a random token has no such words.
+  if (wordy(v) || wordy(w)) return false;
   const tok = /^[A-Za-z0-9_-]{5,64}$/;
   if (!tok.test(v) || !tok.test(w) || Math.abs(v.length - w.length) > 4) return false;
   if (v.replace(/[^-]/g, '').length !== w.replace(/[^-]/g, '').length) return false;
@@ -77,6 +84,8 @@ const itemPair = (v, w) => {
   while (q < v.length && q < w.length && v[v.length - 1 - q] === w[w.length - 1 - q]) q++;
   return p < 3 && q < 3;
 };
+
+const wordy = (s) => /^[a-z]+([-_][a-z]+)+$/i.test(s) && s.split(/[-_]/).every((p) => nameKind(p) === 'ok');
 
 // parts: the simple selectors that describe el alone, each with its kind.
 const parts = (el) => {
