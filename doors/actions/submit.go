@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spoolgate/spoolgate/spool"
@@ -85,32 +86,51 @@ func Duplicates(drops []Drop) error {
 // ParentsFirst orders drops so that each comes after those of its
 // parents (after:) among them, keeping the given order otherwise: a
 // daemon takes drops in as they arrive, and refuses a task whose parent
-// is nowhere yet. Drops in a cycle keep their order (intake refuses them).
-func ParentsFirst(drops []Drop) []Drop {
+// is nowhere yet. Drops that wait for each other in a cycle are a
+// *Refused naming the cycle: whichever went first, intake would find the
+// other missing and name no cycle at all, so the submission says it.
+func ParentsFirst(drops []Drop) ([]Drop, error) {
 	byID := map[string]int{}
 	for i, d := range drops {
 		byID[d.ID] = i
 	}
 	out := make([]Drop, 0, len(drops))
 	state := make([]int, len(drops)) // 0 new, 1 on the path, 2 placed
-	var place func(i int)
-	place = func(i int) {
-		if state[i] != 0 {
-			return
+	var path []int                   // the drops on the path, for a cycle's line
+	var place func(i int) error
+	place = func(i int) error {
+		switch state[i] {
+		case 2:
+			return nil
+		case 1:
+			at := slices.Index(path, i)
+			ids := []string{}
+			for _, j := range path[at:] {
+				ids = append(ids, drops[j].ID)
+			}
+			ids = append(ids, drops[i].ID)
+			return refusedf("after", "%s: after: a cycle: %s", drops[path[at]].Src, strings.Join(ids, " waits for "))
 		}
 		state[i] = 1
+		path = append(path, i)
 		for _, p := range drops[i].After {
-			if j, ok := byID[p]; ok {
-				place(j)
+			if j, ok := byID[p]; ok && j != i { // a task that waits for itself: intake says so
+				if err := place(j); err != nil {
+					return err
+				}
 			}
 		}
+		path = path[:len(path)-1]
 		state[i] = 2
 		out = append(out, drops[i])
+		return nil
 	}
 	for i := range drops {
-		place(i)
+		if err := place(i); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // DropOne writes d into its lane's incoming/ under a temp name and moves

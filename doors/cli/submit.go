@@ -108,7 +108,9 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	if err := actions.Duplicates(drops); err != nil {
 		return asUsage(err)
 	}
-	drops = actions.ParentsFirst(drops)
+	if drops, err = actions.ParentsFirst(drops); err != nil {
+		return asUsage(err)
+	}
 	// All valid: now drop them, each written under a temp name and moved in.
 	if err := st.Layout.Create(); err != nil {
 		return err

@@ -120,19 +120,55 @@ func TestE2E_Chain_Pipeline(t *testing.T) {
 	}
 }
 
-// A cycle and an unknown parent are refused at intake, each with a one-
-// line reason, and nothing of them runs.
+// A cycle and an unknown parent are refused, each with a one-line reason,
+// and nothing of them runs: a cycle submitted together by submit itself
+// (whichever it dropped first, intake would find the other missing), a
+// cycle dropped by hand by intake, and an unknown parent by intake.
 func TestE2E_Chain_Refused(t *testing.T) {
 	t.Parallel()
 	r := newChainRig(t, rig.Opts{})
+	write := func(dir string, tks ...taskfile.Task) []string {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, tk := range tks {
+			data, err := tk.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, filepath.Join(dir, tk.TaskID+".yaml"))
+			if err := os.WriteFile(files[len(files)-1], data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return files
+	}
+	// By hand, before the daemon starts: its first scan finds both, and
+	// intake names the cycle for the first it judges.
+	write(r.L.Lane(taskfile.KindAPI, taskfile.DirIncoming),
+		taskfile.Task{TaskID: "ping", Model: "api-plain", After: []string{"pong"}, Content: "x"},
+		taskfile.Task{TaskID: "pong", Model: "api-plain", After: []string{"ping"}, Content: "y"})
 	d := r.Start()
 	defer d.Stop()
 	r.Submit(
 		rig.Task{ID: "orphan", Model: "api-plain", After: []string{"nobody"}, Content: "{{nobody.result}}"},
 		rig.Task{ID: "self", Model: "api-plain", After: []string{"self"}, Content: "x"},
-		rig.Task{ID: "ping", Model: "api-plain", After: []string{"pong"}, Content: "x"},
-		rig.Task{ID: "pong", Model: "api-plain", After: []string{"ping"}, Content: "y"},
 	)
+	// Submitted together: submit itself refuses the cycle, dropping
+	// nothing (whichever it dropped first, intake would find the other
+	// missing and could not name the cycle).
+	files := write(filepath.Join(r.Dir, "cycle"),
+		taskfile.Task{TaskID: "tick", Model: "api-plain", After: []string{"tock"}, Content: "x"},
+		taskfile.Task{TaskID: "tock", Model: "api-plain", After: []string{"tick"}, Content: "y"})
+	if code, _, errOut := r.Run(append([]string{"submit"}, files...)...); code == 0 || !strings.Contains(errOut, "after: a cycle: tick waits for tock waits for tick") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("submit of a cycle: exit %d, stderr %q; want one line naming the cycle", code, errOut)
+	}
+	for _, id := range []string{"tick", "tock"} {
+		if _, where := r.L.LocateAny(id); where != "" {
+			t.Errorf("submit dropped %s of a refused cycle (in %s)", id, where)
+		}
+	}
 	reason := func(id string) string {
 		p := filepath.Join(r.L.Lane(taskfile.KindAPI, taskfile.DirFailed), taskfile.ReasonFileName(id))
 		var b []byte
