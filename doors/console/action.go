@@ -18,14 +18,15 @@ import (
 )
 
 // The console's actions: POST /action with do= cancel, retry, priority,
-// retry-failed (a batch's), pause, resume, release (an account's hold),
+// retry-failed (a batch's), bulk (bulk.go), pause, resume, release (an account's hold),
 // each through doors/actions, the code its command runs, and each
 // written to the audit trail. One that affects more than one task asks
 // for confirmation first (a page listing them, confirm=yes).
 
 // formCSP: the pages with forms post to this server only, and are never
 // framed (clickjacking).
-const formCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
+// Its scripts are console.js (livejs.go), from this server only.
+const formCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // actView is what every page needs to show its buttons.
 type actView struct {
@@ -44,7 +45,10 @@ type actView struct {
 func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 	v := actView{On: h.auth != nil, L: L.actions(), Back: r.URL.Path}
 	if s := h.auth.session(r); s != nil {
-		v.User, v.CSRF, v.Flash = s.user, s.csrf, h.auth.takeFlash(s)
+		v.User, v.CSRF = s.user, s.csrf
+		if r.Header.Get(liveHeader) == "" { // a live fetch leaves the flash to the page
+			v.Flash = h.auth.takeFlash(s)
+		}
 		v.Operate, v.Admin = s.role.Allows(config.RoleOperator), s.role.Allows(config.RoleAdmin)
 	}
 	return v
@@ -126,6 +130,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 	do := r.PostFormValue("do")
 	if need := actionRole(do); !s.role.Allows(need) {
 		h.refuseRole(w, r, s, need)
+		return
+	}
+	if do == "bulk" {
+		h.bulk(w, r, s, pl, back)
 		return
 	}
 	lane := taskfile.Kind(r.PostFormValue("lane"))

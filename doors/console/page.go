@@ -16,8 +16,8 @@ import (
 const pageRefresh = 2 * time.Second
 
 // The page is self-contained (no scripts, fonts or styles from elsewhere)
-// and reloads itself with a meta refresh, so it works on a closed network
-// and in any browser. Each bar carries its numbers in data-finished and
+// and updates itself (console.js, livejs.go; a meta refresh without
+// scripts), so it works on a closed network and in any browser. Each bar carries its numbers in data-finished and
 // data-total, and shows them as "finished/total".
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":          report.Dur,
@@ -46,7 +46,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	},
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="{{.Refresh}}">
+` + liveHead + `
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.L.Title}}</title>
 <style>
@@ -63,18 +63,19 @@ h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
 table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;text-align:left}
 .held{color:#a40} .stale{color:#c00;font-weight:bold} .paused{color:#a40;font-weight:bold}
 ` + actCSS + `
-</style></head><body>
+</style></head><body data-live-every="{{.Refresh}}">
 ` + userBar + `
 <h1>spoolgate</h1>
-<div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
-{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}" data-kind="{{.Kind}}">{{if eq .Kind "signedOut"}}{{$.L.AccountSignedOut}} {{.Account}}{{else if eq .Kind "challenge"}}{{$.L.AccountChallenge}} {{.Account}}{{else}}{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}}{{end}} · {{.Reason}}{{with shotHref .Screenshot}} · <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}{{if $.A.Admin}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
-{{end}}{{if .Timeline}}<section class="timeline-box">
+<div class="meta" data-live="meta" id="live-meta">{{.L.Spool}} {{.St.Spool}} · <span id="now">{{when .St.Now}}</span> · {{printf .L.Refreshes .Refresh}}</div>
+<div data-live="accounts">{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}" data-kind="{{.Kind}}">{{if eq .Kind "signedOut"}}{{$.L.AccountSignedOut}} {{.Account}}{{else if eq .Kind "challenge"}}{{$.L.AccountChallenge}} {{.Account}}{{else}}{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}}{{end}} · {{.Reason}}{{with shotHref .Screenshot}} · <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}{{if $.A.Admin}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
+{{end}}</div>
+<div data-live="timeline">{{if .Timeline}}<section class="timeline-box">
 <h2>{{.D.Timeline}} <span class="meta spans">{{.D.Last}} {{.Since}}{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}} <a href="?since=off">{{.D.Hide}}</a></span></h2>
 {{.Timeline}}
 </section>
 {{else}}<div class="meta spans">{{.D.Timeline}}:{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}}</div>
-{{end}}{{range .St.Lanes}}{{$lane := .Lane}}
-<section class="lane" id="lane-{{.Lane}}">
+{{end}}</div>{{range .St.Lanes}}{{$lane := .Lane}}
+<section class="lane" id="lane-{{.Lane}}" data-live="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 {{if $.A.Operate}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}"><button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button> <button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button></form>
 <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{$.A.L.Host}} <input name="host" size="12" id="host-{{.Lane}}"> <button name="do" value="pause">{{$.A.L.PauseHost}}</button> <button name="do" value="resume">{{$.A.L.ResumeHost}}</button></form></div>{{end}}
@@ -94,7 +95,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{end}}{{if .RejectedMore}}<tr><td colspan="3" class="meta more">{{printf $.L.More .RejectedMore}}</td></tr>{{end}}</table>{{end}}
 </section>
 {{end}}
-<h2>{{.L.Batches}}</h2>
+<div data-live="batches"><h2>{{.L.Batches}}</h2>
 {{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
 <table class="batches">
 {{range .St.Batches}}<tr class="batch"><td><a href="{{batchHref .Batch}}">{{.Batch}}</a></td><td>{{bar "batch" .Batch .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
@@ -108,7 +109,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <table class="foreign"><tr><th>{{.L.File}}</th><th>{{.L.Kind}}</th><th>{{.L.Reason}}</th></tr>
 {{range .St.Foreign}}<tr class="foreign-file"><td>{{.File}}</td><td>{{.Kind}}</td><td>{{.Reason}}</td></tr>
 {{end}}{{if .St.ForeignMore}}<tr><td colspan="3" class="meta more">{{printf .L.More .St.ForeignMore}}</td></tr>{{end}}</table>{{end}}
-</body></html>
+</div></body></html>
 `))
 
 func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -49,7 +50,7 @@ const maxShotAttempts = 3
 const maxLogShown = 256 << 10
 
 // taskCSP lets the task page show its own screenshots and nothing else.
-const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
+const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // located is where a task's file is: a lane folder, or a month of the
 // lane's archive.
@@ -125,22 +126,25 @@ type taskView struct {
 	Files         []fileView // the generated files (generated.go)
 	A             actView
 	Audit         []auditView
+	Refresh       int    // live updates' period while the task is pending or running, 0 after
+	StateWord     string // the folder's state in the page's words
+	Elapsed       string // a running task's time since it started
 }
 
 var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchHref": batchHref, "levels": func() []string { return []string{"high", "normal", "low"} }}).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>
-<style>` + detailCSS + actCSS + `</style></head><body>
+<title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>{{if .Refresh}}` + liveHead + `{{end}}
+<style>` + detailCSS + actCSS + `</style></head><body{{if .Refresh}} data-live-every="{{.Refresh}}"{{end}}>
 ` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a>{{if .Batch}} · <a href="{{batchHref .Batch}}">{{.D.BatchPage}} {{.Batch}}</a>{{end}}</nav>
-<h1 class="task-title">{{.Lane}}/{{.ID}} <span class="state s-{{.Dir}}">{{.Dir}}</span>{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
+<h1 class="task-title" data-live="title">{{.Lane}}/{{.ID}} <span class="state s-{{.Dir}}" data-state="{{.Dir}}">{{.StateWord}}</span>{{if .Elapsed}} <span class="meta elapsed" id="elapsed">{{.L.Elapsed}} {{.Elapsed}}</span>{{end}}{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
 {{if .ReadErr}}<div class="err">{{.ReadErr}}</div>{{end}}
-{{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
+<div data-live="actions">{{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
 {{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
-{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option{{if eq $l $.Priority}} selected{{end}}>{{$l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
-` + auditList + `
-{{if .Fields}}<h2>{{.D.Fields}}</h2>
+{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option{{if eq $l $.Priority}} selected{{end}}>{{$l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}</div>
+<div data-live="audit">` + auditList + `</div>
+<div data-live="body">{{if .Fields}}<h2>{{.D.Fields}}</h2>
 <table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>{{.D.Attempts}}</h2>
@@ -160,7 +164,7 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{if .Prompt}}<h2>{{.D.Prompt}}</h2><pre class="prompt">{{.Prompt}}</pre>{{end}}
 {{if .Content}}<h2>{{.D.Content}}</h2><pre class="content">{{.Content}}</pre>{{end}}
 <h2>{{.D.Log}}</h2>{{if .LogCut}}<div class="meta">{{.LogCut}}</div>{{end}}
-{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}<div class="meta">{{.D.NoLog}}</div>{{end}}
+{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}<div class="meta">{{.D.NoLog}}</div>{{end}}</div>
 </body></html>
 `))
 
@@ -195,6 +199,10 @@ func (h *httpServer) taskPage(w http.ResponseWriter, r *http.Request) {
 	L := labelsFor(r)
 	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month, A: h.actView(r, L)}
 	h.fillTask(&v, loc)
+	v.StateWord = stateWord(L, string(cmp.Or(taskfile.FolderState[loc.dir], taskfile.State(loc.dir))))
+	if loc.dir == taskfile.DirPending || loc.dir == taskfile.DirRunning || loc.dir == taskfile.DirIncoming {
+		v.Refresh = int(pageRefresh / time.Second)
+	}
 	v.Audit = h.auditLines(v.A.L, h.now(), lane+"/"+id, "", v.A.User != "")
 	var buf bytes.Buffer
 	if err := taskTmpl.Execute(&buf, &v); err != nil {
@@ -252,6 +260,9 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 		}
 	}
 	v.Batch = safetext.Line(t.Batch)
+	if loc.dir == taskfile.DirRunning && !t.StartedAt.IsZero() {
+		v.Elapsed = report.Dur(h.now().Sub(t.StartedAt).Seconds())
+	}
 	v.Priority = t.Priority.String()
 	add("taskId", t.TaskID, "")
 	add("lane", string(loc.lane), "")
