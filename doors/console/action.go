@@ -60,7 +60,7 @@ const userBar = `<div class="userbar">{{if .A.User}}{{.A.L.LoggedInAs}} <b class
 
 // actCSS styles the bar and the forms.
 const actCSS = `.userbar{float:right;color:#555} form.inline{display:inline;margin:0 .2em} .flash{background:#eef6ee;border:1px solid #9c9;padding:.4em .6em;border-radius:4px;margin:.4em 0}
-.ferr{color:#b00} label{display:block;margin:.5em 0 .1em;color:#555} textarea{width:100%;max-width:50em;min-height:6em} .foreign{color:#b00}`
+.ferr{color:#b00} label{display:block;margin:.5em 0 .1em;color:#555} textarea{width:100%;max-width:50em;min-height:6em} .foreign{color:#b00}` + phoneCSS
 
 // hiddenCSRF is the token field every form carries.
 const hiddenCSRF = `<input type="hidden" name="csrf" value="{{.A.CSRF}}"><input type="hidden" name="back" value="{{.A.Back}}">`

@@ -71,7 +71,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 {{if .A.Operate}}<div class="bulk-actions"><button name="op" value="cancel" id="bulk-cancel">{{.B.Cancel}}</button> <button name="op" value="retry" id="bulk-retry">{{.B.Retry}}</button> <select name="level" id="bulk-level" aria-label="{{.A.L.Priority}}">{{range $k := .Levels}}<option value="{{$k}}"{{if eq $k "normal"}} selected{{end}}>{{index $.B.Levels $k}}</option>{{end}}</select> <button name="op" value="priority" id="bulk-priority">{{.B.Priority}}</button></div></form>{{end}}
 <div class="pager">{{if .Tasks.PrevHref}}<a href="{{.Tasks.PrevHref}}">{{.D.Prev}}</a> {{end}}<span>{{.Tasks.PageOf}}</span>{{if .Tasks.NextHref}} <a href="{{.Tasks.NextHref}}">{{.D.Next}}</a>{{end}}</div>{{else}}<div class="meta">{{.D.NoTasks}}</div>{{end}}</div>
 <h2>{{.D.Timeline}}</h2>
-<div data-live="timeline">{{.Timeline}}</div>
+<div data-live="timeline" class="timeline-scroll">{{.Timeline}}</div>
 <div data-live="failures"><h2>{{.D.Failures}}</h2>
 {{if .Failures}}<table class="failures"><tr><th>{{.D.Task}}</th><th>{{.D.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
 {{range .Failures}}<tr class="failure"><td><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{.Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Error}}</td></tr>

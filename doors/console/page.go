@@ -71,15 +71,15 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{end}}</div>
 <div data-live="timeline">{{if .Timeline}}<section class="timeline-box">
 <h2>{{.D.Timeline}} <span class="meta spans">{{.D.Last}} {{.Since}}{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}} <a href="?since=off">{{.D.Hide}}</a></span></h2>
-{{.Timeline}}
+<div class="timeline-scroll">{{.Timeline}}</div>
 </section>
 {{else}}<div class="meta spans">{{.D.Timeline}}:{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}}</div>
 {{end}}</div>{{range .St.Lanes}}{{$lane := .Lane}}
-<section class="lane" id="lane-{{.Lane}}" data-live="lane-{{.Lane}}">
-<h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
+<section class="lane" id="lane-{{.Lane}}">
+<h2 data-live="lane-head-{{.Lane}}">{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 {{if $.A.Operate}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}"><button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button> <button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button></form>
 <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{$.A.L.Host}} <input name="host" size="12" id="host-{{.Lane}}"> <button name="do" value="pause">{{$.A.L.PauseHost}}</button> <button name="do" value="resume">{{$.A.L.ResumeHost}}</button></form></div>{{end}}
-<div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
+<div data-live="lane-{{.Lane}}"><div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
@@ -93,7 +93,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>
 {{range .RejectedDrops}}<tr class="rejected-drop"><td>{{short $.St .At}}</td><td>{{.File}}</td><td>{{.Reason}}</td></tr>
 {{end}}{{if .RejectedMore}}<tr><td colspan="3" class="meta more">{{printf $.L.More .RejectedMore}}</td></tr>{{end}}</table>{{end}}
-</section>
+</div></section>
 {{end}}
 <div data-live="batches"><h2>{{.L.Batches}}</h2>
 {{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
