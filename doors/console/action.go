@@ -266,6 +266,8 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 // auditView is one audit line as a page shows it.
 type auditView struct {
 	Text    string
+	User    string // who acted, shown as data (not translated) between Text and After
+	After   string
 	Foreign bool
 	Break   bool // a break of the chain (auditchain.go)
 }
@@ -289,23 +291,30 @@ func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch strin
 			out = append(out, breakView(L.lang(), e, when))
 			continue
 		}
-		text := fmt.Sprintf(L.ByAt, L.Verb(e.Action), safetext.Line(e.User), when)
+		text := fmt.Sprintf(L.ByAt, L.Verb(e.Action), userMark, when)
 		if !names {
 			text = anonymousLine(L.lang(), L.Verb(e.Action), when)
 		}
 		if e.Detail != "" {
-			text += " (" + safetext.Line(e.Detail) + ")"
+			text += " (" + L.detailWords(safetext.Line(e.Detail)) + ")"
 		}
 		text += chainNote(L.lang(), e)
 		if e.Foreign != "" {
 			text = L.ForeignLine + text + " — " + e.Foreign
 		}
-		out = append(out, auditView{Text: text, Foreign: e.Foreign != ""})
+		av := auditView{Text: text, Foreign: e.Foreign != ""}
+		if before, after, ok := strings.Cut(text, userMark); ok {
+			av.Text, av.User, av.After = before, safetext.Line(e.User), after
+		}
+		out = append(out, av)
 	}
 	return out
 }
 
 // auditList shows a page's audit lines.
-const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}{{if .Break}} audit-break foreign{{end}}">{{.Text}}</li>{{end}}</ul>{{end}}`
+const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}{{if .Break}} audit-break foreign{{end}}">{{.Text}}{{if .User}}<span class="who" translate="no">{{.User}}</span>{{end}}{{.After}}</li>{{end}}</ul>{{end}}`
 
 var _ = status.TaskHref
+
+// userMark stands for the user's name in an audit line while it is built.
+const userMark = "\ue000"

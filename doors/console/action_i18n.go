@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -56,7 +57,7 @@ var (
 		Confirm: "确认", ConfirmN: "此操作影响 %d 个任务：", Back: "返回",
 		Submit: "提交任务", Import: "导入表格", Model: "模型", Content: "内容", Prompt: "提示词", Batch: "批次",
 		Output: "输出文件", TaskID: "任务 ID", Preview: "预览", Template: "模板",
-		TemplateHint: "例如 为{{channel}}写一篇关于{{topic}}的稿子：{{列名}} 会换成该行在这一列的内容",
+		TemplateHint: "例如 为{{渠道}}写一篇关于{{主题}}的稿子：{{列名}} 会换成该行在这一列的内容",
 		Column:       "列", File: "CSV 或 XLSX 文件", Row: "行", Errors: "被拒绝的行", SubmitRows: "把 %d 行有效数据提交为批次 %s",
 		NoRows: "没有有效的行", Staged: "前几行预览", Submitted: "已提交 %d 个任务", Refused: "已拒绝",
 		Audit: "操作记录", ByAt: "%[2]s 于 %[3]s %[1]s", ForeignLine: "外来记录（不是本安装的守护进程写的）：",
@@ -82,6 +83,18 @@ func (p pageLabels) actions() actionLabels {
 
 // TooMany says how long to wait after too many failed logins.
 func (a actionLabels) TooMany(secs int) string { return fmt.Sprintf(a.tooMany, max(secs, 1)) }
+
+// bulkDetail is a bulk action's audit detail ("bulk: 5 of 5").
+var bulkDetail = regexp.MustCompile(`bulk: (\d+) of (\d+)`)
+
+// detailWords is an audit line's detail in the page's words: the bulk
+// count translated, the rest (lanes, levels, accounts) as recorded.
+func (a actionLabels) detailWords(d string) string {
+	if a.lang() != labelsZH.Lang {
+		return d
+	}
+	return bulkDetail.ReplaceAllString(d, "批量：$1 / $2")
+}
 
 // Verb is an audit action in the page's words.
 func (a actionLabels) Verb(action string) string {

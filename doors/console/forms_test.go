@@ -230,7 +230,7 @@ func TestHTTPServer_BatchRetryConfirm(t *testing.T) {
 	}
 	_, page = o.get("/")
 	_, page = o.get("/batch/b1")
-	if !strings.Contains(page, "retried by li at ") {
+	if !strings.Contains(page, "retried by <span class=\"who\" translate=\"no\">li</span> at ") {
 		t.Errorf("the batch page does not show the retry:\n%s", page)
 	}
 }

@@ -76,7 +76,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" value="{{index .F "modelCol"}}">
 <label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" value="{{index .F "priorityCol"}}">
 <label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" value="{{index .F "outputCol"}}">
-<label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}}>{{.Name}} ({{.Lane}})</option>{{end}}</select>
+<label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <p><button id="preview">{{.A.L.Preview}}</button></p>
 </form></body></html>`))
 

@@ -205,7 +205,7 @@ console:
 		}
 	}
 	do("waiter page", chromedp.Navigate(base+"/task/api/waiter"))
-	if page := html(); !strings.Contains(page, "cancel requested by 王芳 at ") {
+	if page := html(); !strings.Contains(page, `cancel requested by <span class="who" translate="no">王芳</span> at `) {
 		t.Errorf("the task page does not say who canceled it:\n%s", page)
 	}
 
