@@ -101,23 +101,6 @@ func localBack(s string) string {
 	return s
 }
 
-type confirmView struct {
-	L      pageLabels
-	A      actView
-	Title  string
-	Tasks  []string
-	Fields map[string]string
-}
-
-var confirmTmpl = template.Must(template.New("confirm").Parse(`<!doctype html>
-<html lang="{{.L.Lang}}"><head><meta charset="utf-8"><title>{{.Title}}</title><style>` + detailCSS + actCSS + `</style></head><body>
-<h1>{{.Title}}</h1>
-<p class="confirm-count">{{printf .A.L.ConfirmN (len .Tasks)}}</p>
-<ul class="confirm-tasks">{{range .Tasks}}<li>{{.}}</li>{{end}}</ul>
-<form method="post" action="/action">` + hiddenCSRF + `{{range $k, $v := .Fields}}<input type="hidden" name="{{$k}}" value="{{$v}}">{{end}}<input type="hidden" name="confirm" value="yes">
-<button id="confirm">{{.A.L.Confirm}}</button> <a href="{{.A.Back}}">{{.A.L.Back}}</a></form>
-</body></html>`))
-
 // action runs one button's action.
 func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 	s := h.authorize(w, r)
@@ -192,10 +175,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 			tasks = append(tasks, rf.String())
 		}
 		if len(refs) > 1 && r.PostFormValue("confirm") != "yes" {
-			av := h.actView(r, pl)
-			av.Back = back
-			h.render(w, confirmTmpl, &confirmView{L: pl, A: av, Title: L.RetryFailed + " · " + batch, Tasks: tasks,
-				Fields: map[string]string{"do": do, "batch": batch}}, http.StatusOK)
+			// The bulk confirmation: each task by name, the permanent
+			// failures marked as likely to fail again; its button
+			// retries exactly the tasks listed.
+			h.bulkConfirm(w, r, pl, back, "retry", "", batch, actions.PlanBulk(h.store, "retry", refs))
 			return
 		}
 		var done []string

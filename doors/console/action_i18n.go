@@ -12,7 +12,7 @@ type actionLabels struct {
 	OnlyPost, CrossOrigin, ReadOnly, NoSession, BadCSRF, BadLogin string
 	Login, Logout, User, Password, TokenHint, LoggedInAs          string
 	Cancel, Retry, RetryFailed, Priority, Set, Pause, Resume      string
-	PauseHost, ResumeHost, Host, Release, Confirm, ConfirmN, Back string
+	PauseHost, ResumeHost, Host, Release, Confirm, Back           string
 	Submit, Import, Model, Content, Prompt, Batch, Output, TaskID string
 	Preview, Template, TemplateHint, Column, File, Row, Errors    string
 	SubmitRows, NoRows, Staged, Submitted, Refused, Audit, ByAt   string
@@ -32,7 +32,7 @@ var (
 		Login: "log in", Logout: "log out", User: "user", Password: "password", TokenHint: "leave the user empty to log in with the shared token",
 		LoggedInAs: "logged in as", Cancel: "cancel", Retry: "retry", RetryFailed: "retry the failed tasks", Priority: "priority", Set: "set",
 		Pause: "pause", Resume: "resume", PauseHost: "pause on host", ResumeHost: "resume on host", Host: "host", Release: "end the hold", LiveLink: "sign in from the page",
-		Confirm: "confirm", ConfirmN: "This affects %d tasks:", Back: "back",
+		Confirm: "confirm", Back: "back",
 		Submit: "submit a task", Import: "import a table", Model: "model", Content: "content", Prompt: "prompt", Batch: "batch",
 		Output: "output", TaskID: "task id", Preview: "preview", Template: "template",
 		TemplateHint: "e.g. Write about {{topic}} for {{channel}}: {{name}} is replaced by the row's cell in the column of that header",
@@ -54,7 +54,7 @@ var (
 		Login: "登录", Logout: "退出登录", User: "用户名", Password: "密码", TokenHint: "用户名留空即用共享令牌登录",
 		LoggedInAs: "已登录：", Cancel: "取消", Retry: "重试", RetryFailed: "重试失败的任务", Priority: "优先级", Set: "设置",
 		Pause: "暂停", Resume: "恢复", PauseHost: "暂停某台主机", ResumeHost: "恢复某台主机", Host: "主机", Release: "解除限制", LiveLink: "在网页上登录",
-		Confirm: "确认", ConfirmN: "此操作影响 %d 个任务：", Back: "返回",
+		Confirm: "确认", Back: "返回",
 		Submit: "提交任务", Import: "导入表格", Model: "模型", Content: "内容", Prompt: "提示词", Batch: "批次",
 		Output: "输出文件", TaskID: "任务 ID", Preview: "预览", Template: "模板",
 		TemplateHint: "例如 为{{渠道}}写一篇关于{{主题}}的稿子：{{列名}} 会换成该行在这一列的内容",

@@ -218,7 +218,7 @@ func TestHTTPServer_BatchRetryConfirm(t *testing.T) {
 		t.Fatalf("no retry button:\n%s", page)
 	}
 	resp, page := o.post("/action", url.Values{"csrf": {o.csrf}, "do": {"retry-failed"}, "batch": {"b1"}, "back": {"/batch/b1"}}, nil)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "This affects 2 tasks:") || !strings.Contains(page, "<li>api/a8</li>") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "2 of 2 will be done") || !strings.Contains(page, `data-ref="api/a8"`) {
 		t.Fatalf("no confirmation: %d\n%s", resp.StatusCode, page)
 	}
 	if n := len(incoming(t, cfg.Spool, taskfile.KindAPI)); n != 0 {
