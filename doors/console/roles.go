@@ -102,7 +102,7 @@ func (h *httpServer) gate(next http.Handler) http.Handler {
 				h.refuseRole(w, r, s, need)
 				return
 			}
-		case r.URL.Path == "/login" || r.URL.Path == "/console.js" || r.Method == http.MethodPost:
+		case r.URL.Path == "/login" || r.Method == http.MethodPost:
 		case h.auth.public && r.URL.Path == "/":
 			h.countsPage(w, r)
 			return
@@ -129,25 +129,26 @@ func (h *httpServer) needLoginAnswer(w http.ResponseWriter, r *http.Request) {
 
 // countsTmpl is the overview a visitor without a login sees with
 // console.public: counts: each lane's counts, progress and ETA; no task
-// id, batch name, account, file name, reason or text.
+// id, batch name, account, file name, reason or text. It reloads itself
+// with a meta refresh: console.js is behind the login, as all else is.
 var countsTmpl = template.Must(template.New("counts").Funcs(template.FuncMap{
 	"etab": func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, true) },
 	"bar":  outcomeBar,
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
-` + liveHead + `
+<meta http-equiv="refresh" content="{{.Refresh}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.L.Title}}</title><style>` + detailCSS + actCSS + barCSS + `</style></head><body data-live-every="{{.Refresh}}">
+<title>{{.L.Title}}</title><style>` + detailCSS + actCSS + barCSS + `</style></head><body>
 <div class="userbar"><a href="/login" id="login-link">{{.A.Login}}</a></div>
 <h1>spoolgate</h1>
-<div data-live="lanes">{{range .St.Lanes}}<section class="lane" id="lane-{{.Lane}}">
+{{range .St.Lanes}}<section class="lane" id="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}}{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 <div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
 <div class="eta">{{$.L.ETA}} {{etab $.L $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 </section>
-{{end}}</div></body></html>
+{{end}}</body></html>
 `))
 
 // countsPage is "/" for a visitor without a login under console.public:
