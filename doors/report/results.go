@@ -66,13 +66,13 @@ type Row struct {
 	Artifacts     []taskfile.Artifact `json:"artifacts,omitempty"`
 	ArtifactFiles []string            `json:"artifactFiles,omitempty"`
 	// Content and Priority are for the console's lists (a task's name,
-	// the pending order); the result files leave them out.
+	// the pending order); the CSV carries the content, JSON Lines neither.
 	Content  string            `json:"-"`
 	Priority taskfile.Priority `json:"-"`
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
-	"finishedAt", "durationMs", "errorClass", "error", "output", "result"}
+	"finishedAt", "durationMs", "errorClass", "error", "output", "result", "content"}
 
 // writeResultsJSONL writes one JSON object per row. Every string keeps its
 // exact value; characters that would drive a terminal are \u-escaped.
@@ -189,7 +189,10 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 // model, error, path or result that starts with = + - @ tab or CR is not
 // run as a formula, and control characters are shown escaped. The exact
 // text is in --format jsonl.
-// writeResultsCSV writes rows under resultColumns, then a `conversation`
+// writeResultsCSV writes rows under resultColumns (the task's content
+// after its result, so a spreadsheet shows what was asked beside the
+// answer; JSON Lines leaves it out, a program has the task file), then a
+// `conversation`
 // column when a row has one (web tasks sent since issue 21), a
 // `resultCheck` column (verified, unchecked, or "differs: " and where)
 // when a row has one, a `reasoning` column (the thinking kept apart from
@@ -238,7 +241,7 @@ func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
 			d = strconv.FormatInt(*r.DurationMs, 10)
 		}
 		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
-			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result}
+			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result, r.Content}
 		if conv {
 			rec = append(rec, r.Conversation)
 		}

@@ -4,6 +4,9 @@ package doors
 
 import (
 	"cmp"
+	"encoding/csv"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,8 +26,9 @@ import (
 // phoneWidth is an iPhone 12 to 15's CSS width, the issue's phone.
 const phoneWidth = 390
 
-// TestE2E_ConsolePages is issue 53's live-update, phone and screenshot
-// acceptance through `spoolgate run` in a real headless Chromium: a host
+// TestE2E_ConsolePages is issue 53's live-update, phone, Chinese, CSV and
+// screenshot acceptance through `spoolgate run` in a real headless
+// Chromium: the results CSV is UTF-8 with a BOM and a content column; a host
 // name being typed on the status page keeps its text (and its focus)
 // across 10 s of live updates while the running task's elapsed time
 // changes around it; a running task's page counts its time up without a
@@ -41,6 +45,20 @@ func TestE2E_ConsolePages(t *testing.T) {
 	r.Final(taskfile.KindAPI, "written", time.Minute)
 	r.Final(taskfile.KindAPI, "refused", time.Minute)
 	r.Running(taskfile.KindAPI, "slow", time.Minute, func(*taskfile.Task) bool { return true })
+
+	// The batch's results as a spreadsheet opens them: UTF-8 with a byte
+	// order mark, the content beside the result.
+	c := newConsoleClient(t, b.base)
+	c.login("王芳", "王芳的密码")
+	resp, body := c.get("/batch/" + url.PathEscape("春季") + "?download=csv")
+	recs, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(body, "\ufeff"))).ReadAll()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "\ufeff") || len(recs) != 4 {
+		t.Fatalf("the CSV download: %d %v %.300q", resp.StatusCode, err, body)
+	}
+	col := slices.Index(recs[0], "content")
+	if col < 0 || !slices.ContainsFunc(recs[1:], func(r []string) bool { return r[col] == "写一段春茶上新的文案" }) {
+		t.Errorf("the CSV has no content column with the tasks' content: %q", recs)
+	}
 
 	// The status page: type a host name, then wait 5 updates (2 s each).
 	b.do("status", chromedp.Navigate(b.base+"/"), chromedp.SendKeys(chromedp.CSS("#host-api"), "早班-主机"))
