@@ -84,16 +84,28 @@ func (p pageLabels) actions() actionLabels {
 // TooMany says how long to wait after too many failed logins.
 func (a actionLabels) TooMany(secs int) string { return fmt.Sprintf(a.tooMany, max(secs, 1)) }
 
-// bulkDetail is a bulk action's audit detail ("bulk: 5 of 5").
-var bulkDetail = regexp.MustCompile(`bulk: (\d+) of (\d+)`)
+// bulkDetail is a bulk action's audit detail ("bulk: 5 of 5"); detailWord
+// the words other details are made of: the folder a canceled task was in,
+// a level, "host" and "account" before a name.
+var (
+	bulkDetail    = regexp.MustCompile(`bulk: (\d+) of (\d+)`)
+	detailWord    = regexp.MustCompile(`^(pending|running|high|normal|low)$|\b(host|account) `)
+	auditDetailZH = map[string]string{"pending": "等待中", "running": "运行中", "high": "高", "normal": "普通", "low": "低", "host ": "主机 ", "account ": "账号 "}
+)
 
 // detailWords is an audit line's detail in the page's words: the bulk
-// count translated, the rest (lanes, levels, accounts) as recorded.
+// count and the words above translated, names (lanes, hosts, accounts)
+// as recorded.
 func (a actionLabels) detailWords(d string) string {
 	if a.lang() != labelsZH.Lang {
 		return d
 	}
-	return bulkDetail.ReplaceAllString(d, "批量：$1 / $2")
+	d = bulkDetail.ReplaceAllString(d, "批量：$1 / $2")
+	parts := strings.Split(d, ", ")
+	for i, p := range parts {
+		parts[i] = detailWord.ReplaceAllStringFunc(p, func(w string) string { return auditDetailZH[w] })
+	}
+	return strings.Join(parts, "，")
 }
 
 // Verb is an audit action in the page's words.

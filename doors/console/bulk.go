@@ -20,7 +20,8 @@ import (
 // task and says what will happen to it, which are skipped and why, and
 // which retries will most likely fail again (permanent failures). The
 // confirmation is a plain form, so it works without scripts; the action
-// is one audit line naming the tasks it was done to.
+// is one audit line naming the tasks it was done to. A task page's cancel
+// button asks through the same confirmation, for its one task.
 
 // bulkLabels are the bulk form's and its confirmation's words.
 type bulkLabels struct {
@@ -82,7 +83,7 @@ var bulkTmpl = template.Must(template.New("bulk").Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{{.Title}}</title><style>` + detailCSS + actCSS + `.skip{color:#666}.again{color:#b00020}</style></head><body>
 <h1>{{.Title}}</h1>
 <p class="confirm-count">{{.Counts}}</p>
-<ul class="confirm-tasks">{{range .Steps}}<li class="bulk-step{{if .Skip}} skip{{end}}{{if .Again}} again{{end}}" data-ref="{{.Ref}}"><a href="{{.Href}}" title="{{.Ref}}">{{.Name}}</a> — {{.Note}}</li>{{end}}</ul>
+<ul class="confirm-tasks">{{range .Steps}}<li class="bulk-step{{if .Skip}} skip{{end}}{{if .Again}} again{{end}}" data-ref="{{.Ref}}"><a href="{{.Href}}" title="{{.Ref}}" translate="no">{{.Name}}</a> — {{.Note}}</li>{{end}}</ul>
 <form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="bulk"><input type="hidden" name="op" value="{{.Op}}"><input type="hidden" name="level" value="{{.Level}}"><input type="hidden" name="batch" value="{{.Batch}}">{{range .Refs}}<input type="hidden" name="task" value="{{.}}">{{end}}<input type="hidden" name="confirm" value="yes">
 <button id="confirm">{{.A.L.Confirm}}</button> <a href="{{.A.Back}}">{{.A.L.Back}}</a></form>
 </body></html>`))
@@ -116,6 +117,9 @@ func (h *httpServer) bulk(w http.ResponseWriter, r *http.Request, s *session, pl
 		tasks = append(tasks, d.String())
 	}
 	detail := fmt.Sprintf("bulk: %d of %d", len(done), len(steps))
+	if len(steps) == 1 { // one task's button (the task page's cancel): as the single actions record it
+		detail = steps[0].Ref.Dir
+	}
 	if op == "priority" {
 		detail = level + ", " + detail
 	}

@@ -95,7 +95,7 @@ var (
 		"browserPid": "浏览器进程号", "errorClass": "错误类别", "error": "错误", "title": "标题",
 		"resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
 	classesZH = map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
-		"duplicate": "重复提交", "schema": "不符合输出格式"}
+		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消"}
 	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中",
 		"logged out": "已退出登录", "signed out": "已退出登录", "challenge": "遇到人机验证", "leased by another host": "由另一台主机租用",
 		"standby": "待命", "blocked by a foreign file": "被外来文件挡住"}

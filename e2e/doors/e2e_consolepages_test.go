@@ -120,19 +120,28 @@ func TestE2E_ConsolePages(t *testing.T) {
 		t.Fatal(err)
 	}
 	word := regexp.MustCompile(`[A-Za-z][A-Za-z'-]*[A-Za-z]`)
-	for _, p := range pages {
-		b.do(p.name, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS("h1")))
-		text := eval[string](b, zhText)
+	english := func(what string) {
+		t.Helper()
 		var left []string
-		for _, w := range word.FindAllString(text, -1) {
+		for _, w := range word.FindAllString(eval[string](b, zhText), -1) {
 			if !zhAllowed[strings.ToLower(w)] && !slices.Contains(left, w) {
 				left = append(left, w)
 			}
 		}
 		if len(left) > 0 {
-			t.Errorf("%s in Chinese shows English: %q", p.path, left)
+			t.Errorf("%s in Chinese shows English: %q", what, left)
 		}
 	}
+	for _, p := range pages {
+		b.do(p.name, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS("h1")))
+		english(p.path)
+	}
+	// The cancel's confirmation and the flash after it.
+	b.do("running task", chromedp.Navigate(b.base+"/task/api/slow"))
+	b.click("cancel", "#cancel", "#confirm")
+	english("the cancel's confirmation")
+	b.click("confirm", "#confirm", "#flash")
+	english("the page after the cancel, with its flash")
 }
 
 // zhText is a page's words for a reader: its text and its titles, labels
