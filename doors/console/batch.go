@@ -165,6 +165,14 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		v.Failures = append(v.Failures, f)
 	}
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
+	// Why a pending task waits, where the snapshot knows: its lane paused.
+	for _, ln := range st.Lanes {
+		for i, row := range v.Tasks.Rows {
+			if ln.Paused && row.State == "pending" && row.Lane == ln.Lane {
+				v.Tasks.Rows[i].Reason = v.D.WaitPaused
+			}
+		}
+	}
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
 	var buf bytes.Buffer

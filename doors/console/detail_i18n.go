@@ -24,7 +24,7 @@ type detailLabels struct {
 	BatchPage, Progress, ETA, Failures, Retry, RetryNote  string
 	Downloads, CSV, JSONL, NoFailures, Lane, Task, Reason string
 	Tasks, All, Order, OrderNote, Name, Model, PageOf     string
-	Prev, Next, NoTasks                                   string
+	Prev, Next, NoTasks, WaitPaused                       string
 	Outcomes                                              map[string]string
 }
 
@@ -42,7 +42,8 @@ var (
 		Downloads: "results", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
 		Tasks: "tasks", All: "all", Order: "#", OrderNote: "pending tasks in the order they are taken: priority first, then submission", Name: "name", Model: "model",
 		PageOf: "page %d of %d", Prev: "← previous", Next: "next →", NoTasks: "no task in this state",
-		Outcomes: outcomeWords(timeline.LabelsEN),
+		WaitPaused: "waits: its lane is paused",
+		Outcomes:   outcomeWords(timeline.LabelsEN),
 	}
 	detailZH = detailLabels{
 		Timeline: "时间线", Last: "最近", Hide: "隐藏", Back: "状态页",
@@ -57,7 +58,8 @@ var (
 		Downloads: "结果", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
 		Tasks: "任务列表", All: "全部", Order: "序号", OrderNote: "等待中的任务按领取顺序排列：先按优先级，再按提交时间", Name: "名称", Model: "模型",
 		PageOf: "第 %d 页，共 %d 页", Prev: "← 上一页", Next: "下一页 →", NoTasks: "此状态下没有任务",
-		Outcomes: outcomeWords(timeline.LabelsZH),
+		WaitPaused: "等待：所在通道已暂停",
+		Outcomes:   outcomeWords(timeline.LabelsZH),
 	}
 )
 

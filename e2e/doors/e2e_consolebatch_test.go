@@ -108,7 +108,8 @@ func consoleRig(t *testing.T, within time.Duration) (*rig.Rig, *chrome) {
 
 // TestE2E_ConsoleBatch is issue 53's batch acceptance through `spoolgate
 // run` in a real headless Chromium: a 30-row import (its lane paused)
-// whose batch page lists 30 rows named by their content, filters by
+// whose batch page lists 30 rows named by their content (each pending
+// one saying it waits for the paused lane), filters by
 // state, and cancels 5 ticked pending tasks after a confirmation page
 // that names them, in one audit line; the ticked boxes survive the
 // page's live updates meanwhile.
@@ -149,6 +150,9 @@ func TestE2E_ConsoleBatch(t *testing.T) {
 	names := eval[[]string](b, `[...document.querySelectorAll("tr.batch-task td:nth-child(3) a")].map(a => a.textContent)`)
 	if len(names) != 30 || names[0] != "为公众号写选题01" || names[29] != "为公众号写选题30" {
 		t.Fatalf("the batch page lists %d rows: %q", len(names), names)
+	}
+	if why := eval[string](b, `document.querySelector("tr.batch-task[data-state=pending] td:last-child").textContent`); why != "waits: its lane is paused" {
+		t.Errorf("a pending row of the paused lane says why it waits: %q", why)
 	}
 	b.click("pending filter", `a.filter[href*="state=pending"]`, "tr.batch-task")
 	if n := eval[int](b, `document.querySelectorAll("tr.batch-task[data-state=pending]").length`); n != 30 {
