@@ -146,7 +146,14 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
 {{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option value="{{$l}}"{{if eq $l $.Priority}} selected{{end}}>{{index $.Levels $l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}</div>
 <div data-live="audit">` + auditList + `</div>
-<div data-live="body">{{if .Fields}}<h2>{{.D.Fields}}</h2>
+<div data-live="body">{{if .Result}}<h2>{{.D.Result}}</h2>
+<div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
+{{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
+<div class="result"><div class="rendered"><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
+{{if .Files}}<h2>{{.D.Files}}</h2>
+<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption><a href="{{.Href}}"{{if not .Image}} download{{end}} translate="no">{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
+{{end}}</div>{{end}}
+{{if .Fields}}<h2>{{.D.Fields}}</h2>
 <table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td{{if not .Word}} translate="no"{{end}}>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>{{.D.Attempts}}</h2>
@@ -156,13 +163,6 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{if .Shots}}<h2>{{.D.Screenshots}}</h2>
 <div class="shots">{{range .Shots}}<figure class="shot">{{if .Src}}<img src="{{.Src}}" alt="{{printf $.D.AttemptN .N}}">{{end}}<figcaption>{{printf $.D.AttemptN .N}}{{if .PageHref}} · <a href="{{.PageHref}}" download>{{$.D.SavedPage}}</a>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
-{{if .Files}}<h2>{{.D.Files}}</h2>
-<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption><a href="{{.Href}}"{{if not .Image}} download{{end}}>{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
-{{end}}</div>{{end}}
-{{if .Result}}<h2>{{.D.Result}}</h2>
-<div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
-{{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
-<div class="result"><div class="rendered"><div class="md">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
 {{if .Prompt}}<h2>{{.D.Prompt}}</h2><pre class="prompt">{{.Prompt}}</pre>{{end}}
 {{if .Content}}<h2>{{.D.Content}}</h2><pre class="content">{{.Content}}</pre>{{end}}
 <h2>{{.D.Log}}</h2>{{if .LogCut}}<div class="meta">{{.LogCut}}</div>{{end}}

@@ -82,6 +82,12 @@ func TestE2E_ConsolePages(t *testing.T) {
 		t.Errorf("the running task's page still says %q after 2 live updates", now)
 	}
 
+	// A finished task's page starts with its answer, before its fields.
+	b.do("done task", chromedp.Navigate(b.base+"/task/api/written"))
+	if !eval[bool](b, `!!(document.querySelector(".result").compareDocumentPosition(document.querySelector("table.fields")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
+		t.Error("the task page shows its fields before its result")
+	}
+
 	// Every page at both widths: a screenshot; at phone width nothing
 	// wider than the screen but the timeline, which scrolls in its box.
 	dir := cmp.Or(os.Getenv("SPOOLGATE_SCREENSHOTS"), t.TempDir())
