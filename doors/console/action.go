@@ -38,6 +38,7 @@ type actView struct {
 	Operate, Admin bool
 	CSRF           string
 	Flash          string
+	FlashHref      string // the flash's link, "" for none
 	Back           string // this page's path, where an action returns
 	L              actionLabels
 }
@@ -47,7 +48,7 @@ func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 	if s := h.auth.session(r); s != nil {
 		v.User, v.CSRF = s.user, s.csrf
 		if r.Header.Get(liveHeader) == "" { // a live fetch leaves the flash to the page
-			v.Flash = h.auth.takeFlash(s)
+			v.Flash, v.FlashHref = h.auth.takeFlash(s)
 		}
 		v.Operate, v.Admin = s.role.Allows(config.RoleOperator), s.role.Allows(config.RoleAdmin)
 	}
@@ -56,7 +57,7 @@ func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 
 // userBar is the login line every page starts with.
 const userBar = `<div class="userbar">{{if .A.User}}{{.A.L.LoggedInAs}} <b class="user">{{.A.User}}</b> ·{{if .A.Operate}} <a href="/submit" id="submit-link">{{.A.L.Submit}}</a> · <a href="/import" id="import-link">{{.A.L.Import}}</a>{{end}} <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="{{.A.CSRF}}"><button id="logout">{{.A.L.Logout}}</button></form>{{else if .A.On}}<a href="/login" id="login-link">{{.A.L.Login}}</a>{{end}}</div>
-{{if .A.Flash}}<div class="flash" id="flash">{{.A.Flash}}</div>{{end}}`
+{{if .A.Flash}}<div class="flash" id="flash">{{.A.Flash}}{{if .A.FlashHref}} · <a href="{{.A.FlashHref}}" id="flash-link">{{.A.L.Open}}</a>{{end}}</div>{{end}}`
 
 // actCSS styles the bar and the forms.
 const actCSS = `.userbar{float:right;color:#555} form.inline{display:inline;margin:0 .2em} .flash{background:#eef6ee;border:1px solid #9c9;padding:.4em .6em;border-radius:4px;margin:.4em 0}

@@ -17,7 +17,7 @@ type actionLabels struct {
 	Preview, Template, TemplateHint, Column, File, Row, Errors    string
 	SubmitRows, NoRows, Staged, Submitted, Refused, Audit, ByAt   string
 	ForeignLine, TooLarge, Lane, Optional, DefaultModel, Actions  string
-	Done, LiveLink, Dups                                          string
+	Done, LiveLink, Dups, Open                                    string
 	tooMany                                                       string
 	Verbs                                                         map[string]string
 	Fields                                                        map[string]string
@@ -41,6 +41,7 @@ var (
 		Audit: "actions", ByAt: "%s by %s at %s", ForeignLine: "foreign line (not written by a daemon of this installation): ",
 		TooLarge: "the upload is too large (at most %d MiB)", Lane: "lane", Optional: "optional", DefaultModel: "model (when no column names one)",
 		Actions: "actions", Done: "done: ", tooMany: "too many failed logins: try again in %d s",
+		Open: "open it",
 		Dups: "%d rows were submitted before (their task ids exist already; they will not run again): rows %s",
 		Verbs: map[string]string{"cancel": "cancel requested", "retry": "retried", "priority": "priority set", "pause": "paused",
 			"resume": "resumed", "release": "hold ended", "submit": "submitted", "import": "imported", "login": "logged in", "logout": "logged out",
@@ -64,6 +65,7 @@ var (
 		Audit: "操作记录", ByAt: "%[2]s 于 %[3]s %[1]s", ForeignLine: "外来记录（不是本安装的守护进程写的）：",
 		TooLarge: "上传的文件太大（最多 %d MiB）", Lane: "通道", Optional: "可选", DefaultModel: "模型（没有模型列时使用）",
 		Actions: "操作", Done: "完成：", tooMany: "登录失败次数过多：请 %d 秒后再试",
+		Open: "打开查看",
 		Dups: "%d 行之前已提交过（任务 ID 已存在，不会再运行一次）：第 %s 行",
 		Verbs: map[string]string{"cancel": "取消", "retry": "重试", "priority": "修改优先级", "pause": "暂停", "resume": "恢复",
 			"release": "解除限制", "submit": "提交", "import": "导入", "login": "登录", "logout": "退出登录",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/doors/actions"
 	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -146,6 +147,6 @@ func (h *httpServer) submitPage(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := string(d.Lane) + "/" + d.ID
 	h.audit(r, s.user, "submit", []string{ref}, t.Batch, "")
-	h.auth.setFlash(s, fmt.Sprintf("%s%s %s", v.A.L.Done, v.A.L.Verb("submit"), ref))
+	h.auth.setFlashLink(s, fmt.Sprintf("%s%s %s", v.A.L.Done, v.A.L.Verb("submit"), ref), status.TaskHref(string(d.Lane), d.ID))
 	http.Redirect(w, r, "/", http.StatusSeeOther) // the task shows once intake has taken it
 }

@@ -241,7 +241,7 @@ func (h *httpServer) importSubmit(w http.ResponseWriter, r *http.Request, s *ses
 		h.render(w, importTmpl, v, http.StatusInternalServerError)
 		return
 	}
-	h.auth.setFlash(s, fmt.Sprintf(v.A.L.Submitted, n)+fmt.Sprintf(" · %s %d", v.A.L.Errors, bad))
+	h.auth.setFlashLink(s, fmt.Sprintf(v.A.L.Submitted, n)+fmt.Sprintf(" · %s %d", v.A.L.Errors, bad), batchHref(st.Batch))
 	http.Redirect(w, r, "/", http.StatusSeeOther) // the batch shows once intake has taken its tasks
 }
 

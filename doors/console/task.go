@@ -151,7 +151,7 @@ var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchH
 {{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
 <div class="result"><div class="rendered"><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
 {{if .Files}}<h2>{{.D.Files}}</h2>
-<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption><a href="{{.Href}}"{{if not .Image}} download{{end}} translate="no">{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
+<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption translate="no"><a href="{{.Href}}"{{if not .Image}} download{{end}}>{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
 {{if .Fields}}<h2>{{.D.Fields}}</h2>
 <table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td{{if not .Word}} translate="no"{{end}}>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>

@@ -5,6 +5,7 @@ package doors
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,9 @@ func TestE2E_ConsoleBatch(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#model"), "writer"))
 	b.click("preview", "#preview", "h1")
 	b.click("import", "#import-submit", "#flash")
+	if href := eval[string](b, `document.querySelector("#flash-link")?.getAttribute("href") || ""`); href != "/batch/"+url.PathEscape(batch) {
+		t.Errorf("the import's flash links to %q, not to its batch", href)
+	}
 	testkit.Wait(t, "30 pending tasks", time.Minute, func() bool {
 		ents, _ := os.ReadDir(r.L.Lane(taskfile.KindAPI, taskfile.DirPending))
 		return len(ents) == 30
