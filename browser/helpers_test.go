@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,12 +23,22 @@ import (
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
+// TestMain runs the tests, closes the package's shared browser (tab), and
+// then looks for leaked goroutines, as goleak.VerifyTestMain would.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// net/http keeps idle client connections' goroutines for a while.
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-	)
+	code := m.Run()
+	closeShared()
+	if code == 0 {
+		if err := goleak.Find(
+			// net/http keeps idle client connections' goroutines for a while.
+			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+			goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // needChromium skips (or, under CI=true, fails) when no browser is here.

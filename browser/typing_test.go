@@ -5,7 +5,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/spoolgate/spoolgate/internal/testkit"
 
 	"github.com/spoolgate/spoolgate/examples/chatstand"
 	"github.com/spoolgate/spoolgate/lanes/attempt"
@@ -37,27 +35,6 @@ func standSite(url string) config.SiteConfig {
 	return config.SiteConfig{URL: url, Input: ".input", Send: "button[type=submit]", Answer: ".message.assistant",
 		Busy: "button.stop", LoggedOut: "a.login", NewChat: "button.new-chat", Error: ".error",
 		Limited: ".limit", Continue: "button.continue", PromptInput: "textarea.system"}
-}
-
-// tab launches one browser for a test (closed at its end) and returns its
-// tab's context.
-func tab(t testing.TB) context.Context {
-	t.Helper()
-	needChromium(t)
-	cfg, err := config.ParseConfig([]byte(fmt.Sprintf("web: {profiles: %q, instance: typing}\n", t.TempDir())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof := ProfileDir(cfg)
-	if err := ensureProfile(prof); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Launch(context.Background(), cfg, prof, true, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(); testkit.NoProcs(t, prof) })
-	return b.Context()
 }
 
 // A field whose page rewrites what is typed (here: drops emoji) cannot be

@@ -51,7 +51,7 @@ func decide(e attemptEnd) (o spool.Outcome, write bool) {
 	if errors.Is(e.Cause, attempt.ErrFenced) {
 		return spool.Outcome{}, false
 	}
-	o.BrowserPID, o.Modes = e.BrowserPID, e.Modes
+	o.BrowserPID, o.Modes, o.AttemptUsage = e.BrowserPID, e.Modes, e.Usage
 	err := e.Err
 	var class taskfile.ErrorClass
 	var retryAfter time.Duration

@@ -111,7 +111,7 @@ func (r *runner) run(parent context.Context) {
 		}
 		r.log.Info("attachments checked again: the task file was edited after intake", "files", len(r.task.AttachmentsChecked))
 	}
-	job := attempt.NewJob(withSchema(r.task.Clone()), r.model, r.log)
+	job := attempt.NewJob(withSchema(r.task.Clone(), r.model), r.model, r.log)
 	exec := l.c.Executor
 	if r.sess != nil {
 		job.Session, exec = r.sess.spec, r.sess.exec
@@ -157,7 +157,7 @@ func (r *runner) run(parent context.Context) {
 		res, err = exec.Execute(ctx, job)
 	}
 	if err == nil {
-		res, err = checkSchema(r.task, res)
+		res, err = checkSchema(r.task, estimateUsage(job, res))
 	}
 	r.execErr = err
 	close(hbStop)

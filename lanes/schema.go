@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -14,9 +15,13 @@ import (
 // attempt that failed (ClassSchema), retried like a transient failure.
 
 // withSchema is t (a clone the attempt's job owns) with its schema's
-// instruction after its prompt, and the previous mismatch when the last
-// attempt failed on it.
-func withSchema(t *taskfile.Task) *taskfile.Task {
+// instruction after its prompt (after its content for a model whose
+// prompt is never sent), and the previous mismatch when the last attempt
+// failed on it. A model whose endpoint takes the schema natively
+// (schemaMode: native: the API executor sends it as response_format) is
+// told only to answer in JSON: OpenAI refuses json_object unless the
+// messages say "JSON", and the schema itself is in the request.
+func withSchema(t *taskfile.Task, m *config.ModelConfig) *taskfile.Task {
 	if t.Schema == "" {
 		return t
 	}
@@ -24,16 +29,34 @@ func withSchema(t *taskfile.Task) *taskfile.Task {
 	if err != nil {
 		return t // checkSchema fails the attempt with the reason
 	}
-	parts := []string{}
-	if p := strings.TrimSpace(t.Prompt); p != "" {
-		parts = append(parts, p)
+	var tell []string
+	if m != nil && m.NativeSchema() {
+		tell = append(tell, "Answer in JSON.")
+	} else {
+		tell = append(tell, sch.Instruction())
 	}
-	parts = append(parts, sch.Instruction())
 	if t.ErrorClass == taskfile.ClassSchema && t.Error != "" {
-		parts = append(parts, "Your previous answer was refused: "+t.Error+". Answer again, with the JSON only.")
+		tell = append(tell, "Your previous answer was refused: "+t.Error+". Answer again, with the JSON only.")
 	}
-	t.Prompt = strings.Join(parts, "\n\n")
+	if m != nil && m.NeedEmptyPrompt {
+		// Its prompt is never sent (a reasoning model parrots one): the
+		// schema would be lost with it, so it follows the content.
+		t.Content = joinParts(append([]string{t.Content}, tell...))
+		return t
+	}
+	t.Prompt = joinParts(append([]string{t.Prompt}, tell...))
 	return t
+}
+
+// joinParts joins the parts that say something, a blank line apart.
+func joinParts(parts []string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // checkSchema takes a successful attempt's answer to its JSON, checked

@@ -39,8 +39,11 @@ type Outcome struct {
 	ResultCheck, ResultDiff string
 	// ResultFallback: the read methods that did not deliver first.
 	ResultFallback string
-	// Usage: the answer's tokens as its API reported them.
-	Usage taskfile.Usage
+	// Usage: the answer's tokens as its API reported them (or, on the
+	// web lane, as estimated); AttemptUsage is the attempt's own, kept in
+	// its record whether or not it succeeded (a schema mismatch was paid
+	// for too).
+	Usage, AttemptUsage taskfile.Usage
 	// Reasoning is the thinking kept beside Result (never part of it).
 	Reasoning string
 	// Artifacts are the generated files saved with Result.
@@ -246,6 +249,9 @@ func applyOutcome(t *taskfile.Task, o Outcome, now time.Time, marked bool) *task
 		}
 		if n := len(t.Attempts); n > 0 && o.Modes != "" {
 			t.Attempts[n-1].Modes = o.Modes // the page modes this attempt's send ran in
+		}
+		if n := len(t.Attempts); n > 0 {
+			t.Attempts[n-1].Usage = o.AttemptUsage
 		}
 	}
 	if o.State != taskfile.StatePending {

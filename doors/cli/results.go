@@ -17,13 +17,17 @@ func cmdResults(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("results", &c)
 	batch := fs.String("batch", "", "only tasks of this batch (the archive included)")
 	archive := fs.Bool("archive", false, "also read <lane>/archive/ (tasks moved there by retention)")
-	format := fs.String("format", "jsonl", "jsonl or csv")
+	format := fs.String("format", "jsonl", "jsonl, csv or xlsx (an Excel workbook: redirect it to a file)")
+	encoding := fs.String("encoding", "utf-8", "csv only: utf-8, or gb18030 for spreadsheet programs that read a Chinese code page")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "jsonl" && *format != "csv" {
-		return usagef("results: --format %q: want jsonl or csv", *format)
+	if *format != "jsonl" && *format != "csv" && *format != "xlsx" {
+		return usagef("results: --format %q: want jsonl, csv or xlsx", *format)
+	}
+	if *encoding != "utf-8" && (*format != "csv" || *encoding != "gb18030") {
+		return usagef("results: --encoding %q: want utf-8, or gb18030 with --format csv", *encoding)
 	}
 	cfg, err := c.load()
 	if err != nil {
@@ -41,9 +45,14 @@ func cmdResults(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	rows, missing := onlyTasks(rows, refs)
-	if *format == "csv" {
+	switch {
+	case *format == "csv" && *encoding == "gb18030":
+		err = report.WriteResultsGB18030CSV(env.Stdout, rows, withArchive)
+	case *format == "csv":
 		err = report.WriteResultsCSV(env.Stdout, rows, withArchive)
-	} else {
+	case *format == "xlsx":
+		err = report.WriteResultsXLSX(env.Stdout, rows, withArchive)
+	default:
 		err = report.WriteResultsJSONL(env.Stdout, rows)
 	}
 	if err != nil {

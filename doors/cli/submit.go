@@ -25,6 +25,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	model := fs.String("model", "", "build a task from flags: the model")
 	content := fs.String("content", "", "build a task from flags: the user content")
 	batch := fs.String("batch", "", "batch label (with --model/--content)")
+	title := fs.String("title", "", "the task's name in the console and results, one line (with --model/--content)")
 	prompt := fs.String("prompt", "", "system prompt (with --model/--content)")
 	output := fs.String("output", "", "output path under <spool>/output (with --model/--content)")
 	id := fs.String("id", "", "taskId (with --model/--content; default generated)")
@@ -49,17 +50,20 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 	}
 	st := c.store
 	if *tf.file != "" {
-		if len(files) > 0 || *content != "" || *id != "" || *prompt != "" || *output != "" || *priority != "" || lane != "" {
+		if len(files) > 0 || *content != "" || *id != "" || *prompt != "" || *output != "" || *priority != "" || *title != "" || lane != "" {
 			return usagef("submit --table: give the table's columns (--*-col) or --template; --model and --batch only")
 		}
 		return submitTable(env, st, tf, *batch, *model)
+	}
+	if *title != "" && *model == "" && *content == "" {
+		return usagef("--title: only with --model/--content (a task file has its own title:)")
 	}
 	var drops []actions.Drop
 	if *model != "" || *content != "" {
 		if len(files) > 0 {
 			return usagef("give files or --model/--content, not both")
 		}
-		t := &taskfile.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Prompt: *prompt, Output: *output, Priority: taskfile.Priority(*priority)}
+		t := &taskfile.Task{TaskID: *id, Model: *model, Content: *content, Batch: *batch, Title: *title, Prompt: *prompt, Output: *output, Priority: taskfile.Priority(*priority)}
 		if t.TaskID == "" {
 			t.TaskID = newTaskID(*batch)
 		}

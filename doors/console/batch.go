@@ -37,6 +37,8 @@ type batchView struct {
 	Failures []batchFailure
 	Retry    string
 	CSV      string
+	CSVGB    string // the CSV in GB18030
+	XLSX     string
 	JSONL    string
 	A        actView
 	Audit    []auditView
@@ -44,6 +46,7 @@ type batchView struct {
 	B        bulkLabels
 	Levels   []string
 	Refresh  int // live updates' period, s
+	Usage    batchUsage
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
@@ -64,7 +67,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <div data-live="lanes"><table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
 {{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.L $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
 {{end}}</table></div>
-<h2 id="tasks">{{.D.Tasks}}</h2>
+` + usageSection + `<h2 id="tasks">{{.D.Tasks}}</h2>
 <div class="filters" data-live="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>
 <div data-live="tasks">{{if .Tasks.Rows}}{{if .A.Operate}}<form method="post" action="/action" id="bulk">` + hiddenCSRF + `<input type="hidden" name="do" value="bulk"><input type="hidden" name="batch" value="{{.Name}}">{{end}}<div class="scroll"><table class="batch-tasks"><tr>{{if .A.Operate}}<th><a href="{{.Tasks.SelectAll}}" id="select-all">{{.B.SelectAll}}</a></th>{{end}}<th title="{{.D.OrderNote}}">{{.D.Order}}</th><th>{{.D.Name}}</th><th>{{.D.Lane}}</th><th>{{.D.Model}}</th><th>{{.L.State}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
 {{range .Tasks.Rows}}<tr class="batch-task" data-state="{{.State}}" data-id="{{.TaskID}}">{{if $.A.Operate}}<td><input type="checkbox" name="task" value="{{.Lane}}/{{.TaskID}}" aria-labelledby="n-{{.Lane}}-{{.TaskID}}"{{if $.Tasks.Selected}} checked{{end}}></td>{{end}}<td>{{if .Order}}{{.Order}}{{end}}</td><td translate="no"><a href="{{.Href}}" title="{{.Lane}}/{{.TaskID}}" id="n-{{.Lane}}-{{.TaskID}}">{{.Name}}</a></td><td>{{.Lane}}</td><td translate="no">{{.Model}}</td><td><span class="state state-{{.State}}">{{.StateWord}}</span></td><td>{{.Attempt}}</td><td>{{.When}}</td><td translate="no">{{.Reason}}</td></tr>
@@ -83,7 +86,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 <div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}</div>
 <div data-live="audit">` + auditList + `</div>
 <h2>{{.D.Downloads}}</h2>
-<div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
+<div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.CSVGB}}" download>{{.D.CSVGB}}</a> · <a href="{{.XLSX}}" download>{{.D.XLSX}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
 </body></html>
 `))
 
@@ -164,6 +167,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Failures = append(v.Failures, f)
 	}
+	v.Usage = batchUsageOf(st.BatchTasks, h.cfg, L.Lang)
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
 	// Why a pending task waits, where the snapshot knows: its lane paused.
 	for _, ln := range st.Lanes {
@@ -174,7 +178,8 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
-	v.CSV, v.JSONL = batchHref(name)+"?download=csv", batchHref(name)+"?download=jsonl"
+	dl := batchHref(name) + "?download="
+	v.CSV, v.CSVGB, v.XLSX, v.JSONL = dl+"csv", dl+"csv&encoding=gb18030", dl+"xlsx", dl+"jsonl"
 	var buf bytes.Buffer
 	if err := batchTmpl.Execute(&buf, &v); err != nil {
 		h.log.Error("batch page", "err", err)
@@ -185,10 +190,12 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // batchDownload sends the batch's results as `spoolgate results --batch
-// NAME` writes them, as a file to save.
+// NAME` writes them, as a file to save: csv (UTF-8 with a byte order
+// mark, or GB18030 with ?encoding=gb18030), xlsx or jsonl.
 func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name, format string) {
-	if format != "csv" && format != "jsonl" {
-		http.Error(w, "download: csv or jsonl", http.StatusBadRequest)
+	enc := r.URL.Query().Get("encoding")
+	if format != "csv" && format != "jsonl" && format != "xlsx" || enc != "" && (format != "csv" || enc != "gb18030" && enc != "utf-8") {
+		http.Error(w, "download: csv (encoding utf-8 or gb18030), xlsx or jsonl", http.StatusBadRequest)
 		return
 	}
 	rows, err := report.ReadResults(h.cfg, name, true)
@@ -202,13 +209,20 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 	}
 	var buf bytes.Buffer
 	ctype := "application/x-ndjson"
-	if format == "csv" {
+	switch {
+	case format == "csv" && enc == "gb18030":
+		ctype = "text/csv; charset=gb18030"
+		err = report.WriteResultsGB18030CSV(&buf, rows, true)
+	case format == "csv":
 		// The byte order mark tells Excel the file is UTF-8: without it,
 		// Excel in a Chinese locale reads it as GB18030 and garbles it.
 		ctype = "text/csv; charset=utf-8"
 		buf.WriteString(utf8BOM)
 		err = report.WriteResultsCSV(&buf, rows, true)
-	} else {
+	case format == "xlsx":
+		ctype = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+		err = report.WriteResultsXLSX(&buf, rows, true)
+	default:
 		err = report.WriteResultsJSONL(&buf, rows)
 	}
 	if err != nil {

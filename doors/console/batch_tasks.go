@@ -51,10 +51,11 @@ type batchTasks struct {
 	Selected  bool
 }
 
-// taskName is what a list shows for a task: the first words of its content
-// on one line, at most 60 characters, ending on a whole word.
-func taskName(content string) string {
-	s := safetext.Line(strings.Join(strings.Fields(content), " "))
+// taskName is what a list shows for a task: its title, or else the first
+// words of its content, on one line, at most 60 characters, ending on a
+// whole word.
+func taskName(title, content string) string {
+	s := safetext.Line(strings.Join(strings.Fields(cmp.Or(title, content)), " "))
 	if r := []rune(s); len(r) > 60 {
 		s = string(r[:59])
 		if i := strings.LastIndexByte(s, ' '); i > 40 {
@@ -152,7 +153,7 @@ func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q 
 	for _, r := range list[lo:min(lo+batchPageSize, len(list))] {
 		detail(&r)
 		row := batchTaskRow{Order: order[string(r.Lane)+"/"+r.TaskID], Lane: string(r.Lane), TaskID: r.TaskID,
-			Href: status.TaskHref(string(r.Lane), r.TaskID), Name: taskName(r.Content), Model: r.Model,
+			Href: status.TaskHref(string(r.Lane), r.TaskID), Name: taskName(r.Title, r.Content), Model: r.Model,
 			State: r.State, StateWord: cmp.Or(words[r.State], r.State), Attempt: r.Attempt}
 		if row.Name == "" {
 			row.Name = r.TaskID

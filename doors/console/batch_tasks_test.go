@@ -108,3 +108,16 @@ func TestHTTPServer_BatchTasks(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskName(t *testing.T) {
+	for _, tc := range []struct{ title, content, want string }{
+		{"", "Write the launch copy\nfor spring", "Write the launch copy for spring"},
+		{"春季上新 · 文案", "Write the launch copy", "春季上新 · 文案"},
+		{"", strings.Repeat("word ", 20), "word word word word word word word word word word word…"},
+		{"a\x1b[31mred", "x", `a\x1b[31mred`},
+	} {
+		if got := taskName(tc.title, tc.content); got != tc.want {
+			t.Errorf("taskName(%q, %q) = %q, want %q", tc.title, tc.content, got, tc.want)
+		}
+	}
+}

@@ -145,7 +145,7 @@ func (h *httpServer) bulkConfirm(w http.ResponseWriter, r *http.Request, pl page
 	for _, s := range steps {
 		bs := bulkStep{Ref: s.Ref.String(), Href: status.TaskHref(string(s.Ref.Lane), s.Ref.ID), Name: s.Ref.String(), Note: B.Will}
 		if s.Task != nil {
-			bs.Name = cmp.Or(taskName(s.Task.Content), bs.Name)
+			bs.Name = cmp.Or(taskName(s.Task.Title, s.Task.Content), bs.Name)
 		}
 		switch {
 		case s.Skip == "missing":

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/doors/report"
@@ -14,18 +15,18 @@ import (
 // detailLabels are the fixed words of the timeline, the task page and the
 // batch page, in the status page's languages (labelsFor picks).
 type detailLabels struct {
-	Timeline, Last, Hide, Back                            string
-	TaskPage, Fields, Folder, Archived, Attempts          string
-	Claimed, Started, Ended, Took, Outcome, Class         string
-	Account, Owner, Method, HeldUntil, NoAttempts         string
-	Prompt, Content, Result, Rendered, Source, Log        string
-	LogCut, NoLog, Screenshots, AttemptN, SavedPage       string
-	Unreadable, Rejected, Files                           string
-	BatchPage, Progress, ETA, Failures, Retry, RetryNote  string
-	Downloads, CSV, JSONL, NoFailures, Lane, Task, Reason string
-	Tasks, All, Order, OrderNote, Name, Model, PageOf     string
-	Prev, Next, NoTasks, WaitPaused                       string
-	Outcomes                                              map[string]string
+	Timeline, Last, Hide, Back                                         string
+	TaskPage, Fields, Folder, Archived, Attempts                       string
+	Claimed, Started, Ended, Took, Outcome, Class                      string
+	Account, Owner, Method, HeldUntil, NoAttempts                      string
+	Prompt, Content, Result, Rendered, Source, Log                     string
+	LogCut, NoLog, Screenshots, AttemptN, SavedPage                    string
+	Unreadable, Rejected, Files                                        string
+	BatchPage, Progress, ETA, Failures, Retry, RetryNote               string
+	Downloads, CSV, CSVGB, XLSX, JSONL, NoFailures, Lane, Task, Reason string
+	Tasks, All, Order, OrderNote, Name, Model, PageOf                  string
+	Prev, Next, NoTasks, WaitPaused                                    string
+	Outcomes                                                           map[string]string
 }
 
 var (
@@ -39,7 +40,7 @@ var (
 		SavedPage: "saved page (download)", Unreadable: "the task file cannot be read: ", Rejected: "rejected drop: ", Files: "generated files",
 		BatchPage: "batch", Progress: "progress", ETA: "ETA", Failures: "failed tasks", Retry: "retry the failed tasks",
 		RetryNote: "run where spoolgate's config is (add --config FILE if it is not ./spoolgate.yaml)",
-		Downloads: "results", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
+		Downloads: "results", CSV: "CSV", CSVGB: "CSV (GB18030, for older Excel and WPS)", XLSX: "Excel (XLSX)", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
 		Tasks: "tasks", All: "all", Order: "#", OrderNote: "pending tasks in the order they are taken: priority first, then submission", Name: "name", Model: "model",
 		PageOf: "page %d of %d", Prev: "← previous", Next: "next →", NoTasks: "no task in this state",
 		WaitPaused: "waits: its lane is paused",
@@ -55,7 +56,7 @@ var (
 		SavedPage: "保存的网页（下载）", Unreadable: "无法读取任务文件：", Rejected: "被拒收的文件：", Files: "生成的文件",
 		BatchPage: "批次", Progress: "进度", ETA: "预计完成", Failures: "失败的任务", Retry: "重试失败的任务",
 		RetryNote: "在 spoolgate 配置所在的目录运行（配置文件不是 ./spoolgate.yaml 时加 --config 文件路径）",
-		Downloads: "结果", CSV: "CSV", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
+		Downloads: "结果", CSV: "CSV", CSVGB: "CSV（GB18030，适用于旧版 Excel 和 WPS）", XLSX: "Excel 表格（XLSX）", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
 		Tasks: "任务列表", All: "全部", Order: "序号", OrderNote: "等待中的任务按领取顺序排列：先按优先级，再按提交时间", Name: "名称", Model: "模型",
 		PageOf: "第 %d 页，共 %d 页", Prev: "← 上一页", Next: "下一页 →", NoTasks: "此状态下没有任务",
 		WaitPaused: "等待：所在通道已暂停",
@@ -95,7 +96,7 @@ var (
 		"priority": "优先级", "output": "输出文件", "attempt": "尝试次数", "submittedAt": "提交时间", "notBefore": "最早开始",
 		"startedAt": "开始时间", "heartbeatAt": "最近心跳", "finishedAt": "结束时间", "owner": "执行者", "account": "账号",
 		"browserPid": "浏览器进程号", "errorClass": "错误类别", "error": "错误", "title": "标题",
-		"resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
+		"usage": "令牌用量", "resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
 	classesZH = map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
 		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消"}
 	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中",
@@ -111,6 +112,17 @@ var (
 		{regexp.MustCompile(`excludes (\d+) tasks? of disabled or held accounts`), "不含停用或暂停账号的 $1 个任务"},
 	}
 )
+
+// usageZH are the words of a task's usage line (usageText).
+var usageZH = strings.NewReplacer(" prompt", " 提示", " cached)", " 缓存)", " completion", " 生成", " reasoning)", " 推理)", ", estimated", "，估算")
+
+// usageWords is a usage line in the page's language.
+func (l pageLabels) usageWords(s string) string {
+	if l.Lang != labelsZH.Lang {
+		return s
+	}
+	return usageZH.Replace(s)
+}
 
 // word is s from one of the maps above on a Chinese page, else s.
 func (l pageLabels) word(m map[string]string, s string) string {

@@ -86,6 +86,20 @@ func TestHTTPServer_DetailPages(t *testing.T) {
 	if _, got := get(t, h, "/batch/b1?download=jsonl"); !bytes.Equal(got, jsonl.Bytes()) {
 		t.Errorf("jsonl download differs from results")
 	}
+	var gb bytes.Buffer
+	_ = report.WriteResultsGB18030CSV(&gb, rows, true)
+	if resp, got := get(t, h, "/batch/b1?download=csv&encoding=gb18030"); !bytes.Equal(got, gb.Bytes()) || resp.Header.Get("Content-Type") != "text/csv; charset=gb18030" {
+		t.Errorf("gb18030 download (%s) differs from results", resp.Header.Get("Content-Type"))
+	}
+	if resp, got := get(t, h, "/batch/b1?download=xlsx"); resp.StatusCode != 200 || !bytes.HasPrefix(got, []byte("PK")) ||
+		resp.Header.Get("Content-Disposition") != `attachment; filename="results-b1.xlsx"; filename*=UTF-8''results-b1.xlsx` {
+		t.Errorf("xlsx download = %d %q, %d bytes", resp.StatusCode, resp.Header.Get("Content-Disposition"), len(got))
+	}
+	for _, q := range []string{"download=pdf", "download=jsonl&encoding=gb18030", "download=csv&encoding=latin1"} {
+		if resp, _ := get(t, h, "/batch/b1?"+q); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("?%s = %d, want 400", q, resp.StatusCode)
+		}
+	}
 	if resp, _ := get(t, h, "/?since=soon"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("?since=soon = %d", resp.StatusCode)
 	}

@@ -133,7 +133,7 @@ var (
 type spoolCollector struct{ h *httpServer }
 
 func (c *spoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descRejected, descResultChecks, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil, descSession, descSessionTasks} {
+	for _, d := range []*prometheus.Desc{descTasks, descRejected, descResultChecks, descIncoming, descPaused, descConcurrency, descETA, descHeld, descHeartbeat, descRunner, descAccountHeld, descAccountHeldUntil, descSession, descSessionTasks, descTokens, descTokenCost} {
 		ch <- d
 	}
 }
@@ -205,6 +205,7 @@ func (c *spoolCollector) Collect(ch chan<- prometheus.Metric) {
 			g(descHeartbeat, r.HeartbeatAgeSeconds, ln.Lane, id)
 		}
 		collectSessions(g, ln)
+		collectTokens(g, ln)
 	}
 	for _, a := range st.Accounts {
 		g(descAccountHeld, 1, a.Account, a.Site)

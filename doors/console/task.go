@@ -273,6 +273,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	}
 	v.Priority = t.Priority.String()
 	add("taskId", t.TaskID, "")
+	add("title", t.Title, "")
 	add("lane", string(loc.lane), "")
 	word(D.Folder, stateWord(v.L, string(cmp.Or(taskfile.FolderState[loc.dir], taskfile.State(loc.dir)))))
 	word("state", stateWord(v.L, string(t.State)))
@@ -294,6 +295,10 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	word("errorClass", v.L.word(classesZH, string(t.ErrorClass)))
 	add("error", t.Error, "")
 	for _, f := range extraTaskFields(t) {
+		if f.K == "usage" { // counts in the page's words, not data
+			word(f.K, v.L.usageWords(f.V))
+			continue
+		}
 		add(f.K, f.V, "")
 	}
 	for _, a := range t.Attempts {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"html/template"
 
 	"github.com/spoolgate/spoolgate/internal/markdown"
@@ -9,11 +10,32 @@ import (
 )
 
 // extraTaskFields are the task file's fields that the task page shows
-// after the common ones, when set: how a web answer was read, and how it
-// compares with what the page showed.
+// after the common ones, when set: how a web answer was read, how it
+// compares with what the page showed, and its tokens.
 func extraTaskFields(t *taskfile.Task) []field {
 	return []field{{K: "resultFormat", V: t.ResultFormat}, {K: "resultMethod", V: t.ResultMethod},
-		{K: "resultCheck", V: t.ResultCheck}, {K: "resultDiff", V: t.ResultDiff}}
+		{K: "resultCheck", V: t.ResultCheck}, {K: "resultDiff", V: t.ResultDiff}, {K: "usage", V: usageText(t.Usage)}}
+}
+
+// usageText is a usage as one line: "120 prompt (100 cached) + 40
+// completion (30 reasoning)", ", estimated" for a web answer's count;
+// "" for none.
+func usageText(u taskfile.Usage) string {
+	if u.IsZero() {
+		return ""
+	}
+	s := fmt.Sprintf("%d prompt", u.PromptTokens)
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.CachedTokens)
+	}
+	s += fmt.Sprintf(" + %d completion", u.CompletionTokens)
+	if u.ReasoningTokens > 0 {
+		s += fmt.Sprintf(" (%d reasoning)", u.ReasoningTokens)
+	}
+	if u.Estimated {
+		s += ", estimated"
+	}
+	return s
 }
 
 // reasoningView is a reasoning model's thinking as the task page shows

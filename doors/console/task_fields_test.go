@@ -47,3 +47,20 @@ func TestHTTPServer_TaskReasoning(t *testing.T) {
 		t.Fatalf("a task without thinking shows a block:\n%s", body)
 	}
 }
+
+func TestUsageText(t *testing.T) {
+	tests := []struct {
+		in   taskfile.Usage
+		want string
+	}{
+		{taskfile.Usage{}, ""},
+		{taskfile.Usage{PromptTokens: 12, CompletionTokens: 30}, "12 prompt + 30 completion"},
+		{taskfile.Usage{PromptTokens: 120, CompletionTokens: 40, CachedTokens: 100, ReasoningTokens: 30}, "120 prompt (100 cached) + 40 completion (30 reasoning)"},
+		{taskfile.Usage{PromptTokens: 7, CompletionTokens: 9, Estimated: true}, "7 prompt + 9 completion, estimated"},
+	}
+	for _, tt := range tests {
+		if got := usageText(tt.in); got != tt.want {
+			t.Errorf("usageText(%+v) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -306,12 +306,19 @@ func completion(t *taskfile.Task, model string) map[string]any {
 	}
 }
 
-// usage is the task's tokens as its API reported them (the task file's
-// usage); zeros where none were reported (a web model's page shows no
-// token counts).
+// usage is the task's tokens in OpenAI's shape, details included: as its
+// API reported them, or, for a web model (whose page shows no counts),
+// as spoolgate's tokenizer counted them, with "estimated": true, a field
+// of spoolgate's that clients read past; zeros where there are none.
 func usage(t *taskfile.Task) map[string]any {
 	u := t.Usage
-	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
+	m := map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": u.CachedTokens},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens}}
+	if u.Estimated {
+		m["estimated"] = true
+	}
+	return m
 }
 
 // models is GET /v1/models: the models this token may use.

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,10 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/internal/fsx"
@@ -33,7 +29,8 @@ type Row struct {
 	Lane        taskfile.Kind `json:"lane"`
 	Model       string        `json:"model"`
 	Batch       string        `json:"batch"`
-	State       string        `json:"state"` // from the folder the file sits in
+	Title       string        `json:"title,omitempty"` // the task's title:, when it has one
+	State       string        `json:"state"`           // from the folder the file sits in
 	Attempt     int           `json:"attempt"`
 	SubmittedAt *time.Time    `json:"submittedAt"`
 	StartedAt   *time.Time    `json:"startedAt"`
@@ -56,23 +53,30 @@ type Row struct {
 	ResultDiff  string `json:"resultDiff,omitempty"`
 	// Reasoning: a reasoning model's thinking, kept apart from result.
 	Reasoning string `json:"reasoning,omitempty"`
-	// PromptTokens and CompletionTokens: the answer's tokens as its API
-	// reported them (the task file's usage); absent when it reported none.
+	// PromptTokens, CompletionTokens and their reasoning and cached
+	// parts: the answer's tokens as its API reported them (the task file's
+	// usage), or estimated (TokensEstimated: a web answer, counted by
+	// spoolgate's tokenizer); absent when there are none.
 	PromptTokens     int    `json:"promptTokens,omitempty"`
 	CompletionTokens int    `json:"completionTokens,omitempty"`
+	ReasoningTokens  int    `json:"reasoningTokens,omitempty"`
+	CachedTokens     int    `json:"cachedTokens,omitempty"`
+	TokensEstimated  bool   `json:"tokensEstimated,omitempty"`
 	Archived         string `json:"archived,omitempty"` // the archive month (YYYY-MM) the file is in; "" for the lane's own folders
 	// Artifacts are the files the model generated, as the task file lists
 	// them; ArtifactFiles their absolute paths, in the same order.
 	Artifacts     []taskfile.Artifact `json:"artifacts,omitempty"`
 	ArtifactFiles []string            `json:"artifactFiles,omitempty"`
-	// Content and Priority are for the console's lists (a task's name,
-	// the pending order); the CSV carries the content, JSON Lines neither.
-	Content  string            `json:"-"`
+	// Content is the task's text as submitted (a chained task's as filled
+	// from its parents), so a results table says what each answer answers.
+	Content string `json:"content"`
+	// Priority is for the console's lists (the pending order); the result
+	// files leave it out.
 	Priority taskfile.Priority `json:"-"`
 }
 
 var resultColumns = []string{"taskId", "lane", "model", "batch", "state", "attempt", "submittedAt", "startedAt",
-	"finishedAt", "durationMs", "errorClass", "error", "output", "result", "content"}
+	"finishedAt", "durationMs", "errorClass", "error", "output", "result"}
 
 // writeResultsJSONL writes one JSON object per row. Every string keeps its
 // exact value; characters that would drive a terminal are \u-escaped.
@@ -162,12 +166,13 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 		r.TaskID = t.TaskID
 	}
 	r.Model, r.Batch, r.Attempt = t.Model, t.Batch, t.Attempt
-	r.Content, r.Priority = t.Content, t.Priority
+	r.Content, r.Title, r.Priority = t.Content, t.Title, t.Priority
 	r.ErrorClass, r.Error, r.Result = string(t.ErrorClass), t.Error, t.Result
 	r.ResultFormat, r.ResultMethod = t.ResultFormat, t.ResultMethod
 	r.ResultCheck, r.ResultDiff = t.ResultCheck, t.ResultDiff
 	r.Reasoning = t.Reasoning
-	r.PromptTokens, r.CompletionTokens = t.Usage.PromptTokens, t.Usage.CompletionTokens
+	u := t.Usage
+	r.PromptTokens, r.CompletionTokens, r.ReasoningTokens, r.CachedTokens, r.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens, u.Estimated
 	r.Artifacts = t.Artifacts
 	r.SubmittedAt, r.StartedAt, r.FinishedAt = TimeOrNil(t.SubmittedAt), TimeOrNil(t.StartedAt), TimeOrNil(t.FinishedAt)
 	if r.StartedAt != nil && r.FinishedAt != nil && !r.FinishedAt.Before(*r.StartedAt) {
@@ -182,93 +187,6 @@ func fillRow(r *Row, L spool.Layout, t *taskfile.Task) {
 	} else if t.Send != nil {
 		r.Conversation = t.Send.Conversation
 	}
-}
-
-// writeResultsCSV writes the table for a spreadsheet: every cell, not only
-// the free-text ones, goes through safetext.CSVCell, so a batch, taskId,
-// model, error, path or result that starts with = + - @ tab or CR is not
-// run as a formula, and control characters are shown escaped. The exact
-// text is in --format jsonl.
-// writeResultsCSV writes rows under resultColumns (the task's content
-// after its result, so a spreadsheet shows what was asked beside the
-// answer; JSON Lines leaves it out, a program has the task file), then a
-// `conversation`
-// column when a row has one (web tasks sent since issue 21), a
-// `resultCheck` column (verified, unchecked, or "differs: " and where)
-// when a row has one, a `reasoning` column (the thinking kept apart from
-// the result) when a row has one, an `artifacts` column (the generated
-// files' absolute paths, one a line) when a row has one,
-// `promptTokens` and `completionTokens` when a row has a usage, and an
-// `archived` column last when the archive was read.
-func WriteResultsCSV(w io.Writer, rows []Row, archive bool) error {
-	cw := csv.NewWriter(w)
-	cols := resultColumns
-	conv := slices.ContainsFunc(rows, func(r Row) bool { return r.Conversation != "" })
-	if conv {
-		cols = append(slices.Clip(cols), "conversation")
-	}
-	check := slices.ContainsFunc(rows, func(r Row) bool { return r.ResultCheck != "" })
-	if check {
-		cols = append(slices.Clip(cols), "resultCheck")
-	}
-	reasoning := slices.ContainsFunc(rows, func(r Row) bool { return r.Reasoning != "" })
-	if reasoning {
-		cols = append(slices.Clip(cols), "reasoning")
-	}
-	arts := slices.ContainsFunc(rows, func(r Row) bool { return len(r.ArtifactFiles) > 0 })
-	if arts {
-		cols = append(slices.Clip(cols), "artifacts")
-	}
-	tokens := slices.ContainsFunc(rows, func(r Row) bool { return r.PromptTokens+r.CompletionTokens > 0 })
-	if tokens {
-		cols = append(slices.Clip(cols), "promptTokens", "completionTokens")
-	}
-	if archive {
-		cols = append(slices.Clip(cols), "archived")
-	}
-	if err := cw.Write(cols); err != nil {
-		return err
-	}
-	ts := func(t *time.Time) string {
-		if t == nil {
-			return ""
-		}
-		return t.Format(time.RFC3339Nano)
-	}
-	for _, r := range rows {
-		d := ""
-		if r.DurationMs != nil {
-			d = strconv.FormatInt(*r.DurationMs, 10)
-		}
-		rec := []string{r.TaskID, string(r.Lane), r.Model, r.Batch, r.State, strconv.Itoa(r.Attempt),
-			ts(r.SubmittedAt), ts(r.StartedAt), ts(r.FinishedAt), d, r.ErrorClass, r.Error, r.Output, r.Result, r.Content}
-		if conv {
-			rec = append(rec, r.Conversation)
-		}
-		if check {
-			rec = append(rec, strings.TrimSuffix(r.ResultCheck+": "+r.ResultDiff, ": "))
-		}
-		if reasoning {
-			rec = append(rec, r.Reasoning)
-		}
-		if arts {
-			rec = append(rec, strings.Join(r.ArtifactFiles, "\n"))
-		}
-		if tokens {
-			rec = append(rec, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.CompletionTokens))
-		}
-		if archive {
-			rec = append(rec, r.Archived)
-		}
-		for i := range rec {
-			rec[i] = safetext.CSVCell(rec[i])
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // artifactFiles are t's artifacts' absolute paths, base the folder their

@@ -70,7 +70,7 @@ func renderStatusText(w io.Writer, st *status.Status) {
 				ln.ResultChecks["verified"], n, strings.Join(ln.Differs, ", "), ln.ResultChecks["unchecked"])
 		}
 		if !ln.Tokens.IsZero() {
-			fmt.Fprintf(w, "  %s (successes, as the APIs reported them)\n", TokensText(ln.Tokens))
+			fmt.Fprintf(w, "  %s (successes)\n", TokensText(ln.Tokens))
 		}
 		if ln.Reasoning > 0 {
 			fmt.Fprintf(w, "  thinking kept apart (reasoning): %d of the successes\n", ln.Reasoning)
@@ -190,15 +190,34 @@ func pluralS(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// TokensText is "tokens 1200 in + 3400 out, cost 0.0123" (the cost where
-// the models have a price; "+ N unpriced" for answers of models without).
+// TokensText is "tokens 1200 in (300 cached) + 3400 out (800 reasoning),
+// cost 0.0123; estimated (web) 90 in + 400 out of 3 answers" (the cost
+// where the models have a price; "+ N answers of models without a price"
+// for the others; the estimated part where web answers were counted).
 func TokensText(t status.Tokens) string {
-	s := fmt.Sprintf("tokens %d in + %d out", t.Prompt, t.Completion)
+	s := ""
+	if t.Prompt+t.Completion > 0 {
+		s = fmt.Sprintf("tokens %d in%s + %d out%s", t.Prompt, part(t.Cached, "cached"), t.Completion, part(t.Reasoning, "reasoning"))
+	}
 	if t.Cost != nil {
 		s += fmt.Sprintf(", cost %.4f", *t.Cost)
 		if t.Unpriced > 0 {
 			s += fmt.Sprintf(" (+ %d answers of models without a price)", t.Unpriced)
 		}
 	}
+	if e := t.Estimated; e != nil {
+		if s != "" {
+			s += "; "
+		}
+		s += fmt.Sprintf("estimated (web) %d in + %d out%s of %s", e.Prompt, e.Completion, part(e.Reasoning, "reasoning"), pluralS(e.Answers, "answer", "answers"))
+	}
 	return s
+}
+
+// part is " (N what)", or nothing for zero.
+func part(n int, what string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d %s)", n, what)
 }

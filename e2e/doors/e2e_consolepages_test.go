@@ -162,7 +162,8 @@ const zhText = `(() => {
 })()`
 
 // zhAllowed are the words a Chinese page keeps in Latin letters: the
-// product's, formats' and units' names, the lanes' names (as the
+// product's, formats', encodings' and units' names, the lanes' names (as the
 // folders and the config spell them), and the config file's option.
 var zhAllowed = map[string]bool{"spoolgate": true, "csv": true, "xlsx": true, "json": true, "lines": true, "markdown": true,
-	"api": true, "web": true, "id": true, "kib": true, "mib": true, "ms": true, "utc": true, "yaml": true, "config": true}
+	"api": true, "web": true, "id": true, "kib": true, "mib": true, "ms": true, "utc": true, "yaml": true, "config": true,
+	"excel": true, "wps": true, "gb": true} // Excel, WPS, GB18030

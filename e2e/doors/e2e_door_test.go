@@ -18,7 +18,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/spoolgate/spoolgate/doors/frontdoor"
 	"github.com/spoolgate/spoolgate/e2e/rig"
@@ -305,30 +304,7 @@ func TestE2E_Door_SDKs(t *testing.T) {
 		t.Errorf("seed on api-tunable: %v; want a 400 naming seed", err)
 	}
 
-	// response_format json_schema is the task's schema: the answer's
-	// JSON alone comes back, checked; one that cannot hold is refused.
-	p = doorParams("api-door", "", "[[duration=30s]] as json please")
-	p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-		Name: "article", Strict: openai.Bool(true),
-		Schema: map[string]any{"type": "object", "required": []string{"title", "tags"}, "properties": map[string]any{
-			"title": map[string]any{"type": "string"}, "tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
-	}}
-	jres, err := c.Chat.Completions.New(ctx, p)
-	if err != nil || len(jres.Choices) != 1 || jres.Choices[0].Message.Content != `{"title": "Spools", "tags": ["thread"]}` {
-		t.Fatalf("json_schema: %+v, %v; want the JSON alone", jres, err)
-	}
-	// usage is the API's own count (the stand-in counts words), where it
-	// was zeros.
-	if u := jres.Usage; u.PromptTokens == 0 || u.CompletionTokens != 6 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
-		t.Errorf("usage %+v; want the stand-in's count (the answer's 6 words)", u)
-	}
-	p = doorParams("api-door", "", "[[duration=30s]] plain text for a json_object")
-	p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
-	var schemaErr *openai.Error
-	if _, err := c.Chat.Completions.New(ctx, p); !errors.As(err, &schemaErr) || schemaErr.StatusCode != http.StatusUnprocessableEntity ||
-		schemaErr.Code != "task_schema" || !strings.Contains(schemaErr.Message, "holds no JSON") {
-		t.Errorf("json_object on a prose answer: %v; want a 422 task_schema naming the mismatch", err)
-	}
+	doorSchemaChecks(ctx, t, r, c)
 
 	// The npm SDK.
 	var calls []nodeCall
@@ -356,8 +332,8 @@ func TestE2E_Door_SDKs(t *testing.T) {
 	}
 	// Ordinary tasks: `results` lists them in the token's batch.
 	out := r.CLI("results", "--batch", "e2e")
-	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+4 { // and the tuned and JSON answers
-		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+4, out)
+	if n := strings.Count(out, `"state":"success"`); n != 2*len(asks)+5 { // and the tuned and JSON answers
+		t.Errorf("results --batch e2e: %d successes, want %d:\n%s", n, 2*len(asks)+5, out)
 	}
 	d.Stop()
 	r.checkNoToken(d.LogText())

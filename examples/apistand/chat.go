@@ -21,9 +21,10 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	MaxTokens   int      `json:"max_tokens"`
-	MaxCompl    int      `json:"max_completion_tokens"`
-	Temperature *float64 `json:"temperature"`
+	MaxTokens      int             `json:"max_tokens"`
+	MaxCompl       int             `json:"max_completion_tokens"`
+	Temperature    *float64        `json:"temperature"`
+	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
 type chatMessage struct {
@@ -92,6 +93,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		MaxTokens:           req.MaxTokens,
 		MaxCompletionTokens: req.MaxCompl,
 		Temperature:         req.Temperature,
+		ResponseFormat:      req.ResponseFormat,
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -211,23 +213,35 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		setStatus(http.StatusOK)
 		c := completion(id, rec.Model, answer)
-		c["usage"] = usageOf(rec, answer)
+		c["usage"] = s.usageOf(idx, rec, d, answer)
 		writeJSON(w, http.StatusOK, c)
 		return
 	}
 	setStatus(http.StatusOK)
 	var u map[string]any
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		u = usageOf(rec, answer)
+		u = s.usageOf(idx, rec, d, answer)
 	}
 	s.stream(w, r, id, rec.Model, answer, total, d.Hang, u)
 }
 
 // usageOf is the stand-in's token count of a request and its answer:
-// one token per word, of the system and user messages and of the answer.
-func usageOf(rec Request, answer string) map[string]any {
-	p, c := len(strings.Fields(rec.System))+len(strings.Fields(rec.User)), len(strings.Fields(answer))
-	return map[string]any{"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+// one token per word, of the system and user messages and of the answer,
+// with the reasoning and cached tokens its directives ask for; it is
+// recorded with the request, for tests to compare.
+func (s *Server) usageOf(idx int, rec Request, d Directives, answer string) map[string]any {
+	u := Usage{Prompt: len(strings.Fields(rec.System)) + len(strings.Fields(rec.User)), Reasoning: d.Reasoning}
+	u.Completion = len(strings.Fields(answer)) + u.Reasoning
+	u.Cached = min(d.Cached, u.Prompt)
+	s.mu.Lock()
+	s.reqs[idx].Usage = u
+	s.mu.Unlock()
+	m := map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Prompt + u.Completion}
+	if u.Reasoning > 0 || u.Cached > 0 {
+		m["completion_tokens_details"] = map[string]any{"reasoning_tokens": u.Reasoning}
+		m["prompt_tokens_details"] = map[string]any{"cached_tokens": u.Cached}
+	}
+	return m
 }
 
 // hang waits until the client or the server goes away.

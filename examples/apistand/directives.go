@@ -26,6 +26,10 @@ type Directives struct {
 	// EchoAt (a server that echoes the key back).
 	Echo            bool
 	EchoAt, EchoLen int
+	// Reasoning and Cached are the reasoning and cached tokens its usage
+	// reports (completion_tokens_details, prompt_tokens_details): the
+	// reasoning ones are added to the completion's, as OpenAI counts them.
+	Reasoning, Cached int
 }
 
 var directiveRe = regexp.MustCompile(`\[\[\s*([a-zA-Z]+)\s*(?:=\s*([^\]]*?)\s*)?\]\]`)
@@ -61,6 +65,14 @@ func ParseDirectives(content string) (Directives, string) {
 			d.StreamError = val
 		case "json":
 			d.JSON = true
+		case "reasoning", "cached":
+			if v, err := strconv.Atoi(val); err == nil && v > 0 && v <= 1<<20 {
+				if name == "reasoning" {
+					d.Reasoning = v
+				} else {
+					d.Cached = v
+				}
+			}
 		case "junk":
 			d.Junk = true
 		case "echokey":

@@ -8,6 +8,7 @@ package apistand
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,8 +67,15 @@ type Request struct {
 	// reasoning models read instead of max_tokens.
 	MaxCompletionTokens int
 	Temperature         *float64
-	Status              int // the status the stand-in answered with
+	// ResponseFormat is the request's response_format as sent (nil when
+	// it had none).
+	ResponseFormat json.RawMessage
+	Usage          Usage // the usage the stand-in reported for its answer
+	Status         int   // the status the stand-in answered with
 }
+
+// Usage is the token counts the stand-in reported for one answer.
+type Usage struct{ Prompt, Completion, Reasoning, Cached int }
 
 // Server is a running stand-in. Close it when done.
 type Server struct {

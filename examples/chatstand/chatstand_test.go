@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// shared is the Chromium the page tests share (testkit.SharedChromium).
+var shared testkit.SharedChromium
+
+func TestMain(m *testing.M) { shared.Main(m) }
 
 func start(t *testing.T, o Options) *Server {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 // also `[[md=NAME]]` (a corpus answer), `[[pause=D]]` (the answer stops
 // half way for D of real time, not scaled: it is measured against the
 // driver's quiet), `[[errorturn]]` (the answer is the site's error turn)
+// `[[json]]` and `[[json=never]]` (a JSON answer: jsonAnswer),
 // `[[media]]` (the answer links two generated PNG images and a CSV file,
 // served to its signed-in session only: media.go), `[[plant]]` (the answer
 // shows the planted addresses of secrets.go, which the task's text does
@@ -34,6 +35,7 @@ type directives struct {
 	signout     bool          // the user is signed out once the answer is given (holds.go)
 	challenge   bool          // the user's next pages show a challenge frame (holds.go)
 	plant       bool          // the answer shows the planted addresses (secrets.go), as a model repeating a page it read would
+	json        string        // "once" or "never": the answer is JSON (see jsonAnswer)
 	cleanedText string        // content with directives removed, whitespace folded
 }
 
@@ -77,6 +79,11 @@ func parseDirectives(content string) directives {
 			d.challenge = true
 		case "plant":
 			d.plant = true
+		case "json":
+			d.json = "once"
+			if strings.TrimSpace(m[2]) == "never" {
+				d.json = "never"
+			}
 		case "cut":
 			if n, err := strconv.Atoi(m[2]); err == nil && n > 0 {
 				d.cut = n
@@ -98,5 +105,29 @@ func AnswerFor(content string) string {
 	if d.empty {
 		return ""
 	}
+	if d.json != "" {
+		return jsonAnswer(d.json, content)
+	}
 	return "Answer: " + d.cleanedText
+}
+
+// The answers of `[[json]]` and `[[json=never]]`, a model asked for JSON
+// (spoolgate's schema tests): `[[json]]` answers JSON that does not parse
+// until the message says its previous answer was refused (spoolgate's
+// retry tells it so), then JSONValid; `[[json=never]]` always answers
+// JSONMismatch, JSON whose title is a number.
+const (
+	JSONValid    = `{"title": "Spools", "tags": ["thread", "craft"]}`
+	JSONBroken   = `{"title": "Spools", "tags": [thread, craft]}`
+	JSONMismatch = `{"title": 42, "tags": ["thread"]}`
+)
+
+func jsonAnswer(mode, content string) string {
+	switch {
+	case mode == "never":
+		return JSONMismatch
+	case strings.Contains(content, "previous answer was refused"):
+		return JSONValid
+	}
+	return JSONBroken
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/spoolgate/spoolgate/spool/config"
 )
 
-// page is a headless Chromium on a throwaway profile, signed in to s as
-// demo, on the page at path (e.g. "?renderer=marked").
+// page is a tab of the package's shared headless Chromium, in a browser
+// context of its own, signed in to s as demo, on the page at path (e.g.
+// "?renderer=marked").
 type page struct {
 	t   *testing.T
 	s   *Server
@@ -23,14 +24,7 @@ type page struct {
 
 func openPage(t *testing.T, s *Server, path string) *page {
 	t.Helper()
-	chrome := testkit.NeedChromium(t)
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, chrome)...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); acancel() })
-	p := &page{t: t, s: s, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // starts the browser: no timeout on this first call
-		t.Fatal(err)
-	}
+	p := &page{t: t, s: s, ctx: shared.Tab(t)}
 	p.run(chromedp.Navigate(s.URL() + "login?user=demo"))
 	p.goTo(path)
 	return p

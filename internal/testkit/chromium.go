@@ -83,9 +83,13 @@ func StandinMarkdownSite(url string) string {
 // path on a throwaway profile: quiet (no background networking, sync,
 // extensions) and fit for a container (no sandbox, no /dev/shm).
 func ChromiumOptions(t testing.TB, path string) []chromedp.ExecAllocatorOption {
+	return chromiumOptions(path, t.TempDir())
+}
+
+func chromiumOptions(path, profile string) []chromedp.ExecAllocatorOption {
 	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),

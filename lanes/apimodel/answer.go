@@ -26,8 +26,27 @@ type answer struct {
 
 // usage is a completion's (or a stream's last chunk's) token counts.
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// counts is u as the task file keeps it: the details' reasoning and
+// cached tokens beside the totals they are part of.
+func (u *usage) counts() taskfile.Usage {
+	c := taskfile.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		c.CachedTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		c.ReasoningTokens = d.ReasoningTokens
+	}
+	return c
 }
 
 // maxAnswer bounds a JSON answer and one line of a stream.

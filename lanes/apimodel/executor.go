@@ -163,7 +163,7 @@ func (e *Executor) Execute(ctx context.Context, job *attempt.Job) (attempt.Resul
 		"form", ans.form, "events", ans.events, "chars", len(text), "finish", m.red.keep(ans.finish, 40))
 	res := attempt.Result{Text: text, Reasoning: think}
 	if u := ans.usage; u != nil {
-		res.Usage = taskfile.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+		res.Usage = u.counts()
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/lanes/attempt"
 	"github.com/spoolgate/spoolgate/spool/attach"
@@ -31,6 +32,9 @@ type chatRequest struct {
 	Stop            []string `json:"stop,omitempty"`
 	Seed            *int     `json:"seed,omitempty"`
 	ReasoningEffort string   `json:"reasoning_effort,omitempty"`
+	// ResponseFormat carries a task's schema to a model whose endpoint
+	// takes it (schemaMode: native); see responseFormat.
+	ResponseFormat map[string]any `json:"response_format,omitempty"`
 }
 
 type streamOptions struct {
@@ -82,6 +86,9 @@ func (m *model) request(t *taskfile.Task, files []attach.Loaded) *chatRequest {
 			r.ReasoningEffort = s.ReasoningEffort
 		}
 	}
+	if m.cfg.NativeSchema() && t.Schema != "" {
+		r.ResponseFormat = responseFormat(t.Schema)
+	}
 	if n > 0 {
 		if m.cfg.MaxTokensField == config.MaxCompletionTokens {
 			r.MaxCompletionTokens = &n
@@ -129,4 +136,21 @@ func (m *model) call(ctx context.Context, hc *http.Client, body *chatRequest, jo
 	}
 	job.SetStage("receiving answer")
 	return m.readAnswer(resp, job)
+}
+
+// responseFormat is a task's schema as OpenAI's response_format:
+// json_object for `schema: object`, else json_schema with the schema as
+// written. strict is false: OpenAI's strict mode takes only schemas with
+// every property required and no others allowed, and would refuse the
+// rest with a 400, while spoolgate checks every answer against the whole
+// schema anyway (lanes/schema.go).
+func responseFormat(s taskfile.SchemaText) map[string]any {
+	text := strings.TrimSpace(string(s))
+	if text == taskfile.SchemaObject {
+		return map[string]any{"type": "json_object"}
+	}
+	if !json.Valid([]byte(text)) {
+		return nil // edited after intake: the answer's check fails it with the reason
+	}
+	return map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "answer", "schema": json.RawMessage(text), "strict": false}}
 }

@@ -131,12 +131,32 @@ type ModelConfig struct {
 	// completion (output) tokens cost, in whatever currency the team
 	// counts in.
 	Price *Price `yaml:"price"`
+	// Tokenizer is the BPE vocabulary a web answer's tokens are counted
+	// with (its page reports none): TokenizerO200k (the default) or
+	// TokenizerCl100k. See modelkeys.go.
+	Tokenizer string `yaml:"tokenizer"`
+	// SchemaMode (api) is how a task's schema reaches the model:
+	// SchemaInstruction (the default: told after the prompt) or
+	// SchemaNative (the endpoint takes response_format).
+	SchemaMode string `yaml:"schemaMode"`
 }
 
 // Price is a model's price per million tokens.
 type Price struct {
 	Input  float64 `yaml:"input"`
 	Output float64 `yaml:"output"`
+	// Cached is the price of a prompt token read from the vendor's
+	// prompt cache (usage's cached_tokens); nil: the input price.
+	Cached *float64 `yaml:"cached"`
+}
+
+// Of is what usage u costs at p.
+func (p *Price) Of(u taskfile.Usage) float64 {
+	in := float64(u.PromptTokens) * p.Input
+	if p.Cached != nil {
+		in += float64(u.CachedTokens) * (*p.Cached - p.Input)
+	}
+	return (in + float64(u.CompletionTokens)*p.Output) / 1e6
 }
 
 // AllowsField reports whether a task may set the sampling field name

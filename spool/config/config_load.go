@@ -186,6 +186,9 @@ func (c *Config) Check() error {
 		if m.Timeout == 0 {
 			m.Timeout = Duration(120 * time.Second)
 		}
+		if err := checkModelKeys(key, m); err != nil {
+			return err
+		}
 		switch m.Kind {
 		case taskfile.KindAPI:
 			if len(m.Modes) > 0 {
@@ -200,7 +203,7 @@ func (c *Config) Check() error {
 			if m.Model == "" {
 				m.Model = m.Name
 			}
-			if p := m.Price; p != nil && (p.Input < 0 || p.Output < 0) {
+			if p := m.Price; p != nil && (p.Input < 0 || p.Output < 0 || p.Cached != nil && *p.Cached < 0) {
 				return &ConfigError{Key: key + ".price", Msg: "input and output are what a million tokens cost: not negative"}
 			}
 			for j, f := range m.RequestFields {
@@ -208,12 +211,8 @@ func (c *Config) Check() error {
 					return &ConfigError{Key: fmt.Sprintf("%s.requestFields[%d]", key, j), Msg: fmt.Sprintf("%q is not one of %v", f, taskfile.SamplingFields)}
 				}
 			}
-			switch m.MaxTokensField {
-			case "":
-				m.MaxTokensField = MaxTokensDefault
-			case MaxTokensDefault, MaxCompletionTokens:
-			default:
-				return &ConfigError{Key: key + ".maxTokensField", Msg: fmt.Sprintf("%q is not %s (the default) or %s", m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens)}
+			if err := pick(key+".maxTokensField", &m.MaxTokensField, MaxTokensDefault, MaxCompletionTokens); err != nil {
+				return err
 			}
 		case taskfile.KindWeb:
 			if len(m.RequestFields) > 0 {

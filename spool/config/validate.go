@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -90,7 +91,7 @@ func Validate(cfg *Config, t *taskfile.Task, lane taskfile.Kind) *taskfile.Rejec
 	for _, f := range []struct {
 		name, v   string
 		multiline bool
-	}{{"model", t.Model, false}, {"batch", t.Batch, false}, {"output", t.Output, false}, {"prompt", t.Prompt, true}, {"content", t.Content, true}} {
+	}{{"model", t.Model, false}, {"batch", t.Batch, false}, {"title", t.Title, false}, {"output", t.Output, false}, {"prompt", t.Prompt, true}, {"content", t.Content, true}} {
 		if rej := checkText(f.name, f.v, f.multiline); rej != nil {
 			return rej
 		}
@@ -130,8 +131,14 @@ func Validate(cfg *Config, t *taskfile.Task, lane taskfile.Kind) *taskfile.Rejec
 	if len(t.Batch) > 128 {
 		return taskfile.Rejectf(taskfile.ClassInvalid, "batch: must be one line of at most 128 bytes")
 	}
+	if utf8.RuneCountInString(t.Title) > MaxTitle {
+		return taskfile.Rejectf(taskfile.ClassInvalid, "title: must be one line of at most %d characters", MaxTitle)
+	}
 	return nil
 }
+
+// MaxTitle is the most characters a task's title may have.
+const MaxTitle = 200
 
 // CheckOutputPath accepts a relative path under <spool>/output without
 // "..". Symlinks and folders are checked against the disk by

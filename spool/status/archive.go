@@ -10,11 +10,11 @@ import (
 // their tasks count in their final state, as if they were still in the
 // lane's own folders. Archived rejected drops are not tasks: neither
 // counted nor listed.
-func (s *Snapshotter) readArchive(k taskfile.Kind, seen map[string]bool) ([]task, error) {
-	var out []task
+func (s *Snapshotter) readArchive(k taskfile.Kind, visited map[string]bool) ([]*task, error) {
+	var out []*task
 	for _, m := range s.store.Layout.ArchiveMonths(k) {
 		for _, dir := range taskfile.FinalDirs {
-			ts, _, err := s.readPath(k, dir, filepath.Join(m, dir), seen)
+			ts, _, err := s.readPath(k, dir, filepath.Join(m, dir), visited)
 			if err != nil {
 				return nil, err
 			}

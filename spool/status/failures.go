@@ -18,8 +18,8 @@ const maxReason = 300
 // failed lists the latest failed tasks of both lanes, newest finishedAt
 // first, and counts the rest. Only the listed ones are read in full (for
 // error and errorClass, which the summary scan does not keep).
-func (s *Snapshotter) failed(perLane map[taskfile.Kind][]task) ([]Failed, int) {
-	var fs []task
+func (s *Snapshotter) failed(perLane map[taskfile.Kind][]*task) ([]Failed, int) {
+	var fs []*task
 	for _, k := range taskfile.Kinds {
 		for _, t := range perLane[k] {
 			if t.dir == taskfile.DirFailed {

@@ -16,7 +16,7 @@ import (
 )
 
 // lane builds one lane's view and the batches' shares of it.
-func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Time, live map[taskfile.Kind]taskfile.LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
+func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.Time, live map[taskfile.Kind]taskfile.LaneInfo, disabled map[string]bool, holds map[string]taskfile.Hold) (Lane, map[string]*BatchLane) {
 	cfg := s.cfg
 	ln := Lane{Lane: string(k), Rejected: rejected, Running: []Running{}, Held: []Held{}}
 	ln.Concurrency = config.Concurrency(cfg, k)
@@ -48,15 +48,16 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 		return bl
 	}
 
-	var done []summary
+	typ := &newest{n: medianWindow} // the latest timed successes, for the ETA
 	var pending []summary
 	var running []summary
 	heldAccount := map[string]int{}
 	heldBatch := map[string]string{} // batch -> why it cannot be estimated
 	var deferred int
 	var until time.Time
-	recent := map[string][]summary{} // the web answers in done/ by model
-	for _, t := range ts {
+	recent := map[string]*newest{} // the latest web answers in done/ by model
+	for i := range ts {
+		t := ts[i]
 		ln.Counts.add(t.dir)
 		if m := t.sum.resultMethod; m != "" && t.dir == taskfile.DirDone {
 			if ln.ResultMethods == nil {
@@ -65,13 +66,20 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 			ln.ResultMethods[m]++
 		}
 		if t.sum.resultMethod != "" && t.dir == taskfile.DirDone {
-			recent[t.sum.model] = append(recent[t.sum.model], t.sum)
+			w := recent[t.sum.model]
+			if w == nil {
+				w = &newest{n: maxFallingBack}
+				recent[t.sum.model] = w
+			}
+			w.add(&t.sum)
 		}
+		bl := share(t.sum.batch)
 		if t.dir == taskfile.DirDone && !t.sum.usage.IsZero() {
 			price := s.priceOf(t.sum.model)
-			ln.Tokens.add(t.sum.usage, price)
-			if bl := share(t.sum.batch); bl != nil {
-				bl.Tokens.add(t.sum.usage, price)
+			ln.Tokens.Add(t.sum.usage, price)
+			ln.addModelTokens(s.cfg, t.sum.model, t.sum.usage, price)
+			if bl != nil {
+				bl.Tokens.Add(t.sum.usage, price)
 			}
 		}
 		if t.sum.reasoning && t.dir == taskfile.DirDone {
@@ -86,12 +94,14 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 				ln.Differs = append(ln.Differs, t.sum.id)
 			}
 		}
-		if bl := share(t.sum.batch); bl != nil {
+		if bl != nil {
 			bl.Counts.add(t.dir)
 		}
 		switch t.dir {
 		case taskfile.DirDone:
-			done = append(done, t.sum)
+			if timed(&t.sum) {
+				typ.add(&t.sum)
+			}
 		case taskfile.DirRunning:
 			running = append(running, t.sum)
 		case taskfile.DirPending:
@@ -208,7 +218,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []task, rejected int, now time.Ti
 	}
 
 	// ETA.
-	typical, samples := typicalDuration(k, done)
+	typical, samples := typicalDuration(k, typ)
 	ln.ETA = ETA{TypicalSeconds: secs(typical), Samples: samples}
 	slots := ln.Concurrency
 	if ln.RunnableSessions != nil {
@@ -340,12 +350,11 @@ func pausedHosts(laneDir string) []string {
 // fallingBack lists the models whose last answers (up to
 // maxFallingBack, at least minFallingBack) every one fell back from the
 // site's first read method, by model name.
-func fallingBack(recent map[string][]summary) []FallingBack {
+func fallingBack(recent map[string]*newest) []FallingBack {
 	var out []FallingBack
-	for model, ss := range recent {
-		slices.SortFunc(ss, func(a, b summary) int { return b.finishedAt.Compare(a.finishedAt) })
-		ss = ss[:min(len(ss), maxFallingBack)]
-		if len(ss) < minFallingBack || slices.ContainsFunc(ss, func(s summary) bool { return s.resultFallback == "" }) {
+	for model, w := range recent {
+		ss := w.list()
+		if len(ss) < minFallingBack || slices.ContainsFunc(ss, func(s *summary) bool { return s.resultFallback == "" }) {
 			continue
 		}
 		out = append(out, FallingBack{Model: model, Answers: len(ss), Methods: ss[0].resultFallback, Method: ss[0].resultMethod})

@@ -26,7 +26,7 @@ func (s *Snapshotter) pacedUntil(account string, now time.Time) (time.Time, stri
 // of accounts) that every one of them is paced, the pending tasks that
 // wait for it and until when the first may start. Such tasks stay
 // pending; nothing is spent.
-func (s *Snapshotter) pacedHeld(ts []task, now time.Time) []Held {
+func (s *Snapshotter) pacedHeld(ts []*task, now time.Time) []Held {
 	type paced struct {
 		until time.Time
 		by    string

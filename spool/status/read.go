@@ -10,7 +10,7 @@ import (
 
 // summary is the part of a task file the status view needs.
 type summary struct {
-	id, model, batch, owner, account                           string
+	id, model, batch, owner, account, doorToken                string
 	resultMethod, resultCheck, resultFallback                  string
 	usage                                                      taskfile.Usage
 	reasoning                                                  bool // keeps a reasoning model's thinking
@@ -33,7 +33,7 @@ func summaryOf(t *taskfile.Task) summary {
 
 func fromSpool(s taskfile.Summary) summary {
 	return summary{
-		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, usage: s.Usage, reasoning: s.Reasoning,
+		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, usage: s.Usage, doorToken: s.DoorToken, reasoning: s.Reasoning,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
 		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt,
 	}

@@ -45,7 +45,7 @@ type Session struct {
 // sessions builds the web lane's session views from the spool (tasks by
 // the account they ran on, leases, switches) and, in a daemon, its live
 // view. It also returns how many sessions can run now.
-func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo, disabled map[string]bool) ([]Session, int) {
+func (s *Snapshotter) sessions(ts []*task, now time.Time, live *taskfile.LaneInfo, disabled map[string]bool) ([]Session, int) {
 	specs := s.cfg.WebSessions()
 	if len(specs) == 1 && specs[0].Legacy {
 		return nil, 1 // one session, as before sessions: nothing new to show
@@ -57,7 +57,7 @@ func (s *Snapshotter) sessions(ts []task, now time.Time, live *taskfile.LaneInfo
 		v := Session{Account: sp.Account, Site: sp.Site, State: taskfile.SessionIdle}
 		var running *summary
 		for i := range ts {
-			t := &ts[i]
+			t := ts[i]
 			if t.sum.account != sp.Account {
 				continue
 			}

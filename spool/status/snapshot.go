@@ -1,11 +1,8 @@
 package status
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -28,8 +25,10 @@ const (
 const medianWindow = 50
 
 // Snapshotter takes snapshots of one spool, caching what it parsed of each
-// task file by (path, size, mtime), so a long-lived caller (the daemon's
-// HTTP page) re-reads only the files that changed. Safe for concurrent use.
+// task file by (path, size, mtime), and the listing of each finished
+// folder by its mtime, so a long-lived caller (the daemon's HTTP pages)
+// re-reads only the files that changed, and does not list again a folder
+// of a year's finished tasks that has not changed. Safe for concurrent use.
 type Snapshotter struct {
 	cfg   *config.Config
 	store *spool.Store
@@ -38,18 +37,13 @@ type Snapshotter struct {
 	// (`status --archive`); set it before the first Snapshot.
 	Archive bool
 
-	mu    sync.Mutex
-	cache map[string]cached
-	// archiveCached: the cache holds files of the archive that the
-	// timeline read (readArchiveFrom prunes them).
+	mu sync.Mutex
+	// folders: what was read of each task folder, by path (folders.go).
+	folders map[string]*folder
+	wall    func() time.Time // the wall clock that folder listings are timed by
+	// archiveCached: folders holds archive months that the timeline read
+	// (readArchiveFrom prunes them).
 	archiveCached bool
-}
-
-type cached struct {
-	size  int64
-	mtime time.Time
-	sum   summary
-	ok    bool
 }
 
 // NewSnapshotter returns a Snapshotter of the store's spool, reading it
@@ -57,7 +51,7 @@ type cached struct {
 // nil, is the running daemon's own view of its lanes; it adds what only
 // the daemon knows (that its web lane is in standby).
 func NewSnapshotter(store *spool.Store, live func() []taskfile.LaneInfo) *Snapshotter {
-	return &Snapshotter{cfg: store.Cfg, store: store, live: live, cache: map[string]cached{}}
+	return &Snapshotter{cfg: store.Cfg, store: store, live: live, folders: map[string]*folder{}, wall: time.Now}
 }
 
 // task is one task file seen in a snapshot.
@@ -76,7 +70,7 @@ func (s *Snapshotter) Snapshot(now time.Time) (*Status, error) {
 }
 
 // snapshot is Snapshot, and the tasks it read, by lane.
-func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task, error) {
+func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]*task, error) {
 	now = now.UTC()
 	st := &Status{Version: SchemaVersion, Spool: s.store.Layout.Root, Now: now, Lanes: []Lane{}, Batches: []Batch{}, Failed: []Failed{}}
 	st.Shares = spool.ReadProbes(s.store.Layout)
@@ -94,12 +88,12 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 	}
 
 	s.mu.Lock()
-	seen := make(map[string]bool, len(s.cache))
-	perLane := map[taskfile.Kind][]task{}
+	visited := map[string]bool{}
+	perLane := map[taskfile.Kind][]*task{}
 	rejected := map[taskfile.Kind][]string{}
 	for _, k := range taskfile.Kinds {
 		for _, dir := range taskfile.TaskDirs {
-			ts, rej, err := s.readDir(k, dir, seen)
+			ts, rej, err := s.readDir(k, dir, visited)
 			if err != nil {
 				s.mu.Unlock()
 				return nil, nil, err
@@ -108,7 +102,7 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 			rejected[k] = append(rejected[k], rej...)
 		}
 		if s.Archive {
-			ts, err := s.readArchive(k, seen)
+			ts, err := s.readArchive(k, visited)
 			if err != nil {
 				s.mu.Unlock()
 				return nil, nil, err
@@ -116,11 +110,10 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 			perLane[k] = append(perLane[k], ts...)
 		}
 	}
-	for p := range s.cache {
-		// The timeline's archive files are its to prune (timeline.go).
-		if !seen[p] && (s.Archive || !s.inArchive(p)) {
-			delete(s.cache, p)
-		}
+	// The timeline's archive months are its to prune (timeline.go).
+	s.pruneFolders(visited, false)
+	if s.Archive {
+		s.pruneFolders(visited, true)
 	}
 	s.mu.Unlock()
 
@@ -170,7 +163,7 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 			c.Failed += bl.Counts.Failed
 			c.Canceled += bl.Counts.Canceled
 			c.Total += bl.Counts.Total
-			b.Tokens.sum(bl.Tokens)
+			b.Tokens.Sum(bl.Tokens)
 			switch {
 			case b.ETA.Seconds == nil:
 			case bl.ETA.Seconds == nil:
@@ -188,64 +181,9 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]task
 	return st, perLane, nil
 }
 
-// readDir lists one task folder, parsing the files that changed since the
-// last snapshot. In failed/ it returns the file names of rejected drops
-// instead of parsing them.
-func (s *Snapshotter) readDir(k taskfile.Kind, dir string, seen map[string]bool) ([]task, []string, error) {
-	return s.readPath(k, dir, s.store.Layout.Lane(k, dir), seen)
-}
-
-// readPath is readDir of the folder at path, whose files are in dir's state.
-func (s *Snapshotter) readPath(k taskfile.Kind, dir, path string, seen map[string]bool) ([]task, []string, error) {
-	ents, err := fsx.ReadDir(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil // not created yet: no daemon has run here
-		}
-		return nil, nil, fmt.Errorf("read spool: %w", err)
-	}
-	var rejectedBase map[string]bool
-	if dir == taskfile.DirFailed {
-		rejectedBase = taskfile.RejectedDrops(ents)
-	}
-	out := make([]task, 0, len(ents))
-	var rejected []string
-	for _, e := range ents {
-		name := e.Name()
-		if !e.Type().IsRegular() || !taskfile.IsTaskFileName(name) || fsx.IsOwnTemp(name) {
-			continue
-		}
-		base := taskfile.TrimTaskExt(name)
-		if rejectedBase[base] {
-			rejected = append(rejected, name)
-			continue
-		}
-		p := filepath.Join(path, name)
-		sum, ok := s.summary(p, e)
-		seen[p] = true
-		if !ok || sum.id == "" {
-			sum.id = base // unreadable: still a task in this state
-		}
-		out = append(out, task{lane: k, dir: dir, name: name, path: p, sum: sum})
-	}
-	return out, rejected, nil
-}
-
-func (s *Snapshotter) summary(p string, e fs.DirEntry) (summary, bool) {
-	fi, err := e.Info()
-	if err != nil {
-		return summary{}, false
-	}
-	if c, ok := s.cache[p]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
-		return c.sum, c.ok
-	}
-	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
-	if err != nil {
-		return summary{}, false // moved away meanwhile, or not a task file
-	}
-	sum, ok := parseSummary(data)
-	s.cache[p] = cached{size: fi.Size(), mtime: fi.ModTime(), sum: sum, ok: ok}
-	return sum, ok
+// readDir lists one task folder of lane k (readPath).
+func (s *Snapshotter) readDir(k taskfile.Kind, dir string, visited map[string]bool) ([]*task, []string, error) {
+	return s.readPath(k, dir, s.store.Layout.Lane(k, dir), visited)
 }
 
 // countDrops counts the files in dir that intake would take.

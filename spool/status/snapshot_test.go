@@ -249,8 +249,8 @@ func TestSnapshot_CacheSeesChanges(t *testing.T) {
 	}
 	os.Remove(p)
 	st, _ = s.Snapshot(t0)
-	if st.Lanes[1].Counts.Total != 0 || len(s.cache) != 0 {
-		t.Errorf("after removal: %+v, cache %d", st.Lanes[1].Counts, len(s.cache))
+	if st.Lanes[1].Counts.Total != 0 || s.cachedFiles() != 0 {
+		t.Errorf("after removal: %+v, cache %d", st.Lanes[1].Counts, s.cachedFiles())
 	}
 }
 
@@ -376,15 +376,26 @@ func TestSnapshot_Tokens(t *testing.T) {
 	failed := done("f", "b", t0.Add(-time.Hour), time.Second)
 	failed.Usage = taskfile.Usage{PromptTokens: 1000, CompletionTokens: 1000}
 	put(t, cfg, taskfile.KindAPI, "failed", failed)
+	// A planted answer of a model no config names is totalled, under
+	// OtherModel: no new key per name a file makes up.
+	planted := done("p", "b", t0.Add(-time.Hour), time.Second)
+	planted.Model, planted.Usage = "made-up-1", taskfile.Usage{PromptTokens: 1, CompletionTokens: 1}
+	put(t, cfg, taskfile.KindAPI, "done", planted)
+	planted.TaskID, planted.Model = "p2", "made-up-2"
+	put(t, cfg, taskfile.KindAPI, "done", planted)
 	st, err := snapshot(cfg, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cost := (300.0*2 + 600.0*8) / 1e6
 	for name, got := range map[string]Tokens{"lane": st.Lanes[1].Tokens, "batch": st.Batches[0].Tokens} {
-		if got.Prompt != 305 || got.Completion != 605 || got.Cost == nil || math.Abs(*got.Cost-cost) > 1e-12 || got.Unpriced != 1 {
-			t.Errorf("%s tokens %+v (cost %v), want 305 in, 605 out, cost %v, 1 unpriced", name, got, got.Cost, cost)
+		if got.Prompt != 307 || got.Completion != 607 || got.Cost == nil || math.Abs(*got.Cost-cost) > 1e-12 || got.Unpriced != 3 {
+			t.Errorf("%s tokens %+v (cost %v), want 307 in, 607 out, cost %v, 3 unpriced", name, got, got.Cost, cost)
 		}
+	}
+	mt := st.Lanes[1].ModelTokens
+	if len(mt) != 3 || mt["writer"].Prompt != 300 || mt["cheap"].Prompt != 5 || mt[OtherModel].Prompt != 2 || mt[OtherModel].Unpriced != 2 {
+		t.Errorf("model tokens %+v; want writer 300, cheap 5, (other) 2 in", mt)
 	}
 }
 

@@ -124,38 +124,87 @@ type FallingBack struct {
 }
 
 // Tokens are the tokens of successful answers as their APIs reported
-// them, and what they cost where the models have a price.
+// them, and what they cost where the models have a price; web answers'
+// estimated counts are kept apart (Estimated), never added to these.
 type Tokens struct {
 	Prompt     int `json:"prompt"`
 	Completion int `json:"completion"`
+	// Reasoning and Cached are the parts of Completion and Prompt the
+	// APIs reported as reasoning and as read from their prompt cache.
+	Reasoning int `json:"reasoning,omitempty"`
+	Cached    int `json:"cached,omitempty"`
 	// Cost is the sum of each answer's tokens at its model's price (per
 	// million tokens, in the config's currency); absent when no answer's
 	// model has a price. Answers of a model without one are counted in
 	// the tokens and not in the cost (Unpriced says how many).
 	Cost     *float64 `json:"cost,omitempty"`
 	Unpriced int      `json:"unpriced,omitempty"`
+	// Estimated totals the web answers' tokens as spoolgate's tokenizer
+	// counted them (a chat page reports none); absent when there are none.
+	Estimated *Estimated `json:"estimated,omitempty"`
 }
 
-func (t *Tokens) add(u taskfile.Usage, price *config.Price) {
+// OtherModel is the ModelTokens key of answers of models the config
+// does not name.
+const OtherModel = "(other)"
+
+// addModelTokens counts u under its model in ln.ModelTokens.
+func (ln *Lane) addModelTokens(cfg *config.Config, model string, u taskfile.Usage, price *config.Price) {
+	if _, ok := cfg.Model(model); !ok {
+		model = OtherModel
+	}
+	if ln.ModelTokens == nil {
+		ln.ModelTokens = map[string]Tokens{}
+	}
+	t := ln.ModelTokens[model]
+	t.Add(u, price)
+	ln.ModelTokens[model] = t
+}
+
+// Estimated are web answers' token counts, estimated.
+type Estimated struct {
+	Answers    int `json:"answers"` // how many answers they count
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+// Add counts one successful answer's usage u at its model's price.
+func (t *Tokens) Add(u taskfile.Usage, price *config.Price) {
 	if u.IsZero() {
+		return
+	}
+	if u.Estimated {
+		if t.Estimated == nil {
+			t.Estimated = &Estimated{}
+		}
+		e := t.Estimated
+		e.Answers++
+		e.Prompt += u.PromptTokens
+		e.Completion += u.CompletionTokens
+		e.Reasoning += u.ReasoningTokens
 		return
 	}
 	t.Prompt += u.PromptTokens
 	t.Completion += u.CompletionTokens
+	t.Reasoning += u.ReasoningTokens
+	t.Cached += u.CachedTokens
 	if price == nil {
 		t.Unpriced++
 		return
 	}
-	c := (float64(u.PromptTokens)*price.Input + float64(u.CompletionTokens)*price.Output) / 1e6
 	if t.Cost == nil {
 		t.Cost = new(float64)
 	}
-	*t.Cost += c
+	*t.Cost += price.Of(u)
 }
 
-func (t *Tokens) sum(o Tokens) {
+// Sum adds o's counts to t's.
+func (t *Tokens) Sum(o Tokens) {
 	t.Prompt += o.Prompt
 	t.Completion += o.Completion
+	t.Reasoning += o.Reasoning
+	t.Cached += o.Cached
 	t.Unpriced += o.Unpriced
 	if o.Cost != nil {
 		if t.Cost == nil {
@@ -163,10 +212,19 @@ func (t *Tokens) sum(o Tokens) {
 		}
 		*t.Cost += *o.Cost
 	}
+	if e := o.Estimated; e != nil {
+		if t.Estimated == nil {
+			t.Estimated = &Estimated{}
+		}
+		t.Estimated.Answers += e.Answers
+		t.Estimated.Prompt += e.Prompt
+		t.Estimated.Completion += e.Completion
+		t.Estimated.Reasoning += e.Reasoning
+	}
 }
 
 // IsZero leaves Tokens that count nothing out of the text report.
-func (t Tokens) IsZero() bool { return t.Prompt == 0 && t.Completion == 0 }
+func (t Tokens) IsZero() bool { return t.Prompt == 0 && t.Completion == 0 && t.Estimated == nil }
 
 // Counts are tasks by state. Total is pending+running+success+failed+canceled.
 type Counts struct {
@@ -225,8 +283,11 @@ type Lane struct {
 	// that moved) costs a slower method on every task, and is said here
 	// rather than only in each task's log.
 	FallingBack []FallingBack `json:"fallingBack,omitempty"`
-	// Tokens total the lane's successful answers' tokens (done/).
-	Tokens Tokens `json:"tokens,omitzero"`
+	// Tokens total the lane's successful answers' tokens (done/), and
+	// ModelTokens per model (a model no longer in the config, or a name
+	// no config has, under OtherModel: a planted file adds no key).
+	Tokens      Tokens            `json:"tokens,omitzero"`
+	ModelTokens map[string]Tokens `json:"modelTokens,omitempty"`
 	// Incoming counts drops waiting in <lane>/incoming/, not yet taken
 	// (a daemon takes them within seconds; if they stay, none runs).
 	Incoming int `json:"incoming"`

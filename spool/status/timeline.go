@@ -81,9 +81,10 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 // batchSpan is the span of batch's attempts: its first claim to its last
 // end (now while any runs), each clamped to its task's real span
 // (clampRecord); an hour to now when it has none yet.
-func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (from, to time.Time) {
+func batchSpan(perLane map[taskfile.Kind][]*task, batch string, now time.Time) (from, to time.Time) {
 	for _, ts := range perLane {
-		for _, t := range ts {
+		for i := range ts {
+			t := ts[i]
 			if t.sum.batch != batch {
 				continue
 			}
@@ -110,10 +111,14 @@ func batchSpan(perLane map[taskfile.Kind][]task, batch string, now time.Time) (f
 // of an attempt that runs at or after since (since itself for one that
 // began before it), so a batch that started a minute ago fills the
 // picture instead of its last pixels; since when there is none.
-func firstAttemptSince(perLane map[taskfile.Kind][]task, since time.Time) time.Time {
+func firstAttemptSince(perLane map[taskfile.Kind][]*task, since time.Time) time.Time {
 	var first time.Time
 	for _, ts := range perLane {
-		for _, t := range ts {
+		for i := range ts {
+			t := ts[i]
+			if endedBefore(t, since) {
+				continue
+			}
 			for _, r := range records(t) {
 				if !r.EndedAt.IsZero() && r.EndedAt.Before(since) {
 					continue
@@ -140,9 +145,9 @@ func firstAttemptSince(perLane map[taskfile.Kind][]task, since time.Time) time.T
 // readArchiveFrom reads the archive months that end after from (each
 // lane's archive/YYYY-MM/ final folders), through the shared cache, and
 // prunes the cache of the archive files it no longer reads.
-func (s *Snapshotter) readArchiveFrom(from time.Time) map[taskfile.Kind][]task {
-	out := map[taskfile.Kind][]task{}
-	seen := map[string]bool{}
+func (s *Snapshotter) readArchiveFrom(from time.Time) map[taskfile.Kind][]*task {
+	out := map[taskfile.Kind][]*task{}
+	visited := map[string]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range taskfile.Kinds {
@@ -152,21 +157,17 @@ func (s *Snapshotter) readArchiveFrom(from time.Time) map[taskfile.Kind][]task {
 				continue // ended before the span (a day's slack for time zones)
 			}
 			for _, dir := range taskfile.FinalDirs {
-				ts, _, err := s.readPath(k, dir, filepath.Join(m, dir), seen)
+				ts, _, err := s.readPath(k, dir, filepath.Join(m, dir), visited)
 				if err == nil {
 					out[k] = append(out[k], ts...)
 				}
 			}
 		}
 	}
-	if s.archiveCached || len(seen) > 0 { // a day without archive skips the walk
-		for p := range s.cache {
-			if !seen[p] && s.inArchive(p) {
-				delete(s.cache, p)
-			}
-		}
+	if s.archiveCached || len(visited) > 0 { // a day without archive skips the walk
+		s.pruneFolders(visited, true)
 	}
-	s.archiveCached = len(seen) > 0
+	s.archiveCached = len(visited) > 0
 	return out
 }
 
@@ -182,7 +183,7 @@ func (s *Snapshotter) inArchive(p string) bool {
 
 // records are a task's attempts as its file records them; a file from
 // before attempts were recorded gives one, from its startedAt.
-func records(t task) []taskfile.AttemptRecord {
+func records(t *task) []taskfile.AttemptRecord {
 	if len(t.sum.attempts) > 0 || t.sum.startedAt.IsZero() {
 		return t.sum.attempts
 	}
@@ -197,6 +198,17 @@ func records(t task) []taskfile.AttemptRecord {
 		}
 	}
 	return []taskfile.AttemptRecord{r}
+}
+
+// endedBefore reports, without the allocation of records, that t is a
+// task without attempt records, outside running/, whose one bar (or none)
+// ends before since: over a year of such files the timeline's window
+// skips them at the cost of a comparison.
+func endedBefore(t *task, since time.Time) bool {
+	if t.dir == taskfile.DirRunning || len(t.sum.attempts) > 0 {
+		return false
+	}
+	return latest(t.sum.finishedAt, t.sum.heartbeatAt).Before(since)
 }
 
 // clampRecord holds an attempt's times to what a daemon could have
@@ -240,7 +252,7 @@ func LastOutcome(dir string) string {
 }
 
 // bars adds the rows, bars and spans of perLane's attempts in c's span.
-func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]task, q TimelineQuery) {
+func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]*task, q TimelineQuery) {
 	sessions := s.cfg.WebSessions()
 	defaultAccount := config.DefaultAccount
 	if len(sessions) > 0 {
@@ -250,8 +262,9 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]task, 
 	var web []timeline.Bar
 	accounts := map[string]bool{}
 	for _, k := range taskfile.Kinds {
-		for _, t := range perLane[k] {
-			if q.Batch != "" && t.sum.batch != q.Batch {
+		for i := range perLane[k] {
+			t := perLane[k][i]
+			if q.Batch != "" && t.sum.batch != q.Batch || endedBefore(t, c.From) {
 				continue
 			}
 			rs := records(t)
@@ -379,10 +392,14 @@ type BatchTask struct {
 	Attempt                            int
 	Priority                           taskfile.Priority
 	SubmittedAt, StartedAt, FinishedAt time.Time
+	// Usage and DoorToken (the front door's token that submitted it) are
+	// as the file says: the batch page's totals count them.
+	Usage     taskfile.Usage
+	DoorToken string
 }
 
 // batchTasks lists batch's tasks of perLane, in submission order.
-func batchTasks(perLane map[taskfile.Kind][]task, batch string) []BatchTask {
+func batchTasks(perLane map[taskfile.Kind][]*task, batch string) []BatchTask {
 	var out []BatchTask
 	for _, k := range taskfile.Kinds {
 		for _, t := range perLane[k] {
@@ -390,7 +407,8 @@ func batchTasks(perLane map[taskfile.Kind][]task, batch string) []BatchTask {
 				continue
 			}
 			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
-				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt})
+				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt,
+				Usage: t.sum.usage, DoorToken: t.sum.doorToken})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BatchTask) int {

@@ -36,6 +36,9 @@ type AttemptRecord struct {
 	// Attached (web) names the files the attempt put on the page, in
 	// order ("ref.jpg, 说明.txt"), once the page showed them all.
 	Attached string `yaml:"attached,omitempty"`
+	// Usage is this attempt's tokens (a schema mismatch's answer was paid
+	// for too); the task's usage is its successful attempt's.
+	Usage Usage `yaml:"usage,omitempty"`
 }
 
 // The outcomes an AttemptRecord names.
@@ -162,7 +165,7 @@ func ScanAttemptsLast(data []byte, n int) (as []AttemptRecord, total int, ok boo
 }
 
 func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) {
-	if foreignBreaks(data) {
+	if foreignBreaks(data) || indentedTop(data) {
 		return nil, false
 	}
 	i := bytes.Index(data, []byte("\nattempts:\n"))
@@ -185,9 +188,27 @@ func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) 
 	}
 	var cur *AttemptRecord
 	skip := false
+	var usage *Usage // a record's "usage:" opened: its counts follow, two deeper
 	for len(data) > 0 {
 		var line []byte
 		line, data = cutLine(data)
+		if usage != nil && bytes.HasPrefix(line, []byte("      ")) {
+			k, v, _ := bytes.Cut(line[6:], []byte(": "))
+			if !setUsageCount(usage, string(k), string(v)) {
+				return nil, false
+			}
+			continue
+		}
+		usage = nil
+		if string(line) == "    usage:" && *total > 0 {
+			if usage = new(Usage); !skip {
+				if !cur.Usage.IsZero() {
+					return nil, false // twice in a record: the decoder refuses it
+				}
+				usage = &cur.Usage
+			}
+			continue
+		}
 		var kv []byte
 		switch {
 		case bytes.HasPrefix(line, []byte("  - ")):
@@ -272,6 +293,23 @@ func scanAttempts(data []byte, n int, total *int) (as []AttemptRecord, ok bool) 
 		}
 	}
 	return as, len(as) > 0
+}
+
+// indentedTop reports whether data's first key is indented: the encoder
+// writes its keys at the margin, but YAML reads an indented mapping as
+// the top level (" attempts:" is the list), which a scan for
+// "\nattempts:" would miss (a fuzz find).
+func indentedTop(data []byte) bool {
+	for len(data) > 0 {
+		var line []byte
+		line, data = cutLine(data)
+		switch {
+		case len(bytes.TrimSpace(line)) == 0, line[0] == '#', bytes.HasPrefix(line, []byte("---")):
+			continue
+		}
+		return line[0] == ' ' || line[0] == '\t'
+	}
+	return false
 }
 
 // linesClosed reports whether every line of head (the file above a

@@ -11,7 +11,8 @@ func TestScanAttempts_Encoded(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 123e6, time.UTC)
 	tk := &Task{TaskID: "a", Model: "m", Content: "x\ny", State: StateSuccess, Attempt: 2, Result: "## done\n- a\n",
 		Attempts: []AttemptRecord{
-			{N: 1, ClaimedAt: t0, StartedAt: t0.Add(time.Millisecond), EndedAt: t0.Add(time.Minute), Outcome: AttemptRetried, ErrorClass: ClassTransient, Owner: "host-1:42", Account: "alice"},
+			{N: 1, ClaimedAt: t0, StartedAt: t0.Add(time.Millisecond), EndedAt: t0.Add(time.Minute), Outcome: AttemptRetried, ErrorClass: ClassSchema, Owner: "host-1:42", Account: "alice",
+				Usage: Usage{PromptTokens: 40, CompletionTokens: 12, ReasoningTokens: 3, Estimated: true}},
 			{N: 2, ClaimedAt: t0.Add(2 * time.Minute), StartedAt: t0.Add(2 * time.Minute), EndedAt: t0.Add(3 * time.Minute), Outcome: AttemptHeld, HeldUntil: t0.Add(time.Hour), Method: "dom"},
 			{N: 2, ClaimedAt: t0.Add(4 * time.Minute), StartedAt: t0.Add(4 * time.Minute)},
 		}}
@@ -44,6 +45,8 @@ func FuzzScanAttempts(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n- n: 1\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 01\n    account: null\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 2\n    heldUntil: 2026-01-01T01:00:00.5+08:00\n    errorClass: transient\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 1\n    usage:\n      promptTokens: 3\n      estimated: true\n  - attempt: 2\n    usage:\n      cachedTokens: 1\n    outcome: success\nresult: x\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 1\n    usage:\n      promptTokens: 3\n    usage:\n      promptTokens: 4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanAttempts(data)
 		if !ok {

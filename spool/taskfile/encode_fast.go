@@ -26,6 +26,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "modelKind", string(c.ModelKind))
 	e.str(0, "model", c.Model)
 	e.strOmit(0, "batch", c.Batch)
+	e.strOmit(0, "title", c.Title)
 	e.strOmit(0, "priority", string(c.Priority))
 	e.strOmit(0, "output", c.Output)
 	e.strOmit(0, "prompt", c.Prompt)
@@ -87,6 +88,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 			}
 			e.strOmit(4, "modes", a.Modes)
 			e.strOmit(4, "attached", a.Attached)
+			e.usage(4, a.Usage)
 		}
 	}
 	e.strOmit(0, "resultFormat", c.ResultFormat)
@@ -94,17 +96,7 @@ func appendTask(b []byte, c *Task) ([]byte, bool) {
 	e.strOmit(0, "resultCheck", c.ResultCheck)
 	e.strOmit(0, "resultDiff", c.ResultDiff)
 	e.strOmit(0, "resultFallback", c.ResultFallback)
-	if u := c.Usage; !u.IsZero() {
-		e.key(0, "usage")
-		e.b = append(e.b, '\n')
-		e.first = false
-		if u.PromptTokens != 0 {
-			e.int(2, "promptTokens", u.PromptTokens)
-		}
-		if u.CompletionTokens != 0 {
-			e.int(2, "completionTokens", u.CompletionTokens)
-		}
-	}
+	e.usage(0, c.Usage)
 	e.strOmit(0, "result", c.Result)
 	e.strOmit(0, "reasoning", c.Reasoning)
 	if len(c.Artifacts) > 0 || len(c.Wrote) > 0 {
@@ -132,6 +124,29 @@ func (e *fastEncoder) key(indent int, k string) {
 	e.first = false
 	e.b = append(e.b, k...)
 	e.b = append(e.b, ':')
+}
+
+// usage writes u as a mapping at indent, its counts two deeper; nothing
+// when it says nothing.
+func (e *fastEncoder) usage(indent int, u Usage) {
+	if u.IsZero() {
+		return
+	}
+	e.key(indent, "usage")
+	e.b = append(e.b, '\n')
+	e.first = false
+	for _, c := range []struct {
+		k string
+		n int
+	}{{"promptTokens", u.PromptTokens}, {"completionTokens", u.CompletionTokens}, {"reasoningTokens", u.ReasoningTokens}, {"cachedTokens", u.CachedTokens}} {
+		if c.n != 0 {
+			e.int(indent+2, c.k, c.n)
+		}
+	}
+	if u.Estimated {
+		e.key(indent+2, "estimated")
+		e.b = append(e.b, " true\n"...)
+	}
 }
 
 func (e *fastEncoder) int(indent int, k string, n int) {

@@ -85,6 +85,11 @@ func TestTask_EncodeFast(t *testing.T) {
 	}
 }
 
+// testUsages are the shapes of a usage the fast encoder must write as
+// yaml.v3 does.
+var testUsages = []Usage{{PromptTokens: 12}, {CompletionTokens: 34}, {PromptTokens: 12, CompletionTokens: 34},
+	{PromptTokens: 12, CompletionTokens: 34, ReasoningTokens: 20, CachedTokens: 8}, {PromptTokens: 3, CompletionTokens: 5, Estimated: true}}
+
 // TestTask_EncodeFastFields sets every field of Task, its SendRecord and
 // its AttemptRecords in turn, by reflection: a field added to the format
 // and not to appendTask fails here.
@@ -163,7 +168,7 @@ func TestTask_EncodeFastFields(t *testing.T) {
 			}
 			continue
 		case "Usage":
-			for _, u := range []Usage{{PromptTokens: 12}, {CompletionTokens: 34}, {PromptTokens: 12, CompletionTokens: 34}} {
+			for _, u := range testUsages {
 				tk.Usage = u
 				check(fmt.Sprintf("usage %+v", u), tk)
 			}
@@ -172,6 +177,14 @@ func TestTask_EncodeFastFields(t *testing.T) {
 			at := reflect.TypeFor[AttemptRecord]()
 			for j := range at.NumField() {
 				a := AttemptRecord{N: 1}
+				if at.Field(j).Name == "Usage" {
+					for _, u := range testUsages {
+						a.Usage = u
+						tk.Attempts = []AttemptRecord{a, {N: 2, Outcome: AttemptSuccess, Usage: u}}
+						check(fmt.Sprintf("attempts.usage %+v", u), tk)
+					}
+					continue
+				}
 				set(reflect.ValueOf(&a).Elem().Field(j))
 				tk.Attempts = []AttemptRecord{a, {N: 2, Outcome: AttemptSuccess}}
 				check("attempts."+at.Field(j).Name, tk)

@@ -76,5 +76,5 @@ func restoreStandIns(data []byte, back map[rune]rune) []byte {
 
 // textFields are the task's free-text fields, which may hold any character.
 func (t *Task) textFields() []*string {
-	return []*string{&t.TaskID, &t.Model, &t.Batch, &t.Output, &t.Prompt, &t.Content, &t.Owner, &t.Error, &t.Result}
+	return []*string{&t.TaskID, &t.Model, &t.Batch, &t.Title, &t.Output, &t.Prompt, &t.Content, &t.Owner, &t.Error, &t.Result}
 }

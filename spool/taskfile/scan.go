@@ -25,7 +25,8 @@ type Summary struct {
 	ResultMethod                                               string // how a web answer was read
 	ResultCheck                                                string // how it compares with the page
 	ResultFallback                                             string // the read methods that did not deliver before ResultMethod
-	Usage                                                      Usage  // the answer's tokens as its API reported them
+	Usage                                                      Usage  // the answer's tokens as its API reported them, or estimated
+	DoorToken                                                  string // the front door's token that submitted it (shown in totals, never acted on)
 	Reasoning                                                  bool   // the file keeps a reasoning model's thinking
 	ModelKind                                                  Kind
 	Priority                                                   Priority
@@ -37,8 +38,49 @@ type Summary struct {
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
-		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
+		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, DoorToken: t.DoorToken, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
 		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt}
+}
+
+// setUsageCount sets u's count (or mark) k to v as the encoder writes
+// it; false for a key or value it does not write. Each key once: a
+// second is not the encoder's.
+func setUsageCount(u *Usage, k, v string) bool {
+	if k == "estimated" {
+		if v != "true" || u.Estimated {
+			return false
+		}
+		u.Estimated = true
+		return true
+	}
+	n, ok := plainCount(v)
+	var c *int
+	switch k {
+	case "promptTokens":
+		c = &u.PromptTokens
+	case "completionTokens":
+		c = &u.CompletionTokens
+	case "reasoningTokens":
+		c = &u.ReasoningTokens
+	case "cachedTokens":
+		c = &u.CachedTokens
+	}
+	if !ok || c == nil || *c != 0 || n == 0 {
+		return false
+	}
+	*c = n
+	return true
+}
+
+// isSummaryKey reports whether k is a top-level key ScanSummary reads a
+// plain value of (a switch: faster than a map on this hot path).
+func isSummaryKey(k string) bool {
+	switch k {
+	case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "doorToken", "state", "attempt", "resultMethod", "resultCheck", "resultFallback",
+		"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
+		return true
+	}
+	return false
 }
 
 // ScanSummary reads a Summary from a task file that spoolgate itself wrote,
@@ -65,17 +107,9 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			return Summary{}, false // a value continued on the next line: not ours
 		}
 		indexLine = false
-		if inUsage && line[0] == ' ' {
-			k, v, ok := bytes.Cut(line, []byte(": "))
-			n, isCount := plainCount(string(v))
-			switch {
-			case !ok || !isCount:
-				return Summary{}, false
-			case string(k) == "  promptTokens":
-				s.Usage.PromptTokens = n
-			case string(k) == "  completionTokens":
-				s.Usage.CompletionTokens = n
-			default:
+		if inUsage && bytes.HasPrefix(line, []byte("  ")) {
+			k, v, _ := bytes.Cut(line[2:], []byte(": "))
+			if !setUsageCount(&s.Usage, string(k), string(v)) {
 				return Summary{}, false
 			}
 			continue
@@ -92,7 +126,10 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 		}
 		colon := bytes.Index(line, []byte(": "))
 		if colon < 0 {
-			continue // e.g. "content: |-" opens a block; its lines are nested
+			if k, ok := bytes.CutSuffix(line, []byte(":")); ok && isSummaryKey(string(k)) {
+				return Summary{}, false // "state:" with its value on the next line: not the encoder's
+			}
+			continue // e.g. "attempts:" opens a block; its lines are nested
 		}
 		key, val := line[:colon], line[colon+2:]
 		if string(key) == "reasoning" {
@@ -115,10 +152,7 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Reasoning, indexLine = true, true
 			continue
 		}
-		switch string(key) {
-		case "taskId", "modelKind", "model", "batch", "priority", "owner", "output", "account", "state", "attempt", "resultMethod", "resultCheck", "resultFallback",
-			"submittedAt", "notBefore", "startedAt", "heartbeatAt", "finishedAt":
-		default:
+		if !isSummaryKey(string(key)) {
 			continue
 		}
 		if !plain(val) {
@@ -143,6 +177,8 @@ func ScanSummary(data []byte) (s Summary, ok bool) {
 			s.Output = v
 		case "account":
 			s.Account = v
+		case "doorToken":
+			s.DoorToken = v
 		case "resultMethod":
 			s.ResultMethod = v
 		case "resultCheck":

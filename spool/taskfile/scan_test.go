@@ -20,6 +20,7 @@ func FuzzScanSummary(f *testing.F) {
 	f.Add([]byte("taskId: a\nmodel: m\nstate: success\nusage:\n  promptTokens: 12\n  completionTokens: 30\nresult: x\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  promptTokens: 012\n"))
 	f.Add([]byte("taskId: a\nmodel: m\nusage:\n  other: 1\n"))
+	f.Add([]byte("taskId: a\nmodel: m\nattempts:\n  - attempt: 1\n    usage:\n      promptTokens: 3\nusage:\n  promptTokens: 12\n  completionTokens: 30\n  reasoningTokens: 9\n  cachedTokens: 4\n  estimated: true\nresult: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, ok := ScanSummary(data)
 		if !ok {
@@ -48,4 +49,22 @@ func sameSummary(a, b Summary) bool {
 	a.SubmittedAt, a.NotBefore, a.StartedAt, a.HeartbeatAt, a.FinishedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	b.SubmittedAt, b.NotBefore, b.StartedAt, b.HeartbeatAt, b.FinishedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	return a == b
+}
+
+// BenchmarkScanSummary: the line scan status and start-up run over every
+// file of a spool, on a done file as a daemon writes it.
+func BenchmarkScanSummary(b *testing.B) {
+	at := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	tk := &Task{TaskID: "t-1", Model: "writer", Batch: "b", Content: "some content", State: StateSuccess, Attempt: 2, Owner: "h:1", DoorToken: "e2e",
+		SubmittedAt: at, StartedAt: at, HeartbeatAt: at, FinishedAt: at, Result: "Answer: x", Usage: Usage{PromptTokens: 12, CompletionTokens: 30},
+		Attempts: []AttemptRecord{{N: 1, ClaimedAt: at, Outcome: AttemptRetried}, {N: 2, ClaimedAt: at, Outcome: AttemptSuccess}}}
+	data, err := tk.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := ScanSummary(data); !ok {
+			b.Fatal("not scanned")
+		}
+	}
 }

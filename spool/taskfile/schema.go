@@ -144,6 +144,9 @@ func jsonOf(answer string) (string, error) {
 	if json.Valid([]byte(a)) {
 		return a, nil
 	}
+	if u := markdownUnescaped(a); u != a && json.Valid([]byte(u)) {
+		return u, nil
+	}
 	var found []string
 	for _, m := range fence.FindAllStringSubmatch(a, -1) {
 		if body := strings.TrimSpace(m[3]); json.Valid([]byte(body)) {
@@ -169,4 +172,23 @@ func firstError(ve *jsonschema.ValidationError) string {
 	}
 	at := "/" + strings.Join(ve.InstanceLocation, "/")
 	return OneLine(fmt.Sprintf("the answer does not match the schema: at %s: %s", at, ve.ErrorKind.LocalizedString(english)))
+}
+
+// markdownUnescaped undoes Markdown's backslash escapes (CommonMark: a
+// backslash before ASCII punctuation stands for that character). A bare
+// JSON answer on a web page, read as Markdown, has its brackets escaped
+// (a backslash before "[") and its backslashes doubled by the page's HTML
+// turned into Markdown; this is the exact inverse of that escaping.
+func markdownUnescaped(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -19,6 +19,8 @@ func TestSchema_Check(t *testing.T) {
 		{"no JSON", tags, "A title: a", "", "holds no JSON"},
 		{"wrong item type", tags, `{"title": "a", "tags": ["x", 7]}`, "", "at /tags/1: got number, want string"},
 		{"missing property", tags, `{"tags": []}`, "", "at /: missing property 'title'"},
+		{"read as Markdown", tags, `{"title": "a\\\\b \_x\_", "tags": \["x"\]}`, `{"title": "a\\b _x_", "tags": ["x"]}`, ""},
+		{"escapes that stay", tags, `{"title": "a\"b"}`, `{"title": "a\"b"}`, ""},
 		{"object", SchemaObject, `{"x": 1}`, `{"x": 1}`, ""},
 		{"object refuses an array", SchemaObject, `[1]`, "", "not an object"},
 	} {

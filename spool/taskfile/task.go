@@ -76,14 +76,18 @@ const MaxRecordSize = 256 << 20
 // Task is one task file. Field order here is the order on disk: what the
 // submitter wrote first, then what spoolgate writes.
 type Task struct {
-	TaskID    string   `yaml:"taskId"`
-	ModelKind Kind     `yaml:"modelKind,omitempty"`
-	Model     string   `yaml:"model"`
-	Batch     string   `yaml:"batch,omitempty"`
-	Priority  Priority `yaml:"priority,omitempty"`
-	Output    string   `yaml:"output,omitempty"`
-	Prompt    string   `yaml:"prompt,omitempty"`
-	Content   string   `yaml:"content"`
+	TaskID    string `yaml:"taskId"`
+	ModelKind Kind   `yaml:"modelKind,omitempty"`
+	Model     string `yaml:"model"`
+	Batch     string `yaml:"batch,omitempty"`
+	// Title is the task's name for people (the console's lists, results):
+	// one line, at most 200 characters; without one, the first words of
+	// its content name it.
+	Title    string   `yaml:"title,omitempty"`
+	Priority Priority `yaml:"priority,omitempty"`
+	Output   string   `yaml:"output,omitempty"`
+	Prompt   string   `yaml:"prompt,omitempty"`
+	Content  string   `yaml:"content"`
 	// Attachments are files the task carries to the model: paths relative
 	// to the task file's folder or the spool's files/, or absolute under a
 	// root of the config's attachments.roots (attachments.go).
@@ -133,7 +137,9 @@ type Task struct {
 	// that falls back on every answer is named by status.
 	ResultFallback string `yaml:"resultFallback,omitempty"`
 	// Usage is the tokens of the successful attempt as the API reported
-	// them; absent when it reported none (a web model's page shows none).
+	// them, or, for a web answer (whose page shows none), counted with the
+	// model's tokenizer and marked estimated; absent when there are none.
+	// Each attempt's own is in Attempts.
 	Usage  Usage  `yaml:"usage,omitempty"`
 	Result string `yaml:"result,omitempty"`
 	// Reasoning is a reasoning model's thinking, told apart from the
@@ -191,7 +197,7 @@ func (t *Task) Clone() *Task {
 // prompt and content into LF.
 func (t *Task) ResetForIntake() {
 	*t = Task{
-		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Priority: t.Priority,
+		TaskID: t.TaskID, ModelKind: t.ModelKind, Model: t.Model, Batch: t.Batch, Title: t.Title, Priority: t.Priority,
 		Output: t.Output, Prompt: normalizeNewlines(t.Prompt), Content: normalizeNewlines(t.Content),
 		Attachments: t.Attachments, Schema: t.Schema, Sampling: t.Sampling,
 	}
@@ -338,10 +344,22 @@ func Clip(s string) string {
 	return OneLine(s)
 }
 
-// Usage is an answer's token counts, as its API reported them.
+// Usage is an answer's token counts, as its API reported them (OpenAI's
+// usage: reasoning tokens are part of the completion's, cached ones part
+// of the prompt's), or as spoolgate counted them (Estimated: a web page
+// reports none).
 type Usage struct {
-	PromptTokens     int `yaml:"promptTokens,omitempty"`
-	CompletionTokens int `yaml:"completionTokens,omitempty"`
+	PromptTokens     int  `yaml:"promptTokens,omitempty"`
+	CompletionTokens int  `yaml:"completionTokens,omitempty"`
+	ReasoningTokens  int  `yaml:"reasoningTokens,omitempty"` // completion_tokens_details.reasoning_tokens
+	CachedTokens     int  `yaml:"cachedTokens,omitempty"`    // prompt_tokens_details.cached_tokens
+	Estimated        bool `yaml:"estimated,omitempty"`       // counted by spoolgate's tokenizer, not reported
+}
+
+// Add is u with v's counts added; the sum is estimated if either is.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens, CachedTokens: u.CachedTokens + v.CachedTokens, Estimated: u.Estimated || v.Estimated}
 }
 
 // IsZero makes a Usage that says nothing left out of the file.
