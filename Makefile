@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/spoolgate/spoolgate/doors/cli.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet race cross demo bench fuzz reliability soak clean mockllm doorclient
+.PHONY: all build test vet race cross demo bench fuzz reliability soak clean mockllm doorclient screenshots
 
 all: build
 
@@ -115,6 +115,12 @@ reliability: mockllm doorclient
 SOAK_RUN := Reliability|TestExecutor_KeyEcho|TestE2E_Web_TwoAccounts|TestE2E_Web_KillPoints|TestShare_SlowWriters|TestSuggest_ChatUIs|TestE2E_Suggest_Reasoning
 soak:
 	SPOOLGATE_RELIABILITY=1 $(GO) test -count=1 -timeout 60m -run '$(SOAK_RUN)' -v ./e2e/... ./lanes ./browser ./lanes/apimodel | grep -E '^(=== RUN|--- |    reliability|    shares_test|ok|FAIL|PASS)'
+
+# The console's pages at 1280 and 390 px wide, as PNGs in ./screenshots
+# (not committed), from a real `spoolgate run` and headless Chromium.
+screenshots:
+	SPOOLGATE_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -count=1 -run '^TestE2E_ConsolePages$$' ./e2e/doors
+	@ls $(CURDIR)/screenshots
 
 clean:
 	rm -rf bin demo

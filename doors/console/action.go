@@ -18,14 +18,15 @@ import (
 )
 
 // The console's actions: POST /action with do= cancel, retry, priority,
-// retry-failed (a batch's), pause, resume, release (an account's hold),
+// retry-failed (a batch's), bulk (bulk.go), pause, resume, release (an account's hold),
 // each through doors/actions, the code its command runs, and each
 // written to the audit trail. One that affects more than one task asks
 // for confirmation first (a page listing them, confirm=yes).
 
 // formCSP: the pages with forms post to this server only, and are never
 // framed (clickjacking).
-const formCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
+// Its scripts are console.js (livejs.go), from this server only.
+const formCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // actView is what every page needs to show its buttons.
 type actView struct {
@@ -37,6 +38,7 @@ type actView struct {
 	Operate, Admin bool
 	CSRF           string
 	Flash          string
+	FlashHref      string // the flash's link, "" for none
 	Back           string // this page's path, where an action returns
 	L              actionLabels
 }
@@ -44,7 +46,10 @@ type actView struct {
 func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 	v := actView{On: h.auth != nil, L: L.actions(), Back: r.URL.Path}
 	if s := h.auth.session(r); s != nil {
-		v.User, v.CSRF, v.Flash = s.user, s.csrf, h.auth.takeFlash(s)
+		v.User, v.CSRF = s.user, s.csrf
+		if r.Header.Get(liveHeader) == "" { // a live fetch leaves the flash to the page
+			v.Flash, v.FlashHref = h.auth.takeFlash(s)
+		}
 		v.Operate, v.Admin = s.role.Allows(config.RoleOperator), s.role.Allows(config.RoleAdmin)
 	}
 	return v
@@ -52,11 +57,11 @@ func (h *httpServer) actView(r *http.Request, L pageLabels) actView {
 
 // userBar is the login line every page starts with.
 const userBar = `<div class="userbar">{{if .A.User}}{{.A.L.LoggedInAs}} <b class="user">{{.A.User}}</b> ·{{if .A.Operate}} <a href="/submit" id="submit-link">{{.A.L.Submit}}</a> · <a href="/import" id="import-link">{{.A.L.Import}}</a>{{end}} <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="{{.A.CSRF}}"><button id="logout">{{.A.L.Logout}}</button></form>{{else if .A.On}}<a href="/login" id="login-link">{{.A.L.Login}}</a>{{end}}</div>
-{{if .A.Flash}}<div class="flash" id="flash">{{.A.Flash}}</div>{{end}}`
+{{if .A.Flash}}<div class="flash" id="flash">{{.A.Flash}}{{if .A.FlashHref}} · <a href="{{.A.FlashHref}}" id="flash-link">{{.A.L.Open}}</a>{{end}}</div>{{end}}`
 
 // actCSS styles the bar and the forms.
 const actCSS = `.userbar{float:right;color:#555} form.inline{display:inline;margin:0 .2em} .flash{background:#eef6ee;border:1px solid #9c9;padding:.4em .6em;border-radius:4px;margin:.4em 0}
-.ferr{color:#b00} label{display:block;margin:.5em 0 .1em;color:#555} textarea{width:100%;max-width:50em;min-height:6em} .foreign{color:#b00}`
+.ferr{color:#b00} label{display:block;margin:.5em 0 .1em;color:#555} textarea{width:100%;max-width:50em;min-height:6em} .foreign{color:#b00}` + phoneCSS
 
 // hiddenCSRF is the token field every form carries.
 const hiddenCSRF = `<input type="hidden" name="csrf" value="{{.A.CSRF}}"><input type="hidden" name="back" value="{{.A.Back}}">`
@@ -97,23 +102,6 @@ func localBack(s string) string {
 	return s
 }
 
-type confirmView struct {
-	L      pageLabels
-	A      actView
-	Title  string
-	Tasks  []string
-	Fields map[string]string
-}
-
-var confirmTmpl = template.Must(template.New("confirm").Parse(`<!doctype html>
-<html lang="{{.L.Lang}}"><head><meta charset="utf-8"><title>{{.Title}}</title><style>` + detailCSS + actCSS + `</style></head><body>
-<h1>{{.Title}}</h1>
-<p class="confirm-count">{{printf .A.L.ConfirmN (len .Tasks)}}</p>
-<ul class="confirm-tasks">{{range .Tasks}}<li>{{.}}</li>{{end}}</ul>
-<form method="post" action="/action">` + hiddenCSRF + `{{range $k, $v := .Fields}}<input type="hidden" name="{{$k}}" value="{{$v}}">{{end}}<input type="hidden" name="confirm" value="yes">
-<button id="confirm">{{.A.L.Confirm}}</button> <a href="{{.A.Back}}">{{.A.L.Back}}</a></form>
-</body></html>`))
-
 // action runs one button's action.
 func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 	s := h.authorize(w, r)
@@ -126,6 +114,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 	do := r.PostFormValue("do")
 	if need := actionRole(do); !s.role.Allows(need) {
 		h.refuseRole(w, r, s, need)
+		return
+	}
+	if do == "bulk" {
+		h.bulk(w, r, s, pl, back)
 		return
 	}
 	lane := taskfile.Kind(r.PostFormValue("lane"))
@@ -184,10 +176,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 			tasks = append(tasks, rf.String())
 		}
 		if len(refs) > 1 && r.PostFormValue("confirm") != "yes" {
-			av := h.actView(r, pl)
-			av.Back = back
-			h.render(w, confirmTmpl, &confirmView{L: pl, A: av, Title: L.RetryFailed + " · " + batch, Tasks: tasks,
-				Fields: map[string]string{"do": do, "batch": batch}}, http.StatusOK)
+			// The bulk confirmation: each task by name, the permanent
+			// failures marked as likely to fail again; its button
+			// retries exactly the tasks listed.
+			h.bulkConfirm(w, r, pl, back, "retry", "", batch, actions.PlanBulk(h.store, "retry", refs))
 			return
 		}
 		var done []string
@@ -258,6 +250,8 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 // auditView is one audit line as a page shows it.
 type auditView struct {
 	Text    string
+	User    string // who acted, shown as data (not translated) between Text and After
+	After   string
 	Foreign bool
 	Break   bool // a break of the chain (auditchain.go)
 }
@@ -281,23 +275,30 @@ func (h *httpServer) auditLines(L actionLabels, now time.Time, task, batch strin
 			out = append(out, breakView(L.lang(), e, when))
 			continue
 		}
-		text := fmt.Sprintf(L.ByAt, L.Verb(e.Action), safetext.Line(e.User), when)
+		text := fmt.Sprintf(L.ByAt, L.Verb(e.Action), userMark, when)
 		if !names {
 			text = anonymousLine(L.lang(), L.Verb(e.Action), when)
 		}
 		if e.Detail != "" {
-			text += " (" + safetext.Line(e.Detail) + ")"
+			text += " (" + L.detailWords(safetext.Line(e.Detail)) + ")"
 		}
 		text += chainNote(L.lang(), e)
 		if e.Foreign != "" {
 			text = L.ForeignLine + text + " — " + e.Foreign
 		}
-		out = append(out, auditView{Text: text, Foreign: e.Foreign != ""})
+		av := auditView{Text: text, Foreign: e.Foreign != ""}
+		if before, after, ok := strings.Cut(text, userMark); ok {
+			av.Text, av.User, av.After = before, safetext.Line(e.User), after
+		}
+		out = append(out, av)
 	}
 	return out
 }
 
 // auditList shows a page's audit lines.
-const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}{{if .Break}} audit-break foreign{{end}}">{{.Text}}</li>{{end}}</ul>{{end}}`
+const auditList = `{{if .Audit}}<h2>{{.A.L.Audit}}</h2><ul class="audit">{{range .Audit}}<li class="audit-line{{if .Foreign}} foreign{{end}}{{if .Break}} audit-break foreign{{end}}">{{.Text}}{{if .User}}<span class="who" translate="no">{{.User}}</span>{{end}}{{.After}}</li>{{end}}</ul>{{end}}`
 
 var _ = status.TaskHref
+
+// userMark stands for the user's name in an audit line while it is built.
+const userMark = "\ue000"

@@ -32,7 +32,7 @@ func TestHTTPServer_AuditBreak(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, page := o.get("/task/api/a6")
-	if strings.Contains(page, "audit-break") || !strings.Contains(page, "cancel requested by alice@build-01 at ") || !strings.Contains(page, "[command line]") {
+	if strings.Contains(page, "audit-break") || !strings.Contains(page, "cancel requested by <span class=\"who\" translate=\"no\">alice@build-01</span> at ") || !strings.Contains(page, "[command line]") {
 		t.Fatalf("before the edit, the page shows a break or not the command line's line:\n%s", page)
 	}
 	file := filepath.Join(cfg.Spool, spool.AuditDir, time.Now().UTC().Format("2006-01")+".log")

@@ -47,6 +47,7 @@ type session struct {
 	role           config.Role // the user's (roles.go), fixed at login
 	expires        time.Time
 	flash          string // one message for the next page
+	flashHref      string // what it links to (the task submitted, the batch imported), "" for none
 	staged         *stagedImport
 }
 
@@ -214,21 +215,25 @@ func (a *auth) end(s *session) {
 	a.mu.Unlock()
 }
 
-// takeFlash returns and clears the session's message.
-func (a *auth) takeFlash(s *session) string {
+// takeFlash returns and clears the session's message and its link.
+func (a *auth) takeFlash(s *session) (msg, href string) {
 	if s == nil {
-		return ""
+		return "", ""
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	f := s.flash
-	s.flash = ""
-	return f
+	msg, href = s.flash, s.flashHref
+	s.flash, s.flashHref = "", ""
+	return msg, href
 }
 
-func (a *auth) setFlash(s *session, msg string) {
+func (a *auth) setFlash(s *session, msg string) { a.setFlashLink(s, msg, "") }
+
+// setFlashLink is a message that links to what it is about (a path of
+// this server).
+func (a *auth) setFlashLink(s *session, msg, href string) {
 	a.mu.Lock()
-	s.flash = safetext.Line(msg)
+	s.flash, s.flashHref = safetext.Line(msg), href
 	a.mu.Unlock()
 }
 

@@ -157,7 +157,7 @@ func TestHTTPServer_ActionGate(t *testing.T) {
 		t.Fatalf("no cancel request: %v", err)
 	}
 	_, page := wang.get("/task/api/a5")
-	if !strings.Contains(page, "cancel requested by 王芳 at ") || !strings.Contains(page, `id="flash"`) {
+	if !strings.Contains(page, "cancel requested by <span class=\"who\" translate=\"no\">王芳</span> at ") || !strings.Contains(page, `id="flash"`) {
 		t.Errorf("the task page does not tell who canceled it:\n%s", page)
 	}
 	// Logged out, the same session and token do nothing.
@@ -294,7 +294,7 @@ func TestHTTPServer_AuditForeign(t *testing.T) {
 		t.Fatalf("priority: %d %s", resp.StatusCode, body)
 	}
 	// The task page's priority form starts on the task's level.
-	if _, body := o.get("/task/api/a6"); !strings.Contains(body, "<option selected>high</option>") || strings.Contains(body, "<option selected>normal</option>") {
+	if _, body := o.get("/task/api/a6"); !strings.Contains(body, `<option value="high" selected>high</option>`) || strings.Contains(body, `<option value="normal" selected>normal</option>`) {
 		t.Errorf("the priority form does not show the task's level, high:\n%s", body)
 	}
 	// A colleague plants lines: one unsealed, one with a made-up seal.
@@ -308,7 +308,7 @@ func TestHTTPServer_AuditForeign(t *testing.T) {
 	f.WriteString(`{"time":"` + now + `","user":"ceo","remote":"1.2.3.4","action":"cancel","tasks":["api/a6"]}` + "\t#sg-seal v1 " + strings.Repeat("ab", 32) + "\n")
 	f.Close()
 	_, page := o.get("/task/api/a6")
-	for _, want := range []string{"priority set by li at ", `class="audit-line foreign">foreign line (not written by a daemon of this installation): cancel requested by boss`, `class="audit-line foreign">foreign line (not written by a daemon of this installation): cancel requested by ceo`} {
+	for _, want := range []string{"priority set by <span class=\"who\" translate=\"no\">li</span> at ", `class="audit-line foreign">foreign line (not written by a daemon of this installation): cancel requested by <span class="who" translate="no">boss</span>`, `class="audit-line foreign">foreign line (not written by a daemon of this installation): cancel requested by <span class="who" translate="no">ceo</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("task page lacks %q:\n%s", want, page)
 		}

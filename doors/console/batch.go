@@ -43,43 +43,48 @@ type batchView struct {
 	A        actView
 	Audit    []auditView
 	Tasks    batchTasks
+	B        bulkLabels
+	Levels   []string
+	Refresh  int // live updates' period, s
 	Usage    batchUsage
 }
 
 var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
-	"eta": func(now time.Time, e status.ETA) string { return report.ETAText(now, e, false) },
+	"eta": func(l pageLabels, now time.Time, e status.ETA) string { return etaText(l, now, e, false) },
+	"cls": func(l pageLabels, c string) string { return l.word(classesZH, c) },
 	"bar": outcomeBar,
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="5">
+` + liveHead + `
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.D.BatchPage}} {{.Name}}</title>
-<style>` + detailCSS + actCSS + batchCSS + barCSS + `</style></head><body>
+<style>` + detailCSS + actCSS + batchCSS + barCSS + `</style></head><body data-live-every="{{.Refresh}}">
 ` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a></nav>
-<h1 class="batch-title">{{.D.BatchPage}} {{.Name}}</h1>
-<div>{{bar "batch" .Name .Batch.Counts}}<span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{if and .Batch.Counts.Failed (eq .Batch.Progress.Finished .Batch.Progress.Total)}}<span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{else}}{{.D.ETA}} {{eta .Now .Batch.ETA}}{{if .Batch.Counts.Failed}} · <span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{end}}{{end}}</div>
+<h1 class="batch-title">{{.D.BatchPage}} <span translate="no">{{.Name}}</span></h1>
+<div data-live="progress">{{bar "batch" .Name .Batch.Counts}}<span class="num">{{.Batch.Progress.Finished}}/{{.Batch.Progress.Total}}</span>{{.Batch.Progress.Percent}}% · {{if and .Batch.Counts.Failed (eq .Batch.Progress.Finished .Batch.Progress.Total)}}<span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{else}}{{.D.ETA}} {{eta .L .Now .Batch.ETA}}{{if .Batch.Counts.Failed}} · <span class="failed-num">{{.L.Failed}} {{.Batch.Counts.Failed}}</span>{{end}}{{end}}</div>
 <h2>{{.D.Progress}}</h2>
-<table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
-{{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
-{{end}}</table>
-` + usageSection + `<h2 id="tasks">{{.D.Tasks}}</h2>
-<div class="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>
-{{if .Tasks.Rows}}<div class="scroll"><table class="batch-tasks"><tr><th title="{{.D.OrderNote}}">{{.D.Order}}</th><th>{{.D.Name}}</th><th>{{.D.Lane}}</th><th>{{.D.Model}}</th><th>{{.L.State}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
-{{range .Tasks.Rows}}<tr class="batch-task" data-state="{{.State}}" data-id="{{.TaskID}}"><td>{{if .Order}}{{.Order}}{{end}}</td><td><a href="{{.Href}}" title="{{.Lane}}/{{.TaskID}}">{{.Name}}</a></td><td>{{.Lane}}</td><td>{{.Model}}</td><td><span class="state state-{{.State}}">{{.StateWord}}</span></td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Reason}}</td></tr>
+<div data-live="lanes"><table class="lanes"><tr><th>{{.D.Lane}}</th><th>{{.D.Progress}}</th><th>{{.D.ETA}}</th><th>{{.L.Pending}}</th><th>{{.L.Running}}</th><th>{{.L.Success}}</th><th>{{.L.Failed}}</th><th>{{.L.Canceled}}</th></tr>
+{{range .Batch.Lanes}}<tr class="batch-lane" data-lane="{{.Lane}}"><td>{{.Lane}}</td><td>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td><td>{{eta $.L $.Now .ETA}}</td><td>{{.Counts.Pending}}</td><td>{{.Counts.Running}}</td><td>{{.Counts.Success}}</td><td>{{.Counts.Failed}}</td><td>{{.Counts.Canceled}}</td></tr>
 {{end}}</table></div>
-<div class="pager">{{if .Tasks.PrevHref}}<a href="{{.Tasks.PrevHref}}">{{.D.Prev}}</a> {{end}}<span>{{.Tasks.PageOf}}</span>{{if .Tasks.NextHref}} <a href="{{.Tasks.NextHref}}">{{.D.Next}}</a>{{end}}</div>{{else}}<div class="meta">{{.D.NoTasks}}</div>{{end}}
+` + usageSection + `<h2 id="tasks">{{.D.Tasks}}</h2>
+<div class="filters" data-live="filters">{{range .Tasks.Filters}}<a class="filter{{if .On}} on{{end}}" href="{{.Href}}">{{.Word}} <span class="num">{{.N}}</span></a> {{end}}</div>
+<div data-live="tasks">{{if .Tasks.Rows}}{{if .A.Operate}}<form method="post" action="/action" id="bulk">` + hiddenCSRF + `<input type="hidden" name="do" value="bulk"><input type="hidden" name="batch" value="{{.Name}}">{{end}}<div class="scroll"><table class="batch-tasks"><tr>{{if .A.Operate}}<th><a href="{{.Tasks.SelectAll}}" id="select-all">{{.B.SelectAll}}</a></th>{{end}}<th title="{{.D.OrderNote}}">{{.D.Order}}</th><th>{{.D.Name}}</th><th>{{.D.Lane}}</th><th>{{.D.Model}}</th><th>{{.L.State}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
+{{range .Tasks.Rows}}<tr class="batch-task" data-state="{{.State}}" data-id="{{.TaskID}}">{{if $.A.Operate}}<td><input type="checkbox" name="task" value="{{.Lane}}/{{.TaskID}}" aria-labelledby="n-{{.Lane}}-{{.TaskID}}"{{if $.Tasks.Selected}} checked{{end}}></td>{{end}}<td>{{if .Order}}{{.Order}}{{end}}</td><td translate="no"><a href="{{.Href}}" title="{{.Lane}}/{{.TaskID}}" id="n-{{.Lane}}-{{.TaskID}}">{{.Name}}</a></td><td>{{.Lane}}</td><td translate="no">{{.Model}}</td><td><span class="state state-{{.State}}">{{.StateWord}}</span></td><td>{{.Attempt}}</td><td>{{.When}}</td><td translate="no">{{.Reason}}</td></tr>
+{{end}}</table></div>
+{{if .A.Operate}}<div class="bulk-actions"><button name="op" value="cancel" id="bulk-cancel">{{.B.Cancel}}</button> <button name="op" value="retry" id="bulk-retry">{{.B.Retry}}</button> <select name="level" id="bulk-level" aria-label="{{.A.L.Priority}}">{{range $k := .Levels}}<option value="{{$k}}"{{if eq $k "normal"}} selected{{end}}>{{index $.B.Levels $k}}</option>{{end}}</select> <button name="op" value="priority" id="bulk-priority">{{.B.Priority}}</button></div></form>{{end}}
+<div class="pager">{{if .Tasks.PrevHref}}<a href="{{.Tasks.PrevHref}}">{{.D.Prev}}</a> {{end}}<span>{{.Tasks.PageOf}}</span>{{if .Tasks.NextHref}} <a href="{{.Tasks.NextHref}}">{{.D.Next}}</a>{{end}}</div>{{else}}<div class="meta">{{.D.NoTasks}}</div>{{end}}</div>
 <h2>{{.D.Timeline}}</h2>
-{{.Timeline}}
-<h2>{{.D.Failures}}</h2>
+<div data-live="timeline" class="timeline-scroll">{{.Timeline}}</div>
+<div data-live="failures"><h2>{{.D.Failures}}</h2>
 {{if .Failures}}<table class="failures"><tr><th>{{.D.Task}}</th><th>{{.D.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.D.Reason}}</th></tr>
-{{range .Failures}}<tr class="failure"><td><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{.Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td>{{.Error}}</td></tr>
+{{range .Failures}}<tr class="failure"><td translate="no"><a href="{{.Href}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{cls $.L .Class}}</td><td>{{.Attempt}}</td><td>{{.When}}</td><td translate="no">{{.Error}}</td></tr>
 {{end}}</table>
 <h2>{{.D.Retry}}</h2>
 {{if .A.Operate}}<form method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry-failed"><input type="hidden" name="batch" value="{{.Name}}"><button id="retry-failed">{{.A.L.RetryFailed}} ({{len .Failures}})</button></form>{{end}}
 <code class="cmd">{{.Retry}}</code>
-<div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}
-` + auditList + `
+<div class="meta">{{.D.RetryNote}}</div>{{else}}<div class="meta">{{.D.NoFailures}}</div>{{end}}</div>
+<div data-live="audit">` + auditList + `</div>
 <h2>{{.D.Downloads}}</h2>
 <div><a href="{{.CSV}}" download>{{.D.CSV}}</a> · <a href="{{.CSVGB}}" download>{{.D.CSVGB}}</a> · <a href="{{.XLSX}}" download>{{.D.XLSX}}</a> · <a href="{{.JSONL}}" download>{{.D.JSONL}}</a></div>
 </body></html>
@@ -89,7 +94,7 @@ var batchTmpl = template.Must(template.New("batch").Funcs(template.FuncMap{
 // sideways on a narrow screen instead of squeezing its cells.
 const batchCSS = `.filters a.filter{margin-right:.6em}.filters a.on{font-weight:bold;text-decoration:none}
 .scroll{overflow-x:auto}.batch-tasks td{white-space:nowrap}.batch-tasks td:nth-child(2),.batch-tasks td:last-child{white-space:normal;min-width:12em}
-.state-failed{color:#b00020;font-weight:bold}.state-canceled{color:#666}.state-success{color:#1b5e20}.pager{margin:.4em 0}`
+.state-failed{color:#b00020;font-weight:bold}.state-canceled{color:#666}.state-success{color:#1b5e20}.pager{margin:.4em 0}.bulk-actions{margin:.4em 0}`
 
 func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
@@ -108,7 +113,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name, A: h.actView(r, L)}
+	v := batchView{L: L, D: L.detail(), Now: st.Now, Name: name, A: h.actView(r, L), B: L.bulk(), Levels: []string{"high", "normal", "low"}, Refresh: batchRefresh}
 	v.Audit = h.auditLines(v.A.L, st.Now, "", name, v.A.User != "")
 	found := false
 	for _, b := range st.Batches {
@@ -164,6 +169,14 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Usage = batchUsageOf(st.BatchTasks, h.cfg, L.Lang)
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
+	// Why a pending task waits, where the snapshot knows: its lane paused.
+	for _, ln := range st.Lanes {
+		for i, row := range v.Tasks.Rows {
+			if ln.Paused && row.State == "pending" && row.Lane == ln.Lane {
+				v.Tasks.Rows[i].Reason = v.D.WaitPaused
+			}
+		}
+	}
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	dl := batchHref(name) + "?download="
 	v.CSV, v.CSVGB, v.XLSX, v.JSONL = dl+"csv", dl+"csv&encoding=gb18030", dl+"xlsx", dl+"jsonl"
@@ -223,6 +236,10 @@ func (h *httpServer) batchDownload(w http.ResponseWriter, r *http.Request, name,
 }
 
 const utf8BOM = "\ufeff"
+
+// batchRefresh is the batch page's live-update period in seconds: it
+// reads more than the status page, and changes as slowly.
+const batchRefresh = 5
 
 // attachment is a Content-Disposition that saves the download as name:
 // the name itself for every browser of today (RFC 6266's filename*, UTF-8,

@@ -45,6 +45,10 @@ type batchTasks struct {
 	Page, Pages        int
 	PageOf             string
 	PrevHref, NextHref string
+	// SelectAll is this list with every row ticked (?select=all: a
+	// selection without scripts); Selected says the rows are.
+	SelectAll string
+	Selected  bool
 }
 
 // taskName is what a list shows for a task: its title, or else the first
@@ -126,6 +130,15 @@ func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q 
 	for _, s := range states {
 		bt.Filters = append(bt.Filters, batchFilter{Word: words[s], Href: href(s, 1), N: counts[s], On: want == s})
 	}
+	bt.Selected = q.Get("select") == "all"
+	sel := url.Values{"select": {"all"}}
+	if want != "" {
+		sel.Set("state", want)
+	}
+	if p := q.Get("page"); p != "" {
+		sel.Set("page", p)
+	}
+	bt.SelectAll = batchHref(name) + "?" + sel.Encode() + "#tasks"
 	bt.Pages = max(1, (len(list)+batchPageSize-1)/batchPageSize)
 	bt.Page, _ = strconv.Atoi(q.Get("page"))
 	bt.Page = min(max(bt.Page, 1), bt.Pages)

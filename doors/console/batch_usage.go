@@ -63,7 +63,7 @@ var usageWordsBy = map[string]usageWords{
 	"zh-CN": {Tokens: "令牌用量", What: "统计对象", Answers: "回答数", Prompt: "输入", Completion: "输出", Reasoning: "其中推理",
 		Cached: "其中缓存", Cost: "费用", Batch: "整个批次", Model: "模型", Token: "令牌", NoToken: "（非前门提交）",
 		Estimated: "估算", Reported: "接口上报",
-		Note: "只计成功的回答。接口上报：按各接口报告的数字，按模型的 price 计费。估算：网页回答由 spoolgate 的分词器计数，不与上报数相加，也不计费。"},
+		Note: "只计成功的回答。接口上报：按各接口报告的数字，按模型配置的价格计费。估算：网页回答由 spoolgate 的分词器计数，不与上报数相加，也不计费。"},
 }
 
 // batchUsageOf totals ts, the batch's tasks, with cfg's prices.
@@ -135,7 +135,7 @@ func sorted(m map[usageKey]*usageRow) []usageRow {
 // attributes carry its numbers for scripts and tests.
 const usageSection = `{{with .Usage}}{{if .Rows}}<h2 id="tokens">{{.W.Tokens}}</h2>
 <table class="batch-usage"><tr><th>{{.W.What}}</th><th></th><th>{{.W.Answers}}</th><th>{{.W.Prompt}}</th><th>{{.W.Cached}}</th><th>{{.W.Completion}}</th><th>{{.W.Reasoning}}</th><th>{{.W.Cost}}</th></tr>
-{{range .Rows}}<tr class="usage" data-of="{{.Of}}" data-name="{{.Name}}" data-estimated="{{.Estimated}}" data-answers="{{.Answers}}" data-prompt="{{.Prompt}}" data-completion="{{.Completion}}" data-reasoning="{{.Reasoning}}" data-cached="{{.Cached}}" data-cost="{{.Cost}}"><td>{{if eq .Of "model"}}{{$.Usage.W.Model}} {{.Name}}{{else if eq .Of "token"}}{{$.Usage.W.Token}} {{or .Name $.Usage.W.NoToken}}{{else}}{{$.Usage.W.Batch}}{{end}}</td><td>{{if .Estimated}}{{$.Usage.W.Estimated}}{{else}}{{$.Usage.W.Reported}}{{end}}</td><td>{{.Answers}}</td><td>{{.Prompt}}</td><td>{{.Cached}}</td><td>{{.Completion}}</td><td>{{.Reasoning}}</td><td>{{.Cost}}</td></tr>
+{{range .Rows}}<tr class="usage" data-of="{{.Of}}" data-name="{{.Name}}" data-estimated="{{.Estimated}}" data-answers="{{.Answers}}" data-prompt="{{.Prompt}}" data-completion="{{.Completion}}" data-reasoning="{{.Reasoning}}" data-cached="{{.Cached}}" data-cost="{{.Cost}}"><td>{{if eq .Of "model"}}{{$.Usage.W.Model}} <span translate="no">{{.Name}}</span>{{else if eq .Of "token"}}{{$.Usage.W.Token}} {{with .Name}}<span translate="no">{{.}}</span>{{else}}{{$.Usage.W.NoToken}}{{end}}{{else}}{{$.Usage.W.Batch}}{{end}}</td><td>{{if .Estimated}}{{$.Usage.W.Estimated}}{{else}}{{$.Usage.W.Reported}}{{end}}</td><td>{{.Answers}}</td><td>{{.Prompt}}</td><td>{{.Cached}}</td><td>{{.Completion}}</td><td>{{.Reasoning}}</td><td>{{.Cost}}</td></tr>
 {{end}}</table>
 <div class="meta">{{.W.Note}}</div>{{end}}{{end}}
 `

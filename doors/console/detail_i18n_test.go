@@ -3,7 +3,9 @@ package console
 import (
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 )
 
@@ -36,6 +38,47 @@ func TestDetailLabels_BothLanguages(t *testing.T) {
 	for _, o := range timeline.Outcomes {
 		if detailEN.Outcomes[string(o)] == "" || detailZH.Outcomes[string(o)] == "" {
 			t.Errorf("outcome %s has no word", o)
+		}
+	}
+}
+
+func TestEtaText(t *testing.T) {
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local)
+	at, secs, zero := now.Add(90*time.Second), 90.0, 0.0
+	for _, tc := range []struct {
+		name  string
+		l     pageLabels
+		e     status.ETA
+		basis bool
+		want  string
+	}{
+		{"en as report", labelsEN, status.ETA{Seconds: &zero}, false, "done"},
+		{"zh done", labelsZH, status.ETA{Seconds: &zero}, false, "已完成"},
+		{"zh paused", labelsZH, status.ETA{Note: "lane paused"}, false, "未知（通道已暂停）"},
+		{"zh time", labelsZH, status.ETA{Seconds: &secs, At: &at, Samples: 3, TypicalSeconds: 41}, true, "1m30s（10:01:30）；通常 41s：最近 3 次成功的中位数"},
+		{"zh default", labelsZH, status.ETA{Seconds: &zero, TypicalSeconds: 120}, true, "已完成；通常 2m00s：默认值，尚无成功记录"},
+		{"zh excludes", labelsZH, status.ETA{Note: "excludes 2 tasks of disabled or held accounts"}, false, "未知（不含停用或暂停账号的 2 个任务）"},
+	} {
+		if got := etaText(tc.l, now, tc.e, tc.basis); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestActionLabels_DetailWords(t *testing.T) {
+	for _, tc := range []struct{ en, zh string }{
+		{"bulk: 5 of 5", "批量：5 / 5"},
+		{"high, bulk: 2 of 3", "高，批量：2 / 3"},
+		{"running", "运行中"},
+		{"web host runner-1", "web 主机 runner-1"},
+		{"account a1", "账号 a1"},
+		{"api", "api"},
+	} {
+		if got := actionsEN.detailWords(tc.en); got != tc.en {
+			t.Errorf("en %q became %q", tc.en, got)
+		}
+		if got := actionsZH.detailWords(tc.en); got != tc.zh {
+			t.Errorf("zh %q: %q, want %q", tc.en, got, tc.zh)
 		}
 	}
 }

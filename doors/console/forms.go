@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoolgate/spoolgate/doors/actions"
 	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -43,12 +44,13 @@ type modelChoice struct {
 }
 
 type submitView struct {
-	L      pageLabels
-	A      actView
-	Models []modelChoice
-	F      map[string]string // the values given
-	Errs   map[string]string // by field; "" for one of no field
-	Levels []string
+	L          pageLabels
+	A          actView
+	Models     []modelChoice
+	F          map[string]string // the values given
+	Errs       map[string]string // by field; "" for one of no field
+	Levels     []string
+	LevelWords map[string]string // the levels in the page's words
 }
 
 var submitTmpl = template.Must(template.New("submit").Parse(`<!doctype html>
@@ -59,11 +61,11 @@ var submitTmpl = template.Must(template.New("submit").Parse(`<!doctype html>
 <h1>{{.A.L.Submit}}</h1>
 {{with index .Errs ""}}<div class="ferr" id="err-form">{{.}}</div>{{end}}
 <form method="post" action="/submit">` + hiddenCSRF + `
-<label for="model">{{.A.L.Model}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}}>{{.Name}} ({{.Lane}})</option>{{end}}</select>{{with index .Errs "model"}} <span class="ferr" id="err-model">{{.}}</span>{{end}}
+<label for="model">{{.A.L.Model}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>{{with index .Errs "model"}} <span class="ferr" id="err-model">{{.}}</span>{{end}}
 <label for="content">{{.A.L.Content}}</label><textarea id="content" name="content">{{index .F "content"}}</textarea>{{with index .Errs "content"}} <span class="ferr" id="err-content">{{.}}</span>{{end}}
 <label for="prompt">{{.A.L.Prompt}} ({{.A.L.Optional}})</label><textarea id="prompt" name="prompt">{{index .F "prompt"}}</textarea>{{with index .Errs "prompt"}} <span class="ferr" id="err-prompt">{{.}}</span>{{end}}
 <label for="batch">{{.A.L.Batch}} ({{.A.L.Optional}})</label><input id="batch" name="batch" value="{{index .F "batch"}}">{{with index .Errs "batch"}} <span class="ferr" id="err-batch">{{.}}</span>{{end}}
-<label for="priority">{{.A.L.Priority}}</label><select id="priority" name="priority">{{$p := index .F "priority"}}<option value=""></option>{{range $l := .Levels}}<option{{if eq $l $p}} selected{{end}}>{{$l}}</option>{{end}}</select>{{with index .Errs "priority"}} <span class="ferr" id="err-priority">{{.}}</span>{{end}}
+<label for="priority">{{.A.L.Priority}}</label><select id="priority" name="priority">{{$p := index .F "priority"}}<option value=""></option>{{range $l := .Levels}}<option value="{{$l}}"{{if eq $l $p}} selected{{end}}>{{index $.LevelWords $l}}</option>{{end}}</select>{{with index .Errs "priority"}} <span class="ferr" id="err-priority">{{.}}</span>{{end}}
 <label for="output">{{.A.L.Output}} ({{.A.L.Optional}})</label><input id="output" name="output" value="{{index .F "output"}}">{{with index .Errs "output"}} <span class="ferr" id="err-output">{{.}}</span>{{end}}
 <label for="taskId">{{.A.L.TaskID}} ({{.A.L.Optional}})</label><input id="taskId" name="taskId" value="{{index .F "taskId"}}">{{with index .Errs "taskId"}} <span class="ferr" id="err-taskId">{{.}}</span>{{end}}
 <p><button id="submit">{{.A.L.Submit}}</button></p>
@@ -105,14 +107,14 @@ func (h *httpServer) submitPage(w http.ResponseWriter, r *http.Request) {
 		if h.needLogin(w, r) {
 			return
 		}
-		h.render(w, submitTmpl, &submitView{L: L, A: h.actView(r, L), Models: h.models(""), F: map[string]string{}, Errs: map[string]string{}, Levels: levels}, http.StatusOK)
+		h.render(w, submitTmpl, &submitView{L: L, A: h.actView(r, L), Models: h.models(""), F: map[string]string{}, Errs: map[string]string{}, Levels: levels, LevelWords: L.bulk().Levels}, http.StatusOK)
 		return
 	}
 	s := h.authorize(w, r)
 	if s == nil {
 		return
 	}
-	v := submitView{L: L, A: h.actView(r, L), F: map[string]string{}, Errs: map[string]string{}, Levels: levels}
+	v := submitView{L: L, A: h.actView(r, L), F: map[string]string{}, Errs: map[string]string{}, Levels: levels, LevelWords: L.bulk().Levels}
 	for _, f := range submitFields {
 		v.F[f] = r.PostFormValue(f)
 	}
@@ -145,6 +147,6 @@ func (h *httpServer) submitPage(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := string(d.Lane) + "/" + d.ID
 	h.audit(r, s.user, "submit", []string{ref}, t.Batch, "")
-	h.auth.setFlash(s, fmt.Sprintf("%s%s %s", v.A.L.Done, v.A.L.Verb("submit"), ref))
+	h.auth.setFlashLink(s, fmt.Sprintf("%s%s %s", v.A.L.Done, v.A.L.Verb("submit"), ref), status.TaskHref(string(d.Lane), d.ID))
 	http.Redirect(w, r, "/", http.StatusSeeOther) // the task shows once intake has taken it
 }

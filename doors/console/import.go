@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spoolgate/spoolgate/doors/actions"
@@ -42,6 +43,7 @@ type importView struct {
 	Preview [][]string
 	PrevN   []int
 	Bad     []rowErr
+	Dups    string // the rows submitted before, in one line ("" for none)
 	Valid   int
 	Batch   string
 	Total   int
@@ -62,6 +64,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 {{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">({{.Format}}, {{.Total}})</span></h2>
 <table class="preview fields"><tr><th>{{.A.L.Row}}</th>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td>{{range $r}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+{{if .Dups}}<div class="meta" id="import-dups">{{.Dups}}</div>{{end}}
 {{if .Bad}}<h2>{{.A.L.Errors}} ({{len .Bad}})</h2><table class="row-errors">{{range .Bad}}<tr class="row-error" data-row="{{.N}}"><td>{{$.A.L.Row}} {{.N}}</td><td>{{.Err}}</td></tr>{{end}}</table>{{end}}
 {{if .Valid}}<form method="post" action="/import">` + hiddenCSRF + `<input type="hidden" name="step" value="submit">
 <button id="import-submit">{{printf .A.L.SubmitRows .Valid .Batch}}</button></form>{{else}}<div class="meta">{{.A.L.NoRows}}</div>{{end}}
@@ -76,7 +79,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" value="{{index .F "modelCol"}}">
 <label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" value="{{index .F "priorityCol"}}">
 <label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" value="{{index .F "outputCol"}}">
-<label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}}>{{.Name}} ({{.Lane}})</option>{{end}}</select>
+<label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <p><button id="preview">{{.A.L.Preview}}</button></p>
 </form></body></html>`))
 
@@ -164,12 +167,21 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		v.Preview = append(v.Preview, t.Rows[i])
 		v.PrevN = append(v.PrevN, t.N[i])
 	}
+	// A table imported again: its rows' taskIds exist already. They are
+	// summed up in one line, not listed one by one among the errors.
+	var dups []int
 	for _, d := range actions.TableDrops(h.store, batch, rows) {
-		if d.Err != "" {
-			v.Bad = append(v.Bad, rowErr{N: d.N, Err: v.A.L.Problem(problemField(d.Err), d.Err)})
-		} else {
+		switch {
+		case d.Err == "":
 			v.Valid++
+		case strings.Contains(d.Err, "already exists in") || strings.Contains(d.Err, "is already waiting in"):
+			dups = append(dups, d.N)
+		default:
+			v.Bad = append(v.Bad, rowErr{N: d.N, Err: v.A.L.Problem(problemField(d.Err), d.Err)})
 		}
+	}
+	if len(dups) > 0 {
+		v.Dups = fmt.Sprintf(v.A.L.Dups, len(dups), rowRanges(dups))
 	}
 	h.render(w, importTmpl, &v, http.StatusOK)
 }
@@ -229,6 +241,24 @@ func (h *httpServer) importSubmit(w http.ResponseWriter, r *http.Request, s *ses
 		h.render(w, importTmpl, v, http.StatusInternalServerError)
 		return
 	}
-	h.auth.setFlash(s, fmt.Sprintf(v.A.L.Submitted, n)+fmt.Sprintf(" · %s %d", v.A.L.Errors, bad))
+	h.auth.setFlashLink(s, fmt.Sprintf(v.A.L.Submitted, n)+fmt.Sprintf(" · %s %d", v.A.L.Errors, bad), batchHref(st.Batch))
 	http.Redirect(w, r, "/", http.StatusSeeOther) // the batch shows once intake has taken its tasks
+}
+
+// rowRanges is rows (ascending) as "2–31, 40".
+func rowRanges(rows []int) string {
+	var out []string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if j > i {
+			out = append(out, fmt.Sprintf("%d–%d", rows[i], rows[j]))
+		} else {
+			out = append(out, strconv.Itoa(rows[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ", ")
 }

@@ -34,3 +34,19 @@ func TestImportLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestRowRanges(t *testing.T) {
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{2}, "2"},
+		{[]int{2, 3, 4, 5}, "2–5"},
+		{[]int{2, 3, 5, 7, 8}, "2–3, 5, 7–8"},
+		{nil, ""},
+	} {
+		if got := rowRanges(tc.in); got != tc.want {
+			t.Errorf("rowRanges(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

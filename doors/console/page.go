@@ -16,8 +16,8 @@ import (
 const pageRefresh = 2 * time.Second
 
 // The page is self-contained (no scripts, fonts or styles from elsewhere)
-// and reloads itself with a meta refresh, so it works on a closed network
-// and in any browser. Each bar carries its numbers in data-finished and
+// and updates itself (console.js, livejs.go; a meta refresh without
+// scripts), so it works on a closed network and in any browser. Each bar carries its numbers in data-finished and
 // data-total, and shows them as "finished/total".
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":          report.Dur,
@@ -25,9 +25,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"shotHref":     taskfile.ShotHref,
 	"batchHref":    batchHref,
 	"bar":          outcomeBar,
-	"sessionState": func(st *status.Status, s status.Session) string { return report.SessionStateText(st.Now, s) },
-	"eta":          func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, false) },
-	"etab":         func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, true) },
+	"sessionState": func(l pageLabels, st *status.Status, s status.Session) string { return sessionText(l, st.Now, s) },
+	"eta":          func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, false) },
+	"etab":         func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, true) },
+	"cls":          func(l pageLabels, c string) string { return l.word(classesZH, c) },
 	"when":         func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 	"short": func(st *status.Status, t any) string {
 		switch v := t.(type) {
@@ -46,7 +47,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	},
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="{{.Refresh}}">
+` + liveHead + `
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.L.Title}}</title>
 <style>
@@ -63,52 +64,53 @@ h1{font-size:1.3em;margin:0 0 .2em} h2{font-size:1.1em;margin:1.2em 0 .3em}
 table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;text-align:left}
 .held{color:#a40} .stale{color:#c00;font-weight:bold} .paused{color:#a40;font-weight:bold}
 ` + actCSS + `
-</style></head><body>
+</style></head><body data-live-every="{{.Refresh}}">
 ` + userBar + `
 <h1>spoolgate</h1>
-<div class="meta">{{.L.Spool}} {{.St.Spool}} · {{when .St.Now}} · {{printf .L.Refreshes .Refresh}}</div>
-{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}" data-kind="{{.Kind}}">{{if eq .Kind "signedOut"}}{{$.L.AccountSignedOut}} {{.Account}}{{else if eq .Kind "challenge"}}{{$.L.AccountChallenge}} {{.Account}}{{else}}{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}}{{end}} · {{.Reason}}{{with shotHref .Screenshot}} · <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}{{if $.A.Admin}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
-{{end}}{{if .Timeline}}<section class="timeline-box">
+<div class="meta" data-live="meta" id="live-meta">{{.L.Spool}} <span translate="no">{{.St.Spool}}</span> · <span id="now">{{when .St.Now}}</span> · {{printf .L.Refreshes .Refresh}}</div>
+<div data-live="accounts">{{range .St.Accounts}}<div class="held account" data-account="{{.Account}}" data-kind="{{.Kind}}">{{if eq .Kind "signedOut"}}{{$.L.AccountSignedOut}} {{.Account}}{{else if eq .Kind "challenge"}}{{$.L.AccountChallenge}} {{.Account}}{{else}}{{$.L.AccountHeld}} {{.Account}} · {{$.L.Until}} {{whenp .Until}}{{end}} · <span translate="no">{{.Reason}}</span>{{with shotHref .Screenshot}} · <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}{{if $.A.Admin}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="release"><input type="hidden" name="account" value="{{.Account}}"><button class="release">{{$.A.L.Release}}</button></form>{{end}}</div>
+{{end}}</div>
+<div data-live="timeline">{{if .Timeline}}<section class="timeline-box">
 <h2>{{.D.Timeline}} <span class="meta spans">{{.D.Last}} {{.Since}}{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}} <a href="?since=off">{{.D.Hide}}</a></span></h2>
-{{.Timeline}}
+<div class="timeline-scroll">{{.Timeline}}</div>
 </section>
 {{else}}<div class="meta spans">{{.D.Timeline}}:{{range .Spans}} <a href="?since={{.}}">{{.}}</a>{{end}}</div>
-{{end}}{{range .St.Lanes}}{{$lane := .Lane}}
+{{end}}</div>{{range .St.Lanes}}{{$lane := .Lane}}
 <section class="lane" id="lane-{{.Lane}}">
-<h2>{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
-{{if $.A.Operate}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}"><button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button> <button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button></form>
+<h2 data-live="lane-head-{{.Lane}}">{{.Lane}} {{$.L.Lane}} <span class="meta">{{$.L.Concurrency}} {{.Concurrency}}{{if .Runner}} · {{$.L.Runner}} {{.Runner}}{{end}}</span>{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
+{{if $.A.Operate}}<div class="lane-actions"><form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{if .Paused}}<button name="do" value="resume" id="resume-{{.Lane}}">{{$.A.L.Resume}}</button>{{else}}<button name="do" value="pause" id="pause-{{.Lane}}">{{$.A.L.Pause}}</button>{{end}}</form>
 <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="lane" value="{{.Lane}}">{{$.A.L.Host}} <input name="host" size="12" id="host-{{.Lane}}"> <button name="do" value="pause">{{$.A.L.PauseHost}}</button> <button name="do" value="resume">{{$.A.L.ResumeHost}}</button></form></div>{{end}}
-<div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
-<div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
+<div data-live="lane-{{.Lane}}"><div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
+<div class="eta">{{$.L.ETA}} {{etab $.L $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 {{if .Running}}<table class="runs"><tr><th>{{$.L.Task}}</th><th>{{$.L.Model}}</th><th>{{$.L.Attempt}}</th><th>{{$.L.Elapsed}}</th><th>{{$.L.Heartbeat}}</th><th>{{$.L.Owner}}</th></tr>
-{{range .Running}}<tr class="run"><td><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td>{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td>{{.Owner}}</td></tr>
+{{range .Running}}<tr class="run"><td translate="no"><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td translate="no">{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td translate="no">{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
-{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td>{{.Account}}{{if and $.A.Admin .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td>{{.Site}}</td><td>{{sessionState $.St .}}{{with shotHref .Screenshot}} <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}</td><td>{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
+{{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td><span translate="no">{{.Account}}</span>{{if and $.A.Admin .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td translate="no">{{.Site}}</td><td>{{sessionState $.L $.St .}}{{with shotHref .Screenshot}} <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}</td><td translate="no">{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Held}}<div class="held">{{$.L.Held}}{{.Message}}</div>
+{{range .Held}}<div class="held">{{$.L.Held}}<span translate="no">{{.Message}}</span></div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>
-{{range .RejectedDrops}}<tr class="rejected-drop"><td>{{short $.St .At}}</td><td>{{.File}}</td><td>{{.Reason}}</td></tr>
+{{range .RejectedDrops}}<tr class="rejected-drop"><td>{{short $.St .At}}</td><td translate="no">{{.File}}</td><td translate="no">{{.Reason}}</td></tr>
 {{end}}{{if .RejectedMore}}<tr><td colspan="3" class="meta more">{{printf $.L.More .RejectedMore}}</td></tr>{{end}}</table>{{end}}
-</section>
+</div></section>
 {{end}}
-<h2>{{.L.Batches}}</h2>
+<div data-live="batches"><h2>{{.L.Batches}}</h2>
 {{if not .St.Batches}}<div class="meta">{{.L.NoBatches}}</div>{{end}}
 <table class="batches">
-{{range .St.Batches}}<tr class="batch"><td><a href="{{batchHref .Batch}}">{{.Batch}}</a></td><td>{{bar "batch" .Batch .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
-<td>{{$.L.ETA}} {{eta $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · {{$.L.Failed}} {{.Counts.Failed}}</td></tr>
+{{range .St.Batches}}<tr class="batch"><td translate="no"><a href="{{batchHref .Batch}}">{{.Batch}}</a></td><td>{{bar "batch" .Batch .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span></td>
+<td>{{$.L.ETA}} {{eta $.L $.St .ETA}}</td><td class="meta">{{range $i, $l := .Lanes}}{{if $i}}, {{end}}{{$l.Lane}} {{$l.Progress.Finished}}/{{$l.Progress.Total}}{{end}} · {{$.L.Failed}} {{.Counts.Failed}}</td></tr>
 {{end}}</table>
 {{if .St.Failed}}<h2>{{.L.FailedTasks}}</h2>
 <table class="failed-tasks"><tr><th>{{.L.TaskCol}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
-{{range .St.Failed}}<tr class="failed-task"><td><a href="{{taskHref .Lane .TaskID}}">{{.Lane}}/{{.TaskID}}</a></td><td>{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{.ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td>{{.Error}}</td></tr>
+{{range .St.Failed}}<tr class="failed-task"><td translate="no"><a href="{{taskHref .Lane .TaskID}}">{{.Lane}}/{{.TaskID}}</a></td><td translate="no">{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{cls $.L .ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td translate="no">{{.Error}}</td></tr>
 {{end}}{{if .St.FailedMore}}<tr><td colspan="6" class="meta more">{{printf .L.More .St.FailedMore}}</td></tr>{{end}}</table>{{end}}
 {{if .St.Foreign}}<h2>{{.L.Foreign}}</h2>
 <table class="foreign"><tr><th>{{.L.File}}</th><th>{{.L.Kind}}</th><th>{{.L.Reason}}</th></tr>
-{{range .St.Foreign}}<tr class="foreign-file"><td>{{.File}}</td><td>{{.Kind}}</td><td>{{.Reason}}</td></tr>
+{{range .St.Foreign}}<tr class="foreign-file"><td translate="no">{{.File}}</td><td>{{.Kind}}</td><td translate="no">{{.Reason}}</td></tr>
 {{end}}{{if .St.ForeignMore}}<tr><td colspan="3" class="meta more">{{printf .L.More .St.ForeignMore}}</td></tr>{{end}}</table>{{end}}
-</body></html>
+</div></body></html>
 `))
 
 func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {

@@ -31,9 +31,9 @@ func TestHTTPServer_PageFailures(t *testing.T) {
 	en := page("en")
 	for _, want := range []string{
 		"<caption>rejected drops, newest first</caption>",
-		`<td>drop.yaml</td><td>nope: unknown field</td></tr>`,
+		`<td translate="no">drop.yaml</td><td translate="no">nope: unknown field</td></tr>`,
 		"<h2>failed tasks, newest first</h2>",
-		`<tr class="failed-task"><td><a href="/task/api/a3">api/a3</a></td><td><a href="/batch/b1">b1</a></td>`,
+		`<tr class="failed-task"><td translate="no"><a href="/task/api/a3">api/a3</a></td><td translate="no"><a href="/batch/b1">b1</a></td>`,
 	} {
 		if !strings.Contains(en, want) {
 			t.Errorf("page lacks %q", want)

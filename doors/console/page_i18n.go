@@ -46,7 +46,7 @@ var (
 		Foreign:  "foreign files (not written by a daemon of this installation: ignored, never deleted)", Kind: "kind",
 	}
 	labelsZH = pageLabels{
-		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "spool 目录", Refreshes: "每 %d 秒自动刷新",
+		Lang: "zh-CN", Title: "spoolgate 状态", Spool: "队列目录", Refreshes: "每 %d 秒自动刷新",
 		Lane: "通道", Concurrency: "并发", Runner: "占用者", Paused: "已暂停", ETA: "预计完成",
 		Pending: "等待中", Running: "运行中", Success: "成功", Failed: "失败", Canceled: "已取消",
 		Rejected: "被拒收", Incoming: "待接收",

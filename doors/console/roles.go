@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoolgate/spoolgate/doors/report"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/status"
@@ -130,9 +129,10 @@ func (h *httpServer) needLoginAnswer(w http.ResponseWriter, r *http.Request) {
 
 // countsTmpl is the overview a visitor without a login sees with
 // console.public: counts: each lane's counts, progress and ETA; no task
-// id, batch name, account, file name, reason or text.
+// id, batch name, account, file name, reason or text. It reloads itself
+// with a meta refresh: console.js is behind the login, as all else is.
 var countsTmpl = template.Must(template.New("counts").Funcs(template.FuncMap{
-	"etab": func(st *status.Status, e status.ETA) string { return report.ETAText(st.Now, e, true) },
+	"etab": func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, true) },
 	"bar":  outcomeBar,
 }).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
@@ -144,7 +144,7 @@ var countsTmpl = template.Must(template.New("counts").Funcs(template.FuncMap{
 {{range .St.Lanes}}<section class="lane" id="lane-{{.Lane}}">
 <h2>{{.Lane}} {{$.L.Lane}}{{if .Paused}} <span class="paused">{{$.L.Paused}}</span>{{end}}</h2>
 <div>{{bar "lane" .Lane .Counts}}<span class="num">{{.Progress.Finished}}/{{.Progress.Total}}</span>{{.Progress.Percent}}%</div>
-<div class="eta">{{$.L.ETA}} {{etab $.St .ETA}}</div>
+<div class="eta">{{$.L.ETA}} {{etab $.L $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 </section>

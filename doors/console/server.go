@@ -181,6 +181,7 @@ func (h *httpServer) handler() http.Handler {
 	mux.HandleFunc("/login", h.loginPage)
 	mux.HandleFunc("/logout", h.logout)
 	mux.HandleFunc("/action", h.action)
+	mux.HandleFunc("/console.js", h.consoleScript)
 	mux.HandleFunc("/submit", h.submitPage)
 	mux.HandleFunc("/import", h.importPage)
 	mux.HandleFunc("/live/{account}", h.livePage)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -50,7 +51,7 @@ const maxShotAttempts = 3
 const maxLogShown = 256 << 10
 
 // taskCSP lets the task page show its own screenshots and nothing else.
-const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
+const taskCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // located is where a task's file is: a lane folder, or a month of the
 // lane's archive.
@@ -89,6 +90,7 @@ func locateTask(L spool.Layout, lane, id string) (located, bool) {
 
 type field struct {
 	K, V, Href string
+	Word       bool // V is a word of the page's (a state, a class), not the task's own data
 }
 
 type attemptView struct {
@@ -126,42 +128,46 @@ type taskView struct {
 	Files         []fileView // the generated files (generated.go)
 	A             actView
 	Audit         []auditView
+	Refresh       int               // live updates' period while the task is pending or running, 0 after
+	StateWord     string            // the folder's state in the page's words
+	Elapsed       string            // a running task's time since it started
+	Levels        map[string]string // the priority levels in the page's words
 }
 
 var taskTmpl = template.Must(template.New("task").Funcs(template.FuncMap{"batchHref": batchHref, "levels": func() []string { return []string{"high", "normal", "low"} }}).Parse(`<!doctype html>
 <html lang="{{.L.Lang}}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>
-<style>` + detailCSS + actCSS + `</style></head><body>
+<title>{{.D.TaskPage}} {{.Lane}}/{{.ID}}</title>{{if .Refresh}}` + liveHead + `{{end}}
+<style>` + detailCSS + actCSS + `</style></head><body{{if .Refresh}} data-live-every="{{.Refresh}}"{{end}}>
 ` + userBar + `
 <nav><a href="/">← {{.D.Back}}</a>{{if .Batch}} · <a href="{{batchHref .Batch}}">{{.D.BatchPage}} {{.Batch}}</a>{{end}}</nav>
-<h1 class="task-title">{{.Lane}}/{{.ID}} <span class="state s-{{.Dir}}">{{.Dir}}</span>{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
+<h1 class="task-title" data-live="title"><span translate="no">{{.Lane}}/{{.ID}}</span> <span class="state s-{{.Dir}}" data-state="{{.Dir}}">{{.StateWord}}</span>{{if .Elapsed}} <span class="meta elapsed" id="elapsed">{{.L.Elapsed}} {{.Elapsed}}</span>{{end}}{{if .Month}} <span class="meta">{{.D.Archived}} {{.Month}}</span>{{end}}</h1>
 {{if .ReadErr}}<div class="err">{{.ReadErr}}</div>{{end}}
-{{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="cancel"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
+<div data-live="actions">{{if and .A.Operate (not .Month)}}<div class="task-actions">{{if or (eq .Dir "pending") (eq .Dir "running")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="bulk"><input type="hidden" name="op" value="cancel"><input type="hidden" name="task" value="{{.Lane}}/{{.ID}}"><button id="cancel">{{.A.L.Cancel}}</button></form>{{end}}
 {{if or (eq .Dir "failed") (eq .Dir "canceled")}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="retry"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}"><button id="retry">{{.A.L.Retry}}</button></form>{{end}}
-{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option{{if eq $l $.Priority}} selected{{end}}>{{$l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}
-` + auditList + `
+{{if eq .Dir "pending"}}<form class="inline" method="post" action="/action">` + hiddenCSRF + `<input type="hidden" name="do" value="priority"><input type="hidden" name="lane" value="{{.Lane}}"><input type="hidden" name="id" value="{{.ID}}">{{.A.L.Priority}} <select name="level" id="level">{{range $l := levels}}<option value="{{$l}}"{{if eq $l $.Priority}} selected{{end}}>{{index $.Levels $l}}</option>{{end}}</select> <button id="set-priority">{{.A.L.Set}}</button></form>{{end}}</div>{{end}}</div>
+<div data-live="audit">` + auditList + `</div>
+<div data-live="body">{{if .Result}}<h2>{{.D.Result}}</h2>
+<div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
+{{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
+<div class="result"><div class="rendered"><div class="md" translate="no">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
+{{if .Files}}<h2>{{.D.Files}}</h2>
+<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption translate="no"><a href="{{.Href}}"{{if not .Image}} download{{end}}>{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
+{{end}}</div>{{end}}
 {{if .Fields}}<h2>{{.D.Fields}}</h2>
-<table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
+<table class="fields">{{range .Fields}}<tr><th>{{.K}}</th><td{{if not .Word}} translate="no"{{end}}>{{if .Href}}<a href="{{.Href}}">{{.V}}</a>{{else}}{{.V}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>{{.D.Attempts}}</h2>
 {{if .Attempts}}<table class="attempts"><tr><th>#</th><th>{{.D.Claimed}}</th><th>{{.D.Started}}</th><th>{{.D.Ended}}</th><th>{{.D.Took}}</th><th>{{.D.Outcome}}</th><th>{{.D.Class}}</th><th>{{.D.Account}}</th><th>{{.D.Owner}}</th><th>{{.D.Method}}</th></tr>
-{{range .Attempts}}<tr class="attempt" data-outcome="{{.Outcome}}"><td>{{.N}}</td><td>{{.Claimed}}</td><td>{{.Started}}</td><td>{{.Ended}}</td><td>{{.Took}}</td><td><span class="sw" style="background:{{.Colour}}"></span>{{.OutcomeText}}{{if .HeldUntil}} ({{$.D.HeldUntil}} {{.HeldUntil}}){{end}}</td><td>{{.Class}}</td><td>{{.Account}}</td><td>{{.Owner}}</td><td>{{.Method}}</td></tr>
+{{range .Attempts}}<tr class="attempt" data-outcome="{{.Outcome}}"><td>{{.N}}</td><td>{{.Claimed}}</td><td>{{.Started}}</td><td>{{.Ended}}</td><td>{{.Took}}</td><td><span class="sw" style="background:{{.Colour}}"></span>{{.OutcomeText}}{{if .HeldUntil}} ({{$.D.HeldUntil}} {{.HeldUntil}}){{end}}</td><td>{{.Class}}</td><td translate="no">{{.Account}}</td><td translate="no">{{.Owner}}</td><td translate="no">{{.Method}}</td></tr>
 {{end}}</table>{{else}}<div class="meta">{{.D.NoAttempts}}</div>{{end}}
 {{if .Shots}}<h2>{{.D.Screenshots}}</h2>
 <div class="shots">{{range .Shots}}<figure class="shot">{{if .Src}}<img src="{{.Src}}" alt="{{printf $.D.AttemptN .N}}">{{end}}<figcaption>{{printf $.D.AttemptN .N}}{{if .PageHref}} · <a href="{{.PageHref}}" download>{{$.D.SavedPage}}</a>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
-{{if .Files}}<h2>{{.D.Files}}</h2>
-<div class="shots">{{range .Files}}<figure class="shot file">{{if .Image}}<img src="{{.Href}}" alt="{{.Title}}">{{end}}<figcaption><a href="{{.Href}}"{{if not .Image}} download{{end}}>{{.Name}}</a> · {{.Type}} · {{.Size}} B{{if .Title}} · {{.Title}}{{end}}</figcaption></figure>
-{{end}}</div>{{end}}
-{{if .Result}}<h2>{{.D.Result}}</h2>
-<div class="result"><div class="rendered"><div class="meta">{{.D.Rendered}}</div><div class="md">{{.Rendered}}</div></div><div class="source"><div class="meta">{{.D.Source}}</div><pre>{{.Result}}</pre></div></div>{{end}}
-{{with .Reasoning}}<details class="reasoning"><summary>{{.Label}}</summary>
-<div class="result"><div class="rendered"><div class="md">{{.Rendered}}</div></div><div class="source"><pre>{{.Text}}</pre></div></div></details>{{end}}
 {{if .Prompt}}<h2>{{.D.Prompt}}</h2><pre class="prompt">{{.Prompt}}</pre>{{end}}
 {{if .Content}}<h2>{{.D.Content}}</h2><pre class="content">{{.Content}}</pre>{{end}}
 <h2>{{.D.Log}}</h2>{{if .LogCut}}<div class="meta">{{.LogCut}}</div>{{end}}
-{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}<div class="meta">{{.D.NoLog}}</div>{{end}}
+{{if .Log}}<pre class="log">{{.Log}}</pre>{{else}}<div class="meta">{{.D.NoLog}}</div>{{end}}</div>
 </body></html>
 `))
 
@@ -196,6 +202,11 @@ func (h *httpServer) taskPage(w http.ResponseWriter, r *http.Request) {
 	L := labelsFor(r)
 	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month, A: h.actView(r, L)}
 	h.fillTask(&v, loc)
+	v.Levels = L.bulk().Levels
+	v.StateWord = stateWord(L, string(cmp.Or(taskfile.FolderState[loc.dir], taskfile.State(loc.dir))))
+	if loc.dir == taskfile.DirPending || loc.dir == taskfile.DirRunning || loc.dir == taskfile.DirIncoming {
+		v.Refresh = int(pageRefresh / time.Second)
+	}
 	v.Audit = h.auditLines(v.A.L, h.now(), lane+"/"+id, "", v.A.User != "")
 	var buf bytes.Buffer
 	if err := taskTmpl.Execute(&buf, &v); err != nil {
@@ -249,16 +260,24 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	}
 	add := func(k, val, href string) {
 		if val != "" && val != "0" {
-			v.Fields = append(v.Fields, field{K: k, V: safetext.Line(val), Href: href})
+			v.Fields = append(v.Fields, field{K: v.L.word(fieldNamesZH, k), V: safetext.Line(val), Href: href})
+		}
+	}
+	word := func(k, val string) {
+		if val != "" {
+			v.Fields = append(v.Fields, field{K: v.L.word(fieldNamesZH, k), V: val, Word: true})
 		}
 	}
 	v.Batch = safetext.Line(t.Batch)
+	if loc.dir == taskfile.DirRunning && !t.StartedAt.IsZero() {
+		v.Elapsed = report.Dur(h.now().Sub(t.StartedAt).Seconds())
+	}
 	v.Priority = t.Priority.String()
 	add("taskId", t.TaskID, "")
 	add("title", t.Title, "")
 	add("lane", string(loc.lane), "")
-	add(D.Folder, loc.dir, "")
-	add("state", string(t.State), "")
+	word(D.Folder, stateWord(v.L, string(cmp.Or(taskfile.FolderState[loc.dir], taskfile.State(loc.dir)))))
+	word("state", stateWord(v.L, string(t.State)))
 	add("model", t.Model, "")
 	if t.Batch != "" {
 		add("batch", t.Batch, batchHref(t.Batch))
@@ -274,7 +293,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	add("owner", t.Owner, "")
 	add("account", t.Account, "")
 	add("browserPid", strconv.Itoa(t.BrowserPID), "")
-	add("errorClass", string(t.ErrorClass), "")
+	word("errorClass", v.L.word(classesZH, string(t.ErrorClass)))
 	add("error", t.Error, "")
 	add("after", strings.Join(t.After, ", "), "")
 	add("followUp", t.FollowUp, "")
@@ -282,6 +301,10 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 		add("waits", status.WaitsFor(h.store.Layout, chain.Parents(t)), "")
 	}
 	for _, f := range extraTaskFields(t) {
+		if f.K == "usage" { // counts in the page's words, not data
+			word(f.K, v.L.usageWords(f.V))
+			continue
+		}
 		add(f.K, f.V, "")
 	}
 	for _, a := range t.Attempts {
@@ -295,7 +318,7 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 			took = report.Dur(end.Sub(a.ClaimedAt).Seconds())
 		}
 		v.Attempts = append(v.Attempts, attemptView{N: a.N, Claimed: when(a.ClaimedAt), Started: when(a.StartedAt), Ended: when(end), Took: took,
-			Outcome: o, OutcomeText: D.Outcomes[o], Colour: timeline.Colour(timeline.Outcome(o)), Class: string(a.ErrorClass),
+			Outcome: o, OutcomeText: D.Outcomes[o], Colour: timeline.Colour(timeline.Outcome(o)), Class: v.L.word(classesZH, string(a.ErrorClass)),
 			Account: safetext.Line(a.Account), Owner: safetext.Line(a.Owner), Method: safetext.Line(a.Method), HeldUntil: when(a.HeldUntil)})
 	}
 	if len(t.Attempts) == 0 && !t.StartedAt.IsZero() {

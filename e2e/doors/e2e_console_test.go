@@ -187,7 +187,11 @@ console:
 	r.Submit(rig.Task{ID: "waiter", Model: "writer", Content: "waits"})
 	testkit.Wait(t, "waiter pending", 30*time.Second, func() bool { return r.L.Locate(taskfile.KindAPI, "waiter") == taskfile.DirPending })
 	do("waiter page", chromedp.Navigate(base+"/task/api/waiter"))
-	click("cancel", "#cancel", "#flash")
+	click("cancel", "#cancel", "#confirm") // a confirmation first, naming the task
+	if page := html(); !strings.Contains(page, `data-ref="api/waiter"`) || r.L.Locate(taskfile.KindAPI, "waiter") != taskfile.DirPending {
+		t.Fatalf("the cancel's confirmation:\n%s", page)
+	}
+	click("confirm cancel", "#confirm", "#flash")
 	if got := r.Final(taskfile.KindAPI, "waiter", 30*time.Second); got.State != taskfile.StateCanceled {
 		t.Fatalf("waiter: %s", got.State)
 	}
@@ -205,7 +209,7 @@ console:
 		}
 	}
 	do("waiter page", chromedp.Navigate(base+"/task/api/waiter"))
-	if page := html(); !strings.Contains(page, "cancel requested by 王芳 at ") {
+	if page := html(); !strings.Contains(page, `cancel requested by <span class="who" translate="no">王芳</span> at `) {
 		t.Errorf("the task page does not say who canceled it:\n%s", page)
 	}
 

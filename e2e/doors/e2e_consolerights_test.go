@@ -211,6 +211,9 @@ console:
 			t.Errorf("GET %s as a viewer: %d", p, resp.StatusCode)
 		}
 	}
+	if resp, body := viewer.get("/batch/rights"); resp.StatusCode != http.StatusOK || strings.Contains(body, `id="bulk"`) || strings.Contains(body, `type="checkbox"`) {
+		t.Errorf("a viewer's batch page: %d, with the bulk form or its boxes: %v", resp.StatusCode, strings.Contains(body, `id="bulk"`))
+	}
 	for _, a := range []struct {
 		path string
 		form url.Values
@@ -219,6 +222,7 @@ console:
 		{"/action", url.Values{"do": {"retry"}, "lane": {"api"}, "id": {"bad"}}, "operator"},
 		{"/action", url.Values{"do": {"retry-failed"}, "batch": {"rights"}, "confirm": {"yes"}}, "operator"},
 		{"/action", url.Values{"do": {"cancel"}, "lane": {"api"}, "id": {"good"}}, "operator"},
+		{"/action", url.Values{"do": {"bulk"}, "op": {"cancel"}, "task": {"api/good"}, "confirm": {"yes"}}, "operator"},
 		{"/action", url.Values{"do": {"priority"}, "lane": {"api"}, "id": {"good"}, "level": {"high"}}, "operator"},
 		{"/action", url.Values{"do": {"pause"}, "lane": {"api"}}, "operator"},
 		{"/action", url.Values{"do": {"resume"}, "lane": {"api"}}, "operator"},
