@@ -96,9 +96,10 @@ var (
 		"priority": "优先级", "output": "输出文件", "attempt": "尝试次数", "submittedAt": "提交时间", "notBefore": "最早开始",
 		"startedAt": "开始时间", "heartbeatAt": "最近心跳", "finishedAt": "结束时间", "owner": "执行者", "account": "账号",
 		"browserPid": "浏览器进程号", "errorClass": "错误类别", "error": "错误", "title": "标题",
+		"after": "等待的任务", "followUp": "接续的对话", "waits": "正在等待",
 		"usage": "令牌用量", "resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
 	classesZH = map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
-		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消"}
+		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消", "parent": "前置任务失败"}
 	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中",
 		"logged out": "已退出登录", "signed out": "已退出登录", "challenge": "遇到人机验证", "leased by another host": "由另一台主机租用",
 		"standby": "待命", "blocked by a foreign file": "被外来文件挡住"}

@@ -298,7 +298,12 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 	add("after", strings.Join(t.After, ", "), "")
 	add("followUp", t.FollowUp, "")
 	if loc.dir == taskfile.DirPending && !t.Filled() {
-		add("waits", status.WaitsFor(h.store.Layout, chain.Parents(t)), "")
+		if w := status.WaitsFor(h.store.Layout, chain.Parents(t)); w != "" && v.L.Lang == labelsZH.Lang {
+			// "waits for a, b": the ids are data, the words the page's.
+			add("waits", "等待 "+strings.TrimPrefix(w, "waits for "), "")
+		} else {
+			add("waits", w, "")
+		}
 	}
 	for _, f := range extraTaskFields(t) {
 		if f.K == "usage" { // counts in the page's words, not data
