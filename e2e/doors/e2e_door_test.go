@@ -156,9 +156,21 @@ type nodeResult struct {
 }
 
 // runNode runs the npm SDK's client with calls and returns its results.
-// Without node or the package the test fails (CI) or, on a developer
-// machine that says SPOOLGATE_NO_NPM=1, skips.
 func (r *doorRig) runNode(tok string, calls []nodeCall) []nodeResult {
+	r.T.Helper()
+	var res []nodeResult
+	r.runNodeScript("client.mjs", tok, calls, &res)
+	if len(res) != len(calls) {
+		r.T.Fatalf("node client gave %d results for %d calls", len(res), len(calls))
+	}
+	return res
+}
+
+// runNodeScript runs one script of examples/doorclient against the door
+// with tok, arg as its one JSON argument, and decodes what it prints into
+// out. Without node or the packages the test fails (CI) or, on a
+// developer machine that says SPOOLGATE_NO_NPM=1, skips.
+func (r *doorRig) runNodeScript(script, tok string, arg, out any) {
 	r.T.Helper()
 	dir, err := filepath.Abs("../../examples/doorclient")
 	if err != nil {
@@ -172,22 +184,20 @@ func (r *doorRig) runNode(tok string, calls []nodeCall) []nodeResult {
 		}
 		r.T.Fatalf("the npm openai SDK is absent (%v): install node and npm, then run `make doorclient` (npm ci in examples/doorclient)", missing)
 	}
-	arg, _ := json.Marshal(calls)
+	a, _ := json.Marshal(arg)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), string(arg))
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script), string(a))
 	cmd.Env = append(os.Environ(), "DOOR_URL="+r.base+"/v1", "DOOR_TOKEN="+tok)
 	var errb strings.Builder
 	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	b, err := cmd.Output()
 	if err != nil {
-		r.T.Fatalf("node client: %v\n%s", err, errb.String())
+		r.T.Fatalf("node %s: %v\n%s", script, err, errb.String())
 	}
-	var res []nodeResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(calls) {
-		r.T.Fatalf("node client printed %q: %v", out, err)
+	if err := json.Unmarshal(b, out); err != nil {
+		r.T.Fatalf("node %s printed %q: %v", script, b, err)
 	}
-	return res
 }
 
 // checkNoToken fails if a token is in a file under the spool, in the
