@@ -66,6 +66,14 @@ var usageWordsBy = map[string]usageWords{
 		Note: "只计成功的回答。接口上报：按各接口报告的数字，按模型配置的价格计费。估算：网页回答由 spoolgate 的分词器计数，不与上报数相加，也不计费。"},
 }
 
+// usageWordsFor is the tokens' words for a page in lang.
+func usageWordsFor(lang string) usageWords {
+	if w, ok := usageWordsBy[lang]; ok {
+		return w
+	}
+	return usageWordsBy["en"]
+}
+
 // batchUsageOf totals ts, the batch's tasks, with cfg's prices.
 func batchUsageOf(ts []status.BatchTask, cfg *config.Config, lang string) batchUsage {
 	total, est := usageRow{Of: "batch"}, usageRow{Of: "batch", Estimated: true}
@@ -88,11 +96,7 @@ func batchUsageOf(ts []status.BatchTask, cfg *config.Config, lang string) batchU
 		rowFor(tokens, usageKey{"token", t.DoorToken, t.Usage.Estimated}).add(t.Usage, price)
 		door = door || t.DoorToken != ""
 	}
-	w, ok := usageWordsBy[lang]
-	if !ok {
-		w = usageWordsBy["en"]
-	}
-	u := batchUsage{W: w}
+	u := batchUsage{W: usageWordsFor(lang)}
 	if total.Answers > 0 {
 		u.Rows = append(u.Rows, total)
 	}

@@ -84,6 +84,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <div class="eta">{{$.L.ETA}} {{etab $.L $.St .ETA}}</div>
 <table class="counts"><tr><th>{{$.L.Pending}}</th><th>{{$.L.Running}}</th><th>{{$.L.Success}}</th><th>{{$.L.Failed}}</th><th>{{$.L.Canceled}}</th><th>{{$.L.Rejected}}</th><th>{{$.L.Incoming}}</th></tr>
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
+{{with .Tokens}}{{if or .Prompt .Completion .Estimated}}<div class="meta lane-tokens" data-prompt="{{.Prompt}}" data-completion="{{.Completion}}">{{$.U.Tokens}}:{{if or .Prompt .Completion}} {{$.U.Reported}} {{$.U.Prompt}} {{.Prompt}}{{if .Cached}} ({{$.U.Cached}} {{.Cached}}){{end}} · {{$.U.Completion}} {{.Completion}}{{if .Reasoning}} ({{$.U.Reasoning}} {{.Reasoning}}){{end}}{{with .Cost}} · {{$.U.Cost}} {{printf "%.4f" .}}{{end}}{{end}}{{with .Estimated}} · {{$.U.Estimated}} {{$.U.Prompt}} {{.Prompt}} · {{$.U.Completion}} {{.Completion}}{{end}}</div>{{end}}{{end}}
 {{if .Running}}<table class="runs"><tr><th>{{$.L.Task}}</th><th>{{$.L.Model}}</th><th>{{$.L.Attempt}}</th><th>{{$.L.Elapsed}}</th><th>{{$.L.Heartbeat}}</th><th>{{$.L.Owner}}</th></tr>
 {{range .Running}}<tr class="run"><td translate="no"><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td translate="no">{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td translate="no">{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
@@ -136,5 +137,6 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		Since    string
 		Spans    []string
 		A        actView
-	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L)}, http.StatusOK)
+		U        usageWords
+	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L), usageWordsFor(L.Lang)}, http.StatusOK)
 }

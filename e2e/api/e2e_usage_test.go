@@ -128,6 +128,12 @@ func TestE2E_Usage(t *testing.T) {
 		t.Errorf("the batch page's tokens:\n%v\nwant the sum of its task files:\n%v", lines, want)
 	}
 
+	// The status page: the lane's line, the same sums.
+	status, _ := rig.Get(t, base+"/")
+	if want := fmt.Sprintf(`class="meta lane-tokens" data-prompt="%d" data-completion="%d"`, total.PromptTokens, total.CompletionTokens); !strings.Contains(status, want) {
+		t.Errorf("the status page has no tokens line %s", want)
+	}
+
 	// /metrics: the same sums, by lane and model.
 	metrics, _ := rig.Get(t, base+"/metrics")
 	for _, m := range []string{"api-native", "api-plain"} {
