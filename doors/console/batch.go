@@ -169,7 +169,20 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Usage = batchUsageOf(st.BatchTasks, h.cfg, L.Lang)
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
-	// Why a pending task waits, where the snapshot knows: its lane paused.
+	// When a pending or running task should end, by its lane's ETA
+	// simulation; why a pending task waits, where the snapshot knows: its
+	// lane paused.
+	ends := map[string]time.Time{}
+	for _, t := range st.BatchTasks {
+		if !t.ETA.IsZero() {
+			ends[string(t.Lane)+"/"+t.ID] = t.ETA
+		}
+	}
+	for i, row := range v.Tasks.Rows {
+		if at, ok := ends[row.Lane+"/"+row.TaskID]; ok && row.Reason == "" {
+			v.Tasks.Rows[i].Reason = v.D.ETA + " " + report.ShortTime(st.Now, at)
+		}
+	}
 	for _, ln := range st.Lanes {
 		for i, row := range v.Tasks.Rows {
 			if ln.Paused && row.State == "pending" && row.Lane == ln.Lane {

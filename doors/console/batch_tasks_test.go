@@ -87,6 +87,22 @@ func TestHTTPServer_BatchTasks(t *testing.T) {
 	if n := pend[1][6]; n != "Write the launch copy number 0 for the spring campaign,…" || pend[1][5] != "api/p000" || pend[1][4] != "/task/api/p000" {
 		t.Errorf("a pending row is named %q (title %q, link %q)", n, pend[1][5], pend[1][4])
 	}
+	// Each pending row says when the lane's simulation ends it; the one
+	// taken first before the last.
+	etaOf := func(body, id string) string {
+		m := regexp.MustCompile(`data-id="` + id + `">.*?<td[^>]*>(ETA [^<]*)</td></tr>`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	pendPage := page("/batch/big?state=pending", "en")
+	if e := etaOf(pendPage, "p077"); e == "" {
+		t.Errorf("the first pending row has no ETA")
+	}
+	if e := etaOf(page("/batch/big?state=pending&page=3", "en"), "p119"); e == "" {
+		t.Errorf("the last pending row has no ETA")
+	}
 	last := rows(page("/batch/big?state=pending&page=3", "en"))
 	if len(last) != 20 || last[19][3] != "120" {
 		t.Errorf("the last page of pending lists %d rows, the last at %q; want 20, the last at 120", len(last), last[len(last)-1][3])

@@ -232,17 +232,19 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	finish := simulate(now, slots, typical, s.cfg.AgingAfter.D(), running, pending)
 	batchEnd := map[string]time.Duration{}
 	var end time.Duration
+	ends := make([]taskEnd, len(finish))
 	for i, f := range finish {
 		end = max(end, f)
-		var b string
+		var b, id string
 		if i < len(running) {
-			b = running[i].batch
+			b, id = running[i].batch, running[i].id
 		} else {
-			b = pending[i-len(running)].batch
+			b, id = pending[i-len(running)].batch, pending[i-len(running)].id
 		}
 		if b != "" {
 			batchEnd[b] = max(batchEnd[b], f)
 		}
+		ends[i] = taskEnd{batch: b, id: id, at: now.Add(f)}
 	}
 	if ln.Paused && len(running)+len(pending) > 0 {
 		ln.ETA.Note = "lane paused"
@@ -251,6 +253,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	} else {
 		ln.ETA.Seconds = ptr(secs(end))
 		ln.ETA.At = ptr(now.Add(end))
+		ln.ends = ends
 		if n := ln.Counts.Pending - len(pending); n > 0 {
 			ln.ETA.Note = fmt.Sprintf("excludes %s held by a disabled account", plural(n, "task"))
 			if len(holds) > 0 {

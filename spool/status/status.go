@@ -253,6 +253,9 @@ type Progress struct {
 type Lane struct {
 	// Lane is "web" or "api".
 	Lane string `json:"lane"`
+	// ends are the expected ends of its running and pending tasks, by the
+	// ETA's simulation, when the lane has an ETA (for the batch page).
+	ends []taskEnd
 	// Concurrency is how many tasks the lane runs at once: for web, one per
 	// session (account), each running one at a time, always; for api,
 	// api.concurrency.

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -69,6 +68,19 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 	}
 	if q.Batch != "" {
 		st.BatchTasks = batchTasks(perLane, q.Batch)
+		ends := map[string]time.Time{}
+		for _, ln := range st.Lanes {
+			for _, e := range ln.ends {
+				if e.batch == q.Batch {
+					ends[ln.Lane+"/"+e.id] = e.at
+				}
+			}
+		}
+		for i, t := range st.BatchTasks {
+			if t.State == taskfile.StatePending || t.State == taskfile.StateRunning {
+				st.BatchTasks[i].ETA = ends[string(t.Lane)+"/"+t.ID]
+			}
+		}
 	}
 	c := timeline.Chart{From: from, To: to.Add(margin), Now: now, Loc: q.Loc, Labels: q.Labels}
 	if c.Loc == nil {
@@ -380,49 +392,4 @@ func (s *Snapshotter) hasModels(k taskfile.Kind) bool {
 		}
 	}
 	return false
-}
-
-// BatchTask is one task of a batch as the snapshot read it: a page lists a
-// batch's tasks from these without reading the spool again, and reads in
-// full (Path) only the tasks it shows.
-type BatchTask struct {
-	Lane                               taskfile.Kind
-	State                              taskfile.State // the folder's
-	ID, Model, Path                    string
-	Attempt                            int
-	Priority                           taskfile.Priority
-	SubmittedAt, StartedAt, FinishedAt time.Time
-	// Usage and DoorToken (the front door's token that submitted it) are
-	// as the file says: the batch page's totals count them.
-	Usage     taskfile.Usage
-	DoorToken string
-}
-
-// batchTasks lists batch's tasks of perLane, in submission order.
-func batchTasks(perLane map[taskfile.Kind][]*task, batch string) []BatchTask {
-	var out []BatchTask
-	for _, k := range taskfile.Kinds {
-		for _, t := range perLane[k] {
-			if t.sum.batch != batch {
-				continue
-			}
-			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
-				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt,
-				Usage: t.sum.usage, DoorToken: t.sum.doorToken})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b BatchTask) int {
-		// As `spoolgate results`: by submission, a task without one last.
-		if az, bz := a.SubmittedAt.IsZero(), b.SubmittedAt.IsZero(); az != bz {
-			if az {
-				return 1
-			}
-			return -1
-		}
-		if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
-			return c
-		}
-		return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(string(a.Lane), string(b.Lane)))
-	})
-	return out
 }
