@@ -119,6 +119,13 @@ func TestHTTPServer_Import(t *testing.T) {
 	if strings.Contains(page, "<img src=x") || strings.Contains(page, `href="javascript`) {
 		t.Fatalf("a hostile cell is live on the preview:\n%s", page)
 	}
+	// Each previewed row shows the prompt it becomes; the column fields
+	// offer the file's headers.
+	if !strings.Contains(page, `<td class="filled" translate="no">为公众号写一篇关于春茶上新的稿子，语气轻松</td>`) ||
+		!strings.Contains(page, `<datalist id="headers"><option value="channel"><option value="topic"><option value="tone"></datalist>`) ||
+		!strings.Contains(page, `<input id="contentCol" name="contentCol" list="headers"`) {
+		t.Errorf("the preview lacks the filled prompts or the headers' pick-list:\n%s", page)
+	}
 	resp, _ = o.post("/import", url.Values{"csrf": {o.csrf}, "step": {"submit"}}, nil)
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("submit: %d", resp.StatusCode)
@@ -155,6 +162,32 @@ func TestHTTPServer_Import(t *testing.T) {
 	if n := len(incoming(t, cfg.Spool, taskfile.KindAPI)); n != 7 {
 		t.Fatalf("%d tasks after the second upload", n)
 	}
+	// A table with a follow-up column and a chain to another model: each
+	// row becomes its task, the follow-up in the same chat (ID-f) and the
+	// chained task on the other model (ID-c) that uses the last answer.
+	pipe := "topic,more\n春茶,再短一点\n"
+	_, page = o.upload("pipe.csv", []byte(pipe), map[string]string{"contentCol": "topic", "model": "writer", "batch": "管线",
+		"followUpCol": "more", "thenModel": "writer", "then": "总结：{{result}}"}, nil)
+	if !strings.Contains(page, "submit 1 valid rows as batch 管线") {
+		t.Fatalf("pipeline preview:\n%s", page)
+	}
+	if resp, _ := o.post("/import", url.Values{"csrf": {o.csrf}, "step": {"submit"}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pipeline submit: %d", resp.StatusCode)
+	}
+	var f, c *taskfile.Task
+	for id, tk := range incoming(t, cfg.Spool, taskfile.KindAPI) {
+		switch {
+		case strings.HasSuffix(id, "-r2-f"):
+			f = tk
+		case strings.HasSuffix(id, "-r2-c"):
+			c = tk
+		}
+	}
+	if f == nil || c == nil || f.Content != "再短一点" || !strings.HasSuffix(f.FollowUp, "-r2") || len(c.After) != 1 || c.After[0] != f.TaskID ||
+		c.Content != "总结：{{"+f.TaskID+".result}}" {
+		t.Fatalf("the pipeline's tasks: follow-up %+v, chained %+v", f, c)
+	}
+
 	// The batch's CSV download neutralises the hostile cells.
 	var rows []report.Row
 	for id, tk := range got {

@@ -42,6 +42,7 @@ type importView struct {
 	Header  []string
 	Preview [][]string
 	PrevN   []int
+	Filled  []string // each preview row's content as the mapping fills it (the prompt it becomes)
 	Bad     []rowErr
 	Dups    string // the rows submitted before, in one line ("" for none)
 	Valid   int
@@ -62,8 +63,8 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <h1>{{.A.L.Import}}</h1>
 {{if .Err}}<div class="ferr" id="import-error">{{.Err}}</div>{{end}}
 {{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">({{.Format}}, {{.Total}})</span></h2>
-<table class="preview fields"><tr><th>{{.A.L.Row}}</th>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td>{{range $r}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+<table class="preview fields"><tr><th>{{.A.L.Row}}</th><th>{{.A.L.Content}}</th>{{range .Header}}<th translate="no">{{.}}</th>{{end}}</tr>
+{{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td><td class="filled" translate="no">{{index $.Filled $i}}</td>{{range $r}}<td translate="no">{{.}}</td>{{end}}</tr>{{end}}</table>
 {{if .Dups}}<div class="meta" id="import-dups">{{.Dups}}</div>{{end}}
 {{if .Bad}}<h2>{{.A.L.Errors}} ({{len .Bad}})</h2><table class="row-errors">{{range .Bad}}<tr class="row-error" data-row="{{.N}}"><td>{{$.A.L.Row}} {{.N}}</td><td>{{.Err}}</td></tr>{{end}}</table>{{end}}
 {{if .Valid}}<form method="post" action="/import">` + hiddenCSRF + `<input type="hidden" name="step" value="submit">
@@ -74,16 +75,20 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">
 <label for="batch">{{.A.L.Batch}}</label><input id="batch" name="batch" value="{{index .F "batch"}}">
 <label for="template">{{.A.L.Template}}</label><textarea id="template" name="template">{{index .F "template"}}</textarea><div class="meta">{{.A.L.TemplateHint}}</div>
-<label for="contentCol">{{.A.L.Content}} · {{.A.L.Column}}</label><input id="contentCol" name="contentCol" value="{{index .F "contentCol"}}">
-<label for="promptCol">{{.A.L.Prompt}} · {{.A.L.Column}}</label><input id="promptCol" name="promptCol" value="{{index .F "promptCol"}}">
-<label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" value="{{index .F "modelCol"}}">
-<label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" value="{{index .F "priorityCol"}}">
-<label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" value="{{index .F "outputCol"}}">
+<label for="contentCol">{{.A.L.Content}} · {{.A.L.Column}}</label><input id="contentCol" name="contentCol" list="headers" value="{{index .F "contentCol"}}">
+<label for="promptCol">{{.A.L.Prompt}} · {{.A.L.Column}}</label><input id="promptCol" name="promptCol" list="headers" value="{{index .F "promptCol"}}">
+<label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" list="headers" value="{{index .F "modelCol"}}">
+<label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" list="headers" value="{{index .F "priorityCol"}}">
+<label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" list="headers" value="{{index .F "outputCol"}}">
+<label for="followUpCol">{{.A.L.FollowUp}} · {{.A.L.Column}}</label><input id="followUpCol" name="followUpCol" list="headers" value="{{index .F "followUpCol"}}">
+<label for="thenModel">{{.A.L.ThenModel}}</label><select id="thenModel" name="thenModel"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if eq .Name (index $.F "thenModel")}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
+<label for="then">{{.A.L.Then}}</label><input id="then" name="then" value="{{index .F "then"}}"><div class="meta">{{.A.L.ThenHint}}</div>
+{{if .Header}}<datalist id="headers">{{range .Header}}<option value="{{.}}">{{end}}</datalist>{{end}}
 <label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <p><button id="preview">{{.A.L.Preview}}</button></p>
 </form></body></html>`))
 
-var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model"}
+var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model", "followUpCol", "thenModel", "then"}
 
 func (h *httpServer) tooLarge(w http.ResponseWriter, r *http.Request, err error) {
 	var mb *http.MaxBytesError
@@ -150,7 +155,8 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		v.F["batch"] = batch
 	}
 	rows, err := tableimport.Mapping{Template: v.F["template"], ContentCol: v.F["contentCol"], PromptCol: v.F["promptCol"],
-		ModelCol: v.F["modelCol"], PriorityCol: v.F["priorityCol"], OutputCol: v.F["outputCol"], Model: v.F["model"]}.Rows(t)
+		ModelCol: v.F["modelCol"], PriorityCol: v.F["priorityCol"], OutputCol: v.F["outputCol"], Model: v.F["model"],
+		FollowUpCol: v.F["followUpCol"], ThenModel: v.F["thenModel"], Then: v.F["then"]}.Rows(t)
 	if h.importTooLarge(w, &v, err) {
 		return
 	}
@@ -166,6 +172,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 	for i := 0; i < len(t.Rows) && i < previewRows; i++ {
 		v.Preview = append(v.Preview, t.Rows[i])
 		v.PrevN = append(v.PrevN, t.N[i])
+		v.Filled = append(v.Filled, safetext.ClipRunes(safetext.Text(rows[i].Content), 300))
 	}
 	// A table imported again: its rows' taskIds exist already. They are
 	// summed up in one line, not listed one by one among the errors.
