@@ -110,9 +110,9 @@ func TestE2E_Door_Refusals(t *testing.T) {
 		{"not JSON", doorToken, "{model: api-door", 400, "", ""},
 		{"no model", doorToken, map[string]any{"messages": user("x")}, 400, "", "model"},
 		{"no messages", doorToken, map[string]any{"model": "api-door"}, 400, "", "messages"},
-		{"earlier turns", doorToken, map[string]any{"model": "api-door", "messages": []any{
+		{"earlier turns of no conversation", doorToken, map[string]any{"model": "api-door", "messages": []any{
 			map[string]any{"role": "user", "content": "hi"}, map[string]any{"role": "assistant", "content": "hello"},
-			map[string]any{"role": "user", "content": "and?"}}}, 400, "", "messages[1]"},
+			map[string]any{"role": "user", "content": "and?"}}}, 400, "conversation_not_found", "messages"}, // turns no task of this token answered (issue 51)
 		{"an image part", doorToken, map[string]any{"model": "api-door", "messages": []any{map[string]any{"role": "user",
 			"content": []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": "http://x/y.png"}}}}}}, 400, "", "messages[0].content[0]"},
 		{"n: 2", doorToken, map[string]any{"model": "api-door", "n": 2, "messages": user("x")}, 400, "", "n"},
