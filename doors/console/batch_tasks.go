@@ -4,13 +4,17 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spoolgate/spoolgate/doors/report"
+	"github.com/spoolgate/spoolgate/internal/fsx"
 	"github.com/spoolgate/spoolgate/internal/safetext"
+	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
@@ -170,4 +174,73 @@ func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q 
 		bt.Rows = append(bt.Rows, row)
 	}
 	return bt
+}
+
+// taskNames names the tasks the status page lists by id (its running and
+// failed rows, a few dozen at most) by their title or first words, read
+// from their files and kept by (path, size, mtime): the snapshot carries
+// no content, and a page over a year of tasks must not read every file.
+type taskNames struct {
+	mu    sync.Mutex
+	known map[string]knownName
+}
+
+type knownName struct {
+	size  int64
+	mtime time.Time
+	name  string
+}
+
+// namesCap bounds the names kept: past it the cache starts over.
+const namesCap = 512
+
+// of is the name of task id of lane in folder dir, "" when its file is
+// gone or unreadable (the page then shows the id).
+func (n *taskNames) of(l spool.Layout, lane taskfile.Kind, dir, id string) string {
+	p := l.TaskPath(lane, dir, id)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	n.mu.Lock()
+	k, ok := n.known[p]
+	n.mu.Unlock()
+	if ok && k.size == fi.Size() && k.mtime.Equal(fi.ModTime()) {
+		return k.name
+	}
+	data, _, err := fsx.ReadOwn(p, taskfile.MaxRecordSize)
+	if err != nil {
+		return ""
+	}
+	t, err := taskfile.DecodeRecord(data)
+	if err != nil {
+		return ""
+	}
+	name := taskName(t.Title, t.Content)
+	n.mu.Lock()
+	if n.known == nil || len(n.known) >= namesCap {
+		n.known = map[string]knownName{}
+	}
+	n.known[p] = knownName{size: fi.Size(), mtime: fi.ModTime(), name: name}
+	n.mu.Unlock()
+	return name
+}
+
+// statusNames are the names of st's running and failed tasks, by
+// "lane/id".
+func (h *httpServer) statusNames(st *status.Status) map[string]string {
+	out := map[string]string{}
+	for _, ln := range st.Lanes {
+		for _, r := range ln.Running {
+			if n := h.names.of(h.store.Layout, taskfile.Kind(ln.Lane), taskfile.DirRunning, r.TaskID); n != "" {
+				out[ln.Lane+"/"+r.TaskID] = n
+			}
+		}
+	}
+	for _, f := range st.Failed {
+		if n := h.names.of(h.store.Layout, taskfile.Kind(f.Lane), taskfile.DirFailed, f.TaskID); n != "" {
+			out[f.Lane+"/"+f.TaskID] = n
+		}
+	}
+	return out
 }

@@ -86,7 +86,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 <tr><td class="pending">{{.Counts.Pending}}</td><td class="running">{{.Counts.Running}}</td><td class="success">{{.Counts.Success}}</td><td class="failed">{{.Counts.Failed}}</td><td class="canceled">{{.Counts.Canceled}}</td><td class="rejected">{{.Rejected}}</td><td class="incoming">{{.Incoming}}</td></tr></table>
 {{with .Tokens}}{{if or .Prompt .Completion .Estimated}}<div class="meta lane-tokens" data-prompt="{{.Prompt}}" data-completion="{{.Completion}}">{{$.U.Tokens}}:{{if or .Prompt .Completion}} {{$.U.Reported}} {{$.U.Prompt}} {{.Prompt}}{{if .Cached}} ({{$.U.Cached}} {{.Cached}}){{end}} · {{$.U.Completion}} {{.Completion}}{{if .Reasoning}} ({{$.U.Reasoning}} {{.Reasoning}}){{end}}{{with .Cost}} · {{$.U.Cost}} {{printf "%.4f" .}}{{end}}{{end}}{{with .Estimated}} · {{$.U.Estimated}} {{$.U.Prompt}} {{.Prompt}} · {{$.U.Completion}} {{.Completion}}{{end}}</div>{{end}}{{end}}
 {{if .Running}}<table class="runs"><tr><th>{{$.L.Task}}</th><th>{{$.L.Model}}</th><th>{{$.L.Attempt}}</th><th>{{$.L.Elapsed}}</th><th>{{$.L.Heartbeat}}</th><th>{{$.L.Owner}}</th></tr>
-{{range .Running}}<tr class="run"><td translate="no"><a href="{{taskHref $lane .TaskID}}">{{.TaskID}}</a></td><td translate="no">{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td translate="no">{{.Owner}}</td></tr>
+{{range .Running}}{{$id := .TaskID}}<tr class="run"><td translate="no"><a href="{{taskHref $lane $id}}"{{with index $.Names (print $lane "/" $id)}} title="{{$lane}}/{{$id}}">{{.}}{{else}}>{{$id}}{{end}}</a></td><td translate="no">{{.Model}}</td><td>{{.Attempt}}</td><td>{{dur .ElapsedSeconds}}</td><td{{if .Stale}} class="stale"{{end}}>{{dur .HeartbeatAgeSeconds}}{{$.L.Ago}}{{if .Stale}} {{$.L.Stale}}{{end}}</td><td translate="no">{{.Owner}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
 {{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td><span translate="no">{{.Account}}</span>{{if and $.A.Admin .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}</td><td translate="no">{{.Site}}</td><td>{{sessionState $.L $.St .}}{{with shotHref .Screenshot}} <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}</td><td translate="no">{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
@@ -105,7 +105,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{end}}</table>
 {{if .St.Failed}}<h2>{{.L.FailedTasks}}</h2>
 <table class="failed-tasks"><tr><th>{{.L.TaskCol}}</th><th>{{.L.Batch}}</th><th>{{.L.Class}}</th><th>{{.L.Attempts}}</th><th>{{.L.When}}</th><th>{{.L.Reason}}</th></tr>
-{{range .St.Failed}}<tr class="failed-task"><td translate="no"><a href="{{taskHref .Lane .TaskID}}">{{.Lane}}/{{.TaskID}}</a></td><td translate="no">{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{cls $.L .ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td translate="no">{{.Error}}</td></tr>
+{{range .St.Failed}}{{$id := .TaskID}}{{$ln := .Lane}}<tr class="failed-task"><td translate="no"><a href="{{taskHref $ln $id}}"{{with index $.Names (print $ln "/" $id)}} title="{{$ln}}/{{$id}}">{{.}}{{else}}>{{$ln}}/{{$id}}{{end}}</a></td><td translate="no">{{if .Batch}}<a href="{{batchHref .Batch}}">{{.Batch}}</a>{{end}}</td><td>{{cls $.L .ErrorClass}}</td><td>{{.Attempt}}</td><td>{{if .FinishedAt}}{{short $.St .FinishedAt}}{{end}}</td><td translate="no">{{.Error}}</td></tr>
 {{end}}{{if .St.FailedMore}}<tr><td colspan="6" class="meta more">{{printf .L.More .St.FailedMore}}</td></tr>{{end}}</table>{{end}}
 {{if .St.Foreign}}<h2>{{.L.Foreign}}</h2>
 <table class="foreign"><tr><th>{{.L.File}}</th><th>{{.L.Kind}}</th><th>{{.L.Reason}}</th></tr>
@@ -138,5 +138,6 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		Spans    []string
 		A        actView
 		U        usageWords
-	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L), usageWordsFor(L.Lang)}, http.StatusOK)
+		Names    map[string]string // the running and failed tasks' names, by lane/id
+	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L), usageWordsFor(L.Lang), h.statusNames(st)}, http.StatusOK)
 }

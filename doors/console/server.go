@@ -35,6 +35,7 @@ import (
 type httpServer struct {
 	log     *slog.Logger
 	snap    *status.Snapshotter
+	names   taskNames // the status page's running and failed tasks' names
 	info    func() []taskfile.LaneInfo
 	metrics *metrics
 	now     func() time.Time
