@@ -23,6 +23,8 @@ func accountBlocked(st *spool.Store, account string, now time.Time) (why string,
 			return "signed out", time.Time{}
 		case taskfile.HoldChallenge:
 			return "challenge", time.Time{}
+		case taskfile.HoldPaused:
+			return "paused", time.Time{}
 		}
 		return "held", h.Until
 	}

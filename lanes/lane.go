@@ -320,6 +320,8 @@ func (l *Lane) round(ctx context.Context) time.Time {
 				l.holdOnce("account " + e.Account + " held by a usage limit until " + until.Format(time.RFC3339) + ": its tasks wait")
 			case "signed out", "challenge":
 				l.holdOnce("account " + e.Account + " held (" + why + "): its tasks wait until an operator signs in or releases it")
+			case "paused":
+				l.holdOnce("account " + e.Account + " paused by an operator: its tasks wait until it is resumed")
 			}
 			d = why != ""
 			disabled[e.Account] = d

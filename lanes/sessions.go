@@ -315,6 +315,8 @@ func (l *Lane) sessionInfos(now time.Time) []taskfile.SessionInfo {
 			si.State = taskfile.SessionSignedOut
 		case s.lastReason == "challenge":
 			si.State = taskfile.SessionChallenge
+		case s.lastReason == "paused":
+			si.State = taskfile.SessionPaused
 		case s.loggedOut:
 			si.State = taskfile.SessionLoggedOut
 		default:

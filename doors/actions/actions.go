@@ -226,6 +226,28 @@ func ReleaseAccount(st *spool.Store, account string, now time.Time) (ReleaseOutc
 	return ReleaseRemoved, h, nil
 }
 
+// PauseAccount holds account until an operator resumes it (`spoolgate
+// resume --account`, the console's release): its tasks wait in pending,
+// spending no attempt, on every host of the spool; a task it runs now
+// ends first. by names who paused it. An account the config has no web
+// session of, or one already held, is refused.
+func PauseAccount(st *spool.Store, account, by string, now time.Time) error {
+	if !taskfile.ValidAccount(account) {
+		return refusedf("account", "%q is not an account name", account)
+	}
+	known := false
+	for _, s := range st.Cfg.WebSessions() {
+		known = known || s.Account == account
+	}
+	if !known {
+		return refusedf("account", "%q is not an account of the config's web sessions", account)
+	}
+	if h, ok := st.AccountHold(account); ok && h.Active(now) {
+		return refusedf("account", "account %s is %s already", account, h.What())
+	}
+	return st.HoldAccount(taskfile.Hold{Account: account, Kind: taskfile.HoldPaused, Reason: "paused by " + by, Since: now, By: by})
+}
+
 // NewTaskID makes an id for a task built from flags, stdin or a form.
 func NewTaskID(prefix string) string {
 	var b [3]byte

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("pause", "stop claiming in a lane (web|api); running work finishes", cmdPause)
+	register("pause", "stop claiming in a lane (web|api), or on one account (--account NAME); running work finishes", cmdPause)
 	register("resume", "restart claiming in a lane (web|api), or end an account's hold (--account NAME)", cmdResume)
 }
 
@@ -47,6 +47,9 @@ func pauseArgs(name string, args []string) (*spool.Store, taskfile.Kind, string,
 }
 
 func cmdPause(ctx context.Context, env *Env, args []string) error {
+	if hasAccountFlag(args) {
+		return cmdPauseAccount(env, args)
+	}
 	st, k, file, err := pauseArgs("pause", args)
 	if err != nil {
 		return err
@@ -88,4 +91,30 @@ func pauseDetail(k taskfile.Kind, file string) string {
 		return string(k) + " host " + h
 	}
 	return string(k)
+}
+
+// cmdPauseAccount: spoolgate pause --account NAME holds one account until
+// `spoolgate resume --account NAME`: its tasks wait in pending on every
+// host; the others run. The task it runs now finishes.
+func cmdPauseAccount(env *Env, args []string) error {
+	var c common
+	fs := newFlags("pause", &c)
+	account := fs.String("account", "", "pause this account (a web session) until resume --account")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || *account == "" {
+		return usagef("pause: give either a lane (web or api) or --account NAME, not both")
+	}
+	if _, err := c.load(); err != nil {
+		return err
+	}
+	st := c.store
+	if err := actions.PauseAccount(st, *account, cliUser(), time.Now()); err != nil {
+		return asUsage(err)
+	}
+	fmt.Fprintf(env.Stdout, "account %s paused: its tasks wait until spoolgate resume --account %s; running work finishes\n", *account, *account)
+	cliAudit(st, env, "pause-account", nil, "", "account "+*account)
+	return nil
 }

@@ -91,9 +91,10 @@ func cmdResumeAccount(ctx context.Context, env *Env, args []string) error {
 }
 
 // holdWhat names a hold as the operator reads it: "held by a usage limit
-// until T" (in local time), "signed out", "held by a challenge".
+// until T" (in local time), "signed out", "held by a challenge", "paused
+// by an operator".
 func holdWhat(h taskfile.Hold) string {
-	if h.SignIn() {
+	if h.Kind != taskfile.HoldLimit {
 		return h.What()
 	}
 	return "held by a usage limit until " + h.Until.Local().Format(time.RFC3339)

@@ -213,6 +213,10 @@ func (h *httpServer) action(w http.ResponseWriter, r *http.Request) {
 		if host != "" {
 			detail += " host " + host
 		}
+	case "pause-account":
+		account := r.PostFormValue("account")
+		err = actions.PauseAccount(h.store, account, s.user+" (console)", now)
+		detail = "account " + account
 	case "release":
 		account := r.PostFormValue("account")
 		var out actions.ReleaseOutcome

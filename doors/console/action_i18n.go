@@ -13,6 +13,7 @@ type actionLabels struct {
 	Login, Logout, User, Password, TokenHint, LoggedInAs          string
 	Cancel, Retry, RetryFailed, Priority, Set, Pause, Resume      string
 	PauseHost, ResumeHost, Host, Release, Confirm, Back           string
+	PauseAccount                                                  string
 	Submit, Import, Model, Content, Prompt, Batch, Output, TaskID string
 	Preview, Template, TemplateHint, Column, File, Row, Errors    string
 	SubmitRows, NoRows, Staged, Submitted, Refused, Audit, ByAt   string
@@ -32,7 +33,7 @@ var (
 		BadCSRF: "refused: the form's token is missing or not this session's (reload the page)", BadLogin: "wrong user name or password",
 		Login: "log in", Logout: "log out", User: "user", Password: "password", TokenHint: "leave the user empty to log in with the shared token",
 		LoggedInAs: "logged in as", Cancel: "cancel", Retry: "retry", RetryFailed: "retry the failed tasks", Priority: "priority", Set: "set",
-		Pause: "pause", Resume: "resume", PauseHost: "pause on host", ResumeHost: "resume on host", Host: "host", Release: "end the hold", LiveLink: "sign in from the page",
+		Pause: "pause", Resume: "resume", PauseHost: "pause on host", ResumeHost: "resume on host", Host: "host", Release: "end the hold", PauseAccount: "pause this account", LiveLink: "sign in from the page",
 		Confirm: "confirm", Back: "back",
 		Submit: "submit a task", Import: "import a table", Model: "model", Content: "content", Prompt: "prompt", Batch: "batch",
 		Output: "output", TaskID: "task id", Preview: "preview", Template: "template",
@@ -47,7 +48,7 @@ var (
 		Open: "open it",
 		Dups: "%d rows were submitted before (their task ids exist already; they will not run again): rows %s",
 		Verbs: map[string]string{"cancel": "cancel requested", "retry": "retried", "priority": "priority set", "pause": "paused",
-			"resume": "resumed", "release": "hold ended", "submit": "submitted", "import": "imported", "login": "logged in", "logout": "logged out",
+			"resume": "resumed", "release": "hold ended", "pause-account": "account paused", "submit": "submitted", "import": "imported", "login": "logged in", "logout": "logged out",
 			"live-open": "opened the live view", "live-close": "live view ended"},
 		Fields: map[string]string{"model": "model", "content": "content", "prompt": "prompt", "batch": "batch", "output": "output",
 			"priority": "priority", "taskId": "task id", "lane": "lane", "host": "host", "account": "account"},
@@ -58,7 +59,7 @@ var (
 		BadCSRF: "已拒绝：表单令牌缺失或不属于本会话（请刷新页面）", BadLogin: "用户名或密码错误",
 		Login: "登录", Logout: "退出登录", User: "用户名", Password: "密码", TokenHint: "用户名留空即用共享令牌登录",
 		LoggedInAs: "已登录：", Cancel: "取消", Retry: "重试", RetryFailed: "重试失败的任务", Priority: "优先级", Set: "设置",
-		Pause: "暂停", Resume: "恢复", PauseHost: "暂停某台主机", ResumeHost: "恢复某台主机", Host: "主机", Release: "解除限制", LiveLink: "在网页上登录",
+		Pause: "暂停", Resume: "恢复", PauseHost: "暂停某台主机", ResumeHost: "恢复某台主机", Host: "主机", Release: "解除限制", PauseAccount: "暂停此账号", LiveLink: "在网页上登录",
 		Confirm: "确认", Back: "返回",
 		Submit: "提交任务", Import: "导入表格", Model: "模型", Content: "内容", Prompt: "提示词", Batch: "批次",
 		Output: "输出文件", TaskID: "任务 ID", Preview: "预览", Template: "模板",
@@ -73,7 +74,7 @@ var (
 		Open: "打开查看",
 		Dups: "%d 行之前已提交过（任务 ID 已存在，不会再运行一次）：第 %s 行",
 		Verbs: map[string]string{"cancel": "取消", "retry": "重试", "priority": "修改优先级", "pause": "暂停", "resume": "恢复",
-			"release": "解除限制", "submit": "提交", "import": "导入", "login": "登录", "logout": "退出登录",
+			"release": "解除限制", "pause-account": "暂停账号", "submit": "提交", "import": "导入", "login": "登录", "logout": "退出登录",
 			"live-open": "打开实时画面", "live-close": "实时画面结束"},
 		Fields: map[string]string{"model": "模型", "content": "内容", "prompt": "提示词", "batch": "批次", "output": "输出文件",
 			"priority": "优先级", "taskId": "任务 ID", "lane": "通道", "host": "主机", "account": "账号"},

@@ -100,7 +100,7 @@ var (
 		"usage": "令牌用量", "resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
 	classesZH = map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
 		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消", "parent": "前置任务失败"}
-	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中",
+	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中", "paused": "已由操作员暂停",
 		"logged out": "已退出登录", "signed out": "已退出登录", "challenge": "遇到人机验证", "leased by another host": "由另一台主机租用",
 		"standby": "待命", "blocked by a foreign file": "被外来文件挡住"}
 	etaNotesZH = []struct {

@@ -22,6 +22,7 @@ type pageLabels struct {
 	FailedTasks, Batch, Class, Attempts, More   string
 	AccountHeld, Until                          string
 	AccountSignedOut, AccountChallenge          string
+	AccountPaused                               string
 	Screenshot                                  string
 	Sessions, Account, Site, State, Lease       string
 	Finished                                    string
@@ -40,8 +41,9 @@ var (
 		FailedTasks: "failed tasks, newest first", Batch: "batch", Class: "class", Attempts: "attempts", More: "… and %d more",
 		AccountHeld: "account held by a usage limit:", Until: "until",
 		AccountSignedOut: "account signed out (held until an operator signs in):", AccountChallenge: "account held by a challenge (an operator must clear it):",
-		Screenshot: "screenshot",
-		Sessions:   "sessions (one task each)", Account: "account", Site: "site", State: "state", Lease: "lease held by",
+		AccountPaused: "account paused by an operator (until resumed):",
+		Screenshot:    "screenshot",
+		Sessions:      "sessions (one task each)", Account: "account", Site: "site", State: "state", Lease: "lease held by",
 		Finished: "finished",
 		Foreign:  "foreign files (not written by a daemon of this installation: ignored, never deleted)", Kind: "kind",
 	}
@@ -56,8 +58,9 @@ var (
 		FailedTasks: "失败的任务（最新在前）", Batch: "批次", Class: "错误类别", Attempts: "尝试次数", More: "…… 另有 %d 个",
 		AccountHeld: "账号因用量限制暂停：", Until: "直到",
 		AccountSignedOut: "账号已退出登录（暂停，等操作员重新登录）：", AccountChallenge: "账号遇到人机验证（暂停，等操作员处理）：",
-		Screenshot: "截图",
-		Sessions:   "会话（每个一次只跑一个任务）", Account: "账号", Site: "站点", State: "状态", Lease: "租约持有者",
+		AccountPaused: "账号已由操作员暂停（恢复前不接任务）：",
+		Screenshot:    "截图",
+		Sessions:      "会话（每个一次只跑一个任务）", Account: "账号", Site: "站点", State: "状态", Lease: "租约持有者",
 		Finished: "已完成",
 		Foreign:  "外来文件（不是本安装的守护进程写的：已忽略，不会删除）", Kind: "类别",
 	}

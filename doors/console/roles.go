@@ -47,7 +47,7 @@ func (a *auth) alive(id string) bool {
 
 // actionRole is the role POST /action do= needs.
 func actionRole(do string) config.Role {
-	if do == "release" {
+	if do == "release" || do == "pause-account" {
 		return config.RoleAdmin // an account's hold: the admin's, as the live view
 	}
 	return config.RoleOperator

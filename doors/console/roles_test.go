@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,7 @@ func TestHTTPServer_Roles(t *testing.T) {
 		{"pause", "POST", "/action", url.Values{"do": {"pause"}, "lane": {"api"}}, config.RoleOperator},
 		{"resume", "POST", "/action", url.Values{"do": {"resume"}, "lane": {"api"}}, config.RoleOperator},
 		{"end a hold", "POST", "/action", url.Values{"do": {"release"}, "account": {"a1"}}, config.RoleAdmin},
+		{"pause an account", "POST", "/action", url.Values{"do": {"pause-account"}, "account": {"ops1"}}, config.RoleAdmin},
 		{"submit", "POST", "/submit", url.Values{"model": {"writer"}, "content": {"hello"}}, config.RoleOperator},
 		{"import", "POST", "/import", url.Values{"step": {"submit"}}, config.RoleOperator},
 		{"the submit form", "GET", "/submit", nil, config.RoleOperator},
@@ -251,5 +253,72 @@ func TestHTTPServer_AuditNames(t *testing.T) {
 				t.Errorf("the audit line names its user: %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestHTTPServer_PauseAccount: an admin pauses one account from the
+// status page: a paused hold that every host reads (its tasks wait, the
+// session shows paused) until the hold is ended; an account twice, or
+// one the config has no session of, is refused by name.
+func TestHTTPServer_PauseAccount(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg, err := config.ParseConfig([]byte(`
+host: testhost
+models:
+  - {name: thinker, kind: web, site: chat}
+accounts:
+  ops1: {site: chat}
+  ops2: {site: chat}
+sites:
+  chat: {url: "http://127.0.0.1:1/", input: textarea, send: button, answer: .a}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg.Spool, cfg.Web.Profiles, cfg.HTTP = filepath.Join(dir, "spool"), filepath.Join(dir, "profiles"), "127.0.0.1:0"
+	if err := spool.NewLayout(cfg.Spool).Create(); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := HashPassword("admin-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Console.Users = map[string]config.ConsoleUser{"admin": {Hash: hash, Role: config.RoleAdmin}}
+	cfg.Console.Session = config.Duration(time.Hour)
+	h := startTestHTTP(t, cfg, nil)
+	defer h.Stop()
+	o := newOperator(t, h)
+	o.login("admin", "admin-secret")
+	if _, body := o.get("/"); !strings.Contains(body, `<input type="hidden" name="do" value="pause-account"><input type="hidden" name="account" value="ops1"><button class="pause-account">`) {
+		t.Fatalf("the status page offers no pause of ops1:\n%s", body)
+	}
+	act := func(do, account string) string {
+		t.Helper()
+		resp, _ := o.post("/action", url.Values{"csrf": {o.csrf}, "back": {"/"}, "do": {do}, "account": {account}}, nil)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s %s: %d", do, account, resp.StatusCode)
+		}
+		_, body := o.get("/")
+		return body
+	}
+	body := act("pause-account", "ops1")
+	st := spool.NewStore(cfg, nil)
+	if hd, ok := st.AccountHold("ops1"); !ok || hd.Kind != taskfile.HoldPaused || !hd.Active(time.Now().Add(24*time.Hour)) || hd.Reason != "paused by admin (console)" {
+		t.Fatalf("ops1's hold: %+v %v; want a paused hold that runs until ended", hd, ok)
+	}
+	ops1Row := regexp.MustCompile(`<tr class="session" data-account="ops1"[^\n]*</tr>`).FindString(body)
+	if !strings.Contains(body, "account paused by an operator (until resumed): ops1") || !strings.Contains(ops1Row, `data-state="paused"`) ||
+		strings.Contains(ops1Row, `class="pause-account"`) || !strings.Contains(body, `value="ops2"><button class="pause-account">`) {
+		t.Errorf("the status page does not show ops1 paused (or still offers to pause it):\n%s", body)
+	}
+	for _, tc := range []struct{ account, want string }{{"ops1", "already"}, {"nobody", "not an account of the config"}} {
+		if b := act("pause-account", tc.account); !strings.Contains(b, tc.want) {
+			t.Errorf("pause %s: the flash lacks %q", tc.account, tc.want)
+		}
+	}
+	act("release", "ops1")
+	if _, ok := st.AccountHold("ops1"); ok {
+		t.Errorf("ops1 is still held after the hold was ended")
 	}
 }

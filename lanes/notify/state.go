@@ -82,7 +82,9 @@ func (w *StateWatch) poll() {
 	if w.holds != nil {
 		for _, a := range sortedKeys(held) {
 			if _, was := w.holds[a]; !was {
-				if h := held[a]; h.Kind == taskfile.HoldSignedOut || h.Kind == taskfile.HoldChallenge {
+				if h := held[a]; h.Kind == taskfile.HoldPaused {
+					continue // an operator paused it: nothing to tell them
+				} else if h.Kind == taskfile.HoldSignedOut || h.Kind == taskfile.HoldChallenge {
 					w.Notifier.Notify(AccountSignInHeld(w.Cfg, a, h))
 					continue
 				}

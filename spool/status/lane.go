@@ -182,6 +182,8 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 			switch {
 			case h.Err != "":
 				hd.Message = fmt.Sprintf("%s: account %s is held: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Reason, a)
+			case h.Kind == taskfile.HoldPaused:
+				hd.Message = fmt.Sprintf("%s: account %s is %s: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.What(), h.Reason, a)
 			case h.SignIn():
 				shot := ""
 				if h.Screenshot != "" {
@@ -306,7 +308,7 @@ func (s *Snapshotter) holds(st *Status, now time.Time) map[string]taskfile.Hold 
 		a := Account{Account: h.Account, Held: true, Reason: h.Reason, Site: h.Site, Wait: h.Wait, Kind: h.Kind, Screenshot: h.Screenshot}
 		switch {
 		case h.Err != "":
-		case h.SignIn():
+		case h.SignIn() || h.Kind == taskfile.HoldPaused:
 			a.Since = ptr(h.Since)
 		default:
 			a.Until, a.Since = ptr(h.Until), ptr(h.Since)

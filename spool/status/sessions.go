@@ -110,7 +110,7 @@ func (s *Snapshotter) sessions(ts []*task, now time.Time, live *taskfile.LaneInf
 			}
 		}
 		if v.State != taskfile.SessionDisabled && v.State != taskfile.SessionHeld && v.State != taskfile.SessionStandby &&
-			v.State != taskfile.SessionSignedOut && v.State != taskfile.SessionChallenge {
+			v.State != taskfile.SessionSignedOut && v.State != taskfile.SessionChallenge && v.State != taskfile.SessionPaused {
 			runnable++
 		}
 		out = append(out, v)

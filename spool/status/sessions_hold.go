@@ -29,6 +29,8 @@ func heldState(st *spool.Store, account string) (state, screenshot string) {
 		return taskfile.SessionSignedOut, h.Screenshot
 	case taskfile.HoldChallenge:
 		return taskfile.SessionChallenge, h.Screenshot
+	case taskfile.HoldPaused:
+		return taskfile.SessionPaused, ""
 	}
 	return taskfile.SessionHeld, ""
 }

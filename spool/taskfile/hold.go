@@ -24,6 +24,7 @@ const (
 	HoldLimit     = ""          // a usage limit
 	HoldSignedOut = "signedOut" // the page showed the site's signed-out link
 	HoldChallenge = "challenge" // the page showed a challenge (captcha, slider, "Just a moment...")
+	HoldPaused    = "paused"    // an operator paused the account (the console, `spoolgate pause --account`)
 )
 
 // Hold is a hold on an account (a usage limit, a signed-out page or a
@@ -71,9 +72,9 @@ func DecodeHold(data []byte) (Hold, error) {
 		if h.Until.IsZero() {
 			return Hold{}, errors.New("until: missing")
 		}
-	case HoldSignedOut, HoldChallenge:
+	case HoldSignedOut, HoldChallenge, HoldPaused:
 	default:
-		return Hold{}, fmt.Errorf("kind: %q is not a hold's kind (want signedOut or challenge, or none)", h.Kind)
+		return Hold{}, fmt.Errorf("kind: %q is not a hold's kind (want signedOut, challenge or paused, or none)", h.Kind)
 	}
 	return h, nil
 }

@@ -24,6 +24,8 @@ func (h Hold) What() string {
 		return "signed out"
 	case HoldChallenge:
 		return "held by a challenge"
+	case HoldPaused:
+		return "paused by an operator"
 	}
 	return "held by a usage limit until " + h.Until.Format(time.RFC3339)
 }

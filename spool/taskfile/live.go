@@ -17,8 +17,10 @@ const (
 	// challenge holds the account (taskfile.Hold) until it is released.
 	SessionSignedOut = "signed out"
 	SessionChallenge = "challenge"
-	SessionLeased    = "leased by another host"
-	SessionStandby   = "standby"
+	// SessionPaused: an operator paused the account (a paused hold).
+	SessionPaused  = "paused"
+	SessionLeased  = "leased by another host"
+	SessionStandby = "standby"
 	// SessionBlocked: a foreign lease file (not written by a daemon of
 	// this installation) blocks the account, for staleAfter at most.
 	SessionBlocked = "blocked by a foreign file"
