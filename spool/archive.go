@@ -58,8 +58,9 @@ func (s *Store) Archive(ctx context.Context, now time.Time) (ArchiveStats, error
 	if s.Cfg.Retention.Shortest() == 0 {
 		return st, nil
 	}
+	waited := s.waitedFor()
 	for _, k := range taskfile.Kinds {
-		a := &archiver{s: s, k: k, stats: &st}
+		a := &archiver{s: s, k: k, stats: &st, waited: waited}
 		for _, dir := range taskfile.FinalDirs {
 			r := s.Cfg.Retention.For(dir)
 			if r <= 0 {
@@ -78,6 +79,34 @@ type archiver struct {
 	k     taskfile.Kind
 	stats *ArchiveStats
 	logs  map[string][]string // taskId → its files in logs/, listed on first need
+	// waited are the tasks that pending tasks wait for (after:,
+	// followUp:): they stay in their lane, where the child's claim reads
+	// them, whatever their age.
+	waited map[string]bool
+}
+
+// waitedFor is the set of task ids that a pending task of either lane
+// waits for (its parents, until its claim fills it from them).
+func (s *Store) waitedFor() map[string]bool {
+	out := map[string]bool{}
+	for _, k := range taskfile.Kinds {
+		dir := s.Layout.Lane(k, taskfile.DirPending)
+		names, err := fsx.ReadDirNames(dir)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			if !taskfile.IsTaskFileName(n) || fsx.IsOwnTemp(n) {
+				continue
+			}
+			if sum, ok := readSummary(filepath.Join(dir, n)); ok && sum.After != "" {
+				for _, p := range strings.Split(sum.After, ",") {
+					out[p] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error {
@@ -121,8 +150,12 @@ func (a *archiver) dir(ctx context.Context, dir string, cutoff time.Time) error 
 	return nil
 }
 
-// task archives one task file if it finished before cutoff.
+// task archives one task file if it finished before cutoff, unless a
+// pending task waits for it.
 func (a *archiver) task(dir, name string, cutoff time.Time) {
+	if a.waited[taskfile.TrimTaskExt(name)] {
+		return
+	}
 	src := filepath.Join(a.s.Layout.Lane(a.k, dir), name)
 	fi, err := os.Lstat(src)
 	// The final write comes after finishedAt is set: a file modified since

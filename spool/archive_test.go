@@ -159,3 +159,61 @@ func TestStore_ArchiveOff(t *testing.T) {
 		t.Errorf("without retention: %+v %v", st, err)
 	}
 }
+
+// TestStore_ArchiveKeepsParents: a finished task past its retention stays
+// in its lane while a pending task waits for it (after:, followUp:): the
+// child's claim reads its parents there, and would wait for ever for one
+// moved to the archive. Once nothing waits for it, it is archived.
+func TestStore_ArchiveKeepsParents(t *testing.T) {
+	cfg, err := config.ParseConfig([]byte("host: h\nretention: {done: 30d}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spool = t.TempDir()
+	s := NewStore(cfg, nil)
+	if err := s.Layout.Create(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	old := now.Add(-40 * 24 * time.Hour)
+	for _, tk := range []taskfile.Task{
+		{TaskID: "outline", State: taskfile.StateSuccess, FinishedAt: old},
+		{TaskID: "draft", State: taskfile.StateSuccess, FinishedAt: old},
+		{TaskID: "lonely", State: taskfile.StateSuccess, FinishedAt: old},
+	} {
+		tk.ModelKind, tk.Model, tk.Content = taskfile.KindAPI, "m", "x"
+		data, _ := tk.Encode()
+		p := s.Layout.TaskPath(taskfile.KindAPI, taskfile.DirDone, tk.TaskID)
+		if err := os.WriteFile(p, data, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	for _, tk := range []taskfile.Task{
+		{TaskID: "article", ModelKind: taskfile.KindWeb, Model: "w", After: []string{"outline"}, Content: "{{outline.result}}", State: taskfile.StatePending},
+		{TaskID: "shorter", ModelKind: taskfile.KindWeb, Model: "w", FollowUp: "draft", Content: "shorter", State: taskfile.StatePending},
+	} {
+		data, _ := tk.Encode()
+		if err := os.WriteFile(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, tk.TaskID), data, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Archive(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"outline": taskfile.DirDone, "draft": taskfile.DirDone, "lonely": ""} {
+		if got := s.Layout.Locate(taskfile.KindAPI, id); got != want {
+			t.Errorf("%s is in %q after the pass, want %q", id, got, want)
+		}
+	}
+	// The children ran: their parents go the way of all tasks.
+	for _, id := range []string{"article", "shorter"} {
+		os.Remove(s.Layout.TaskPath(taskfile.KindWeb, taskfile.DirPending, id))
+	}
+	if _, err := s.Archive(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Layout.Locate(taskfile.KindAPI, "outline"); got != "" {
+		t.Errorf("outline is still in %q with no child waiting", got)
+	}
+}
