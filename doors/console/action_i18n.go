@@ -19,7 +19,7 @@ type actionLabels struct {
 	SubmitRows, NoRows, Staged, Submitted, Refused, Audit, ByAt   string
 	ForeignLine, TooLarge, Lane, Optional, DefaultModel, Actions  string
 	Done, LiveLink, Dups, Open                                    string
-	FollowUp, ThenModel, Then, ThenHint                           string
+	FollowUp, ThenModel, Then, ThenHint, KeptFile                 string
 	tooMany                                                       string
 	Verbs                                                         map[string]string
 	Fields                                                        map[string]string
@@ -43,8 +43,8 @@ var (
 		Audit: "actions", ByAt: "%s by %s at %s", ForeignLine: "foreign line (not written by a daemon of this installation): ",
 		TooLarge: "the upload is too large (at most %d MiB)", Lane: "lane", Optional: "optional", DefaultModel: "model (when no column names one)",
 		FollowUp: "follow-up: a second message in the same chat", ThenModel: "then: the answer to a task on model", Then: "then: its content",
-		ThenHint: "{{result}} is the row's last answer (empty: the answer alone)",
-		Actions:  "actions", Done: "done: ", tooMany: "too many failed logins: try again in %d s",
+		ThenHint: "{{result}} is the row's last answer (empty: the answer alone)", KeptFile: "kept: %s (preview again without a file to use it; choose another to replace it)",
+		Actions: "actions", Done: "done: ", tooMany: "too many failed logins: try again in %d s",
 		Open: "open it",
 		Dups: "%d rows were submitted before (their task ids exist already; they will not run again): rows %s",
 		Verbs: map[string]string{"cancel": "cancel requested", "retry": "retried", "priority": "priority set", "pause": "paused",
@@ -69,8 +69,8 @@ var (
 		Audit: "操作记录", ByAt: "%[2]s 于 %[3]s %[1]s", ForeignLine: "外来记录（不是本安装的守护进程写的）：",
 		TooLarge: "上传的文件太大（最多 %d MiB）", Lane: "通道", Optional: "可选", DefaultModel: "模型（没有模型列时使用）",
 		FollowUp: "追问：同一对话里的第二条消息", ThenModel: "然后：把回答交给模型", Then: "然后：其内容",
-		ThenHint: "{{result}} 代表该行最后一个回答（留空：只发回答本身）",
-		Actions:  "操作", Done: "完成：", tooMany: "登录失败次数过多：请 %d 秒后再试",
+		ThenHint: "{{result}} 代表该行最后一个回答（留空：只发回答本身）", KeptFile: "已保留：%s（不选文件直接预览即沿用；重新选择文件可替换）",
+		Actions: "操作", Done: "完成：", tooMany: "登录失败次数过多：请 %d 秒后再试",
 		Open: "打开查看",
 		Dups: "%d 行之前已提交过（任务 ID 已存在，不会再运行一次）：第 %s 行",
 		Verbs: map[string]string{"cancel": "取消", "retry": "重试", "priority": "修改优先级", "pause": "暂停", "resume": "恢复",

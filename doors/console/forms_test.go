@@ -29,8 +29,10 @@ func (o *operator) upload(name string, data []byte, fields map[string]string, hd
 	for k, v := range fields {
 		_ = mw.WriteField(k, v)
 	}
-	fw, _ := mw.CreateFormFile("file", name)
-	_, _ = fw.Write(data)
+	if name != "" { // "": the form sent without a file (a correction)
+		fw, _ := mw.CreateFormFile("file", name)
+		_, _ = fw.Write(data)
+	}
 	_ = mw.Close()
 	req, _ := http.NewRequest(http.MethodPost, o.url("/import"), &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
@@ -186,6 +188,17 @@ func TestHTTPServer_Import(t *testing.T) {
 	if f == nil || c == nil || f.Content != "再短一点" || !strings.HasSuffix(f.FollowUp, "-r2") || len(c.After) != 1 || c.After[0] != f.TaskID ||
 		c.Content != "总结：{{"+f.TaskID+".result}}" {
 		t.Fatalf("the pipeline's tasks: follow-up %+v, chained %+v", f, c)
+	}
+
+	// A correction keeps the file: the template names a column the table
+	// lacks; fixed, the form previews again without the file.
+	resp, page = o.upload("fix.csv", []byte("topic\n春茶\n"), map[string]string{"template": "{{topc}}", "model": "writer", "batch": "改"}, nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="kept-file">kept: fix.csv`) {
+		t.Fatalf("a template error: %d, the file not kept:\n%s", resp.StatusCode, page)
+	}
+	resp, page = o.upload("", nil, map[string]string{"template": "写{{topic}}", "model": "writer", "batch": "改"}, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "submit 1 valid rows as batch 改") || !strings.Contains(page, `<td class="filled" translate="no">写春茶</td>`) {
+		t.Fatalf("the correction without a file: %d\n%s", resp.StatusCode, page)
 	}
 
 	// The batch's CSV download neutralises the hostile cells.

@@ -29,7 +29,12 @@ const previewRows = 10
 
 type stagedImport struct {
 	Batch string
-	Rows  []tableimport.Row
+	Rows  []tableimport.Row // nil until a mapping of Table gave rows
+	// Table and File are the file as read, kept for a correction of the
+	// form: the operator fixes a column or the template and previews
+	// again without choosing the file again.
+	Table *tableimport.Table
+	File  string
 }
 
 type importView struct {
@@ -48,6 +53,7 @@ type importView struct {
 	Valid   int
 	Batch   string
 	Total   int
+	Kept    string // the staged file a preview without a file reuses ("" for none)
 }
 
 type rowErr struct {
@@ -72,7 +78,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 {{end}}
 <h2>{{.A.L.File}}</h2>
 <form method="post" action="/import" enctype="multipart/form-data">` + hiddenCSRF + `<input type="hidden" name="step" value="preview">
-<input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">
+<input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">{{with .Kept}}<div class="meta" id="kept-file">{{printf $.A.L.KeptFile .}}</div>{{end}}
 <label for="batch">{{.A.L.Batch}}</label><input id="batch" name="batch" value="{{index .F "batch"}}">
 <label for="template">{{.A.L.Template}}</label><textarea id="template" name="template">{{index .F "template"}}</textarea><div class="meta">{{.A.L.TemplateHint}}</div>
 <label for="contentCol">{{.A.L.Content}} · {{.A.L.Column}}</label><input id="contentCol" name="contentCol" list="headers" value="{{index .F "contentCol"}}">
@@ -121,37 +127,19 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		h.importSubmit(w, r, s, &v)
 		return
 	}
-	f, fh, err := r.FormFile("file")
-	if err != nil {
-		v.Err = v.A.L.File + ": " + err.Error()
-		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
+	t, file, ok := h.importTable(w, r, s, &v)
+	if !ok {
 		return
 	}
-	defer f.Close()
-	if fh.Size > tableimport.MaxFile {
-		h.tooLarge(w, r, tableimport.ErrTooLarge)
-		return
-	}
-	// Read into one buffer of the file's size: io.ReadAll would grow one
-	// by doubling, twice the file in garbage before the table is read.
-	data := make([]byte, fh.Size)
-	_, err = io.ReadFull(f, data)
-	if err != nil {
-		h.tooLarge(w, r, err)
-		return
-	}
-	t, err := tableimport.Read(data)
-	if h.importTooLarge(w, &v, err) {
-		return
-	}
-	if err != nil {
-		v.Err = safetext.Line(err.Error())
-		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
-		return
-	}
+	// The table stays staged while the form is corrected: a preview
+	// without a file reuses it.
+	h.auth.mu.Lock()
+	s.staged = &stagedImport{Table: t, File: file}
+	h.auth.mu.Unlock()
+	v.Kept = file
 	batch := v.F["batch"]
 	if batch == "" {
-		batch = strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename))
+		batch = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		v.F["batch"] = batch
 	}
 	rows, err := tableimport.Mapping{Template: v.F["template"], ContentCol: v.F["contentCol"], PromptCol: v.F["promptCol"],
@@ -166,7 +154,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.auth.mu.Lock()
-	s.staged = &stagedImport{Batch: batch, Rows: rows}
+	s.staged = &stagedImport{Batch: batch, Rows: rows, Table: t, File: file}
 	h.auth.mu.Unlock()
 	v.Format, v.Header, v.Batch, v.Total = t.Format, t.Header, batch, len(t.Rows)
 	for i := 0; i < len(t.Rows) && i < previewRows; i++ {
@@ -223,7 +211,7 @@ func (h *httpServer) importSubmit(w http.ResponseWriter, r *http.Request, s *ses
 	st := s.staged
 	s.staged = nil
 	h.auth.mu.Unlock()
-	if st == nil {
+	if st == nil || st.Rows == nil {
 		v.Err = v.A.L.NoRows
 		h.render(w, importTmpl, v, http.StatusConflict)
 		return
@@ -268,4 +256,47 @@ func rowRanges(rows []int) string {
 		i = j + 1
 	}
 	return strings.Join(out, ", ")
+}
+
+// importTable is the table a preview maps: the uploaded file, or, when
+// the form came without one, the file staged by the session's last
+// preview (a correction). It answers the refusal itself when there is
+// neither, or the file cannot be read.
+func (h *httpServer) importTable(w http.ResponseWriter, r *http.Request, s *session, v *importView) (*tableimport.Table, string, bool) {
+	f, fh, err := r.FormFile("file")
+	if errors.Is(err, http.ErrMissingFile) {
+		h.auth.mu.Lock()
+		st := s.staged
+		h.auth.mu.Unlock()
+		if st != nil && st.Table != nil {
+			return st.Table, st.File, true
+		}
+	}
+	if err != nil {
+		v.Err = v.A.L.File + ": " + err.Error()
+		h.render(w, importTmpl, v, http.StatusUnprocessableEntity)
+		return nil, "", false
+	}
+	defer f.Close()
+	if fh.Size > tableimport.MaxFile {
+		h.tooLarge(w, r, tableimport.ErrTooLarge)
+		return nil, "", false
+	}
+	// Read into one buffer of the file's size: io.ReadAll would grow one
+	// by doubling, twice the file in garbage before the table is read.
+	data := make([]byte, fh.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		h.tooLarge(w, r, err)
+		return nil, "", false
+	}
+	t, err := tableimport.Read(data)
+	if h.importTooLarge(w, v, err) {
+		return nil, "", false
+	}
+	if err != nil {
+		v.Err = safetext.Line(err.Error())
+		h.render(w, importTmpl, v, http.StatusUnprocessableEntity)
+		return nil, "", false
+	}
+	return t, fh.Filename, true
 }
