@@ -77,7 +77,8 @@ func batchRows(ts []status.BatchTask, batch string) ([]report.Row, map[string]st
 	paths := make(map[string]string, len(ts))
 	for _, t := range ts {
 		rows = append(rows, report.Row{TaskID: t.ID, Lane: t.Lane, Model: t.Model, Batch: batch, State: string(t.State), Attempt: t.Attempt,
-			Priority: t.Priority, SubmittedAt: report.TimeOrNil(t.SubmittedAt), StartedAt: report.TimeOrNil(t.StartedAt), FinishedAt: report.TimeOrNil(t.FinishedAt)})
+			Priority: t.Priority, SubmittedAt: report.TimeOrNil(t.SubmittedAt), StartedAt: report.TimeOrNil(t.StartedAt), FinishedAt: report.TimeOrNil(t.FinishedAt),
+			FollowUp: t.FollowUp})
 		paths[string(t.Lane)+"/"+t.ID] = t.Path
 	}
 	return rows, paths
@@ -115,6 +116,9 @@ func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q 
 		if want != "pending" && (want == "" || r.State == want) {
 			list = append(list, r)
 		}
+	}
+	if want == "" {
+		list = turnsTogether(list)
 	}
 	href := func(state string, page int) string {
 		v := url.Values{}
@@ -161,6 +165,9 @@ func listBatchTasks(rows []report.Row, detail func(*report.Row), name string, q 
 			State: r.State, StateWord: cmp.Or(words[r.State], r.State), Attempt: r.Attempt}
 		if row.Name == "" {
 			row.Name = r.TaskID
+		}
+		if r.FollowUp != "" {
+			row.Name = "↳ " + row.Name // the next turn of the chat above it
 		}
 		for _, at := range []*time.Time{r.FinishedAt, r.StartedAt, r.SubmittedAt} {
 			if at != nil {
@@ -240,6 +247,51 @@ func (h *httpServer) statusNames(st *status.Status) map[string]string {
 	for _, f := range st.Failed {
 		if n := h.names.of(h.store.Layout, taskfile.Kind(f.Lane), taskfile.DirFailed, f.TaskID); n != "" {
 			out[f.Lane+"/"+f.TaskID] = n
+		}
+	}
+	return out
+}
+
+// turnsTogether lists each conversation's turns together: a follow-up
+// right after the turn it continues (and its own follow-ups after it),
+// the rest in the order given. A follow-up whose parent is not in rows
+// keeps its place.
+func turnsTogether(rows []report.Row) []report.Row {
+	in := map[string]bool{}
+	for _, r := range rows {
+		in[r.TaskID] = true
+	}
+	next := map[string][]report.Row{}
+	var top []report.Row
+	for _, r := range rows {
+		if r.FollowUp != "" && r.FollowUp != r.TaskID && in[r.FollowUp] {
+			next[r.FollowUp] = append(next[r.FollowUp], r)
+			continue
+		}
+		top = append(top, r)
+	}
+	if len(next) == 0 {
+		return rows
+	}
+	out := make([]report.Row, 0, len(rows))
+	seen := map[string]bool{}
+	var add func(r report.Row)
+	add = func(r report.Row) {
+		if seen[r.TaskID] {
+			return // a cycle of follow-ups (planted): each once
+		}
+		seen[r.TaskID] = true
+		out = append(out, r)
+		for _, f := range next[r.TaskID] {
+			add(f)
+		}
+	}
+	for _, r := range top {
+		add(r)
+	}
+	for _, r := range rows { // follow-ups in a cycle, never reached from a top row
+		if !seen[r.TaskID] {
+			add(r)
 		}
 	}
 	return out

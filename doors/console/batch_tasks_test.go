@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoolgate/spoolgate/doors/report"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/fixture"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -134,6 +135,30 @@ func TestTaskName(t *testing.T) {
 	} {
 		if got := taskName(tc.title, tc.content); got != tc.want {
 			t.Errorf("taskName(%q, %q) = %q, want %q", tc.title, tc.content, got, tc.want)
+		}
+	}
+}
+
+// TestTurnsTogether: a conversation's turns are listed together, each
+// follow-up after the turn it continues; the rest keep their order.
+func TestTurnsTogether(t *testing.T) {
+	r := func(id, follows string) report.Row { return report.Row{TaskID: id, FollowUp: follows} }
+	for _, tc := range []struct {
+		name string
+		in   []report.Row
+		want string
+	}{
+		{"no conversation", []report.Row{r("a", ""), r("b", "")}, "a b"},
+		{"three turns among others", []report.Row{r("draft", ""), r("other", ""), r("shorter", "draft"), r("x", ""), r("title", "shorter")}, "draft shorter title other x"},
+		{"a parent elsewhere", []report.Row{r("a", ""), r("f", "gone")}, "a f"},
+		{"a planted cycle", []report.Row{r("a", ""), r("p", "q"), r("q", "p")}, "a p q"},
+	} {
+		var got []string
+		for _, x := range turnsTogether(tc.in) {
+			got = append(got, x.TaskID)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, got, tc.want)
 		}
 	}
 }

@@ -28,6 +28,9 @@ type BatchTask struct {
 	// no ETA (paused, no session can run) or the task waits on a held or
 	// disabled account.
 	ETA time.Time
+	// FollowUp is the task whose chat it continues (a conversation's
+	// turns are listed together).
+	FollowUp string
 }
 
 // taskEnd is one task's expected end in its lane's simulation.
@@ -46,7 +49,7 @@ func batchTasks(perLane map[taskfile.Kind][]*task, batch string) []BatchTask {
 			}
 			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
 				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt,
-				Usage: t.sum.usage, DoorToken: t.sum.doorToken})
+				Usage: t.sum.usage, DoorToken: t.sum.doorToken, FollowUp: t.sum.followUp})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BatchTask) int {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,15 @@ func TestSnapshotter_BatchTasks(t *testing.T) {
 		if i > 0 && bt.SubmittedAt.Before(st.BatchTasks[i-1].SubmittedAt) {
 			t.Errorf("%s submitted before %s, listed after it", bt.ID, st.BatchTasks[i-1].ID)
 		}
+		if bt.FollowUp != tk.FollowUp {
+			t.Errorf("%s: followUp %q, its file says %q", bt.ID, bt.FollowUp, tk.FollowUp)
+		}
+	}
+	// A follow-up says which chat it continues.
+	put(t, cfg, taskfile.KindAPI, taskfile.DirPending, taskfile.Task{TaskID: "a1-f", Model: "writer", Batch: "b1", FollowUp: "a1"})
+	st, _, _ = s.SnapshotTimeline(time.Now(), TimelineQuery{Batch: "b1"})
+	if i := slices.IndexFunc(st.BatchTasks, func(b BatchTask) bool { return b.ID == "a1-f" }); i < 0 || st.BatchTasks[i].FollowUp != "a1" {
+		t.Errorf("the follow-up's batch task: %+v", st.BatchTasks)
 	}
 	if st, _, _ := s.SnapshotTimeline(time.Now(), TimelineQuery{}); st.BatchTasks != nil {
 		t.Errorf("a timeline without a batch lists %d batch tasks", len(st.BatchTasks))

@@ -38,13 +38,15 @@ type Summary struct {
 	// filled (none once it is), joined by commas (no taskId holds one:
 	// a Summary stays comparable); the scan declines such a file.
 	After string
+	// FollowUp is the task whose chat a follow-up continues (followUp:).
+	FollowUp string
 }
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
 		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, DoorToken: t.DoorToken, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
-		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt, After: waitsFor(t)}
+		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt, After: waitsFor(t), FollowUp: t.FollowUp}
 }
 
 // waitsFor is the tasks t waits for: its after:, until its content is
