@@ -22,6 +22,7 @@ type summary struct {
 	attemptsLeftOut                                            int                      // records of the file not kept (a file no daemon wrote)
 	after                                                      []string                 // a chained task's parents, until it is filled
 	followUp                                                   string                   // the task whose chat a follow-up continues
+	parents                                                    string                   // all it waited for (after:, followUp:), for the timeline
 }
 
 func summaryOf(t *taskfile.Task) summary {
@@ -38,7 +39,7 @@ func fromSpool(s taskfile.Summary) summary {
 	return summary{
 		id: s.TaskID, model: s.Model, batch: s.Batch, owner: s.Owner, account: s.Account, attempt: s.Attempt, priority: s.Priority, resultMethod: s.ResultMethod, resultCheck: s.ResultCheck, resultFallback: s.ResultFallback, usage: s.Usage, doorToken: s.DoorToken, reasoning: s.Reasoning,
 		submittedAt: s.SubmittedAt, notBefore: s.NotBefore, startedAt: s.StartedAt,
-		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt, after: splitAfter(s.After), followUp: s.FollowUp,
+		heartbeatAt: s.HeartbeatAt, finishedAt: s.FinishedAt, after: splitAfter(s.After), followUp: s.FollowUp, parents: s.Parents,
 	}
 }
 

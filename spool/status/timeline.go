@@ -272,6 +272,11 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]*task,
 	}
 	var api []*timeline.Bar
 	var web []timeline.Bar
+	type apiWait struct {
+		b *timeline.Bar
+		s timeline.Span
+	}
+	var apiWaits []apiWait // rowed once the API bars are packed into slots
 	accounts := map[string]bool{}
 	for _, k := range taskfile.Kinds {
 		for i := range perLane[k] {
@@ -312,8 +317,18 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]*task,
 				if q.Links {
 					b.Href = TaskHref(string(k), t.sum.id)
 				}
+				// A chained task's wait for its parents, before its
+				// first attempt, in the row where that attempt ran.
+				var wait *timeline.Span
+				if i == 0 && t.sum.parents != "" && !r.ClaimedAt.IsZero() && t.sum.submittedAt.Before(r.ClaimedAt) {
+					wait = &timeline.Span{Kind: timeline.Wait, Lane: string(k), Start: t.sum.submittedAt, End: r.ClaimedAt,
+						Note: t.sum.id + " ← " + strings.ReplaceAll(t.sum.parents, ",", ", ")}
+				}
 				if k == taskfile.KindAPI {
 					api = append(api, &b)
+					if wait != nil {
+						apiWaits = append(apiWaits, apiWait{&b, *wait})
+					}
 					continue
 				}
 				acct := r.Account
@@ -322,6 +337,10 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]*task,
 				}
 				b.Row, accounts[acct] = "web/"+acct, true
 				web = append(web, b)
+				if wait != nil {
+					wait.Row = b.Row
+					c.Spans = append(c.Spans, *wait)
+				}
 				if r.Outcome == taskfile.AttemptHeld && !r.HeldUntil.IsZero() {
 					c.Spans = append(c.Spans, timeline.Span{Kind: timeline.Hold, Lane: "web", Row: b.Row, Start: r.EndedAt, End: r.HeldUntil, Note: acct})
 				}
@@ -337,6 +356,10 @@ func (s *Snapshotter) bars(c *timeline.Chart, perLane map[taskfile.Kind][]*task,
 	}
 	for _, b := range api {
 		c.Bars = append(c.Bars, *b)
+	}
+	for _, w := range apiWaits {
+		w.s.Row = w.b.Row
+		c.Spans = append(c.Spans, w.s)
 	}
 	var order []string
 	if q.Batch == "" && s.hasModels(taskfile.KindWeb) {

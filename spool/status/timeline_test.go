@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,5 +202,37 @@ func TestSnapshotter_BatchTasks(t *testing.T) {
 	}
 	if st, _, _ := s.SnapshotTimeline(time.Now(), TimelineQuery{}); st.BatchTasks != nil {
 		t.Errorf("a timeline without a batch lists %d batch tasks", len(st.BatchTasks))
+	}
+}
+
+// TestSnapshotter_ChainWaits: a chained task's wait for its parents, from
+// its submission to its first claim, is shaded in the row where it ran:
+// an API slot, a web account. A task without parents has none.
+func TestSnapshotter_ChainWaits(t *testing.T) {
+	cfg := newSpool(t)
+	rec := func(claimed time.Time, acct string) []taskfile.AttemptRecord {
+		return []taskfile.AttemptRecord{{N: 1, ClaimedAt: claimed, StartedAt: claimed, EndedAt: claimed.Add(10 * time.Second), Outcome: "success", Account: acct}}
+	}
+	put(t, cfg, taskfile.KindAPI, taskfile.DirDone, taskfile.Task{TaskID: "outline", Model: "writer", Batch: "c", Attempt: 1,
+		SubmittedAt: t0.Add(-10 * time.Minute), Attempts: rec(t0.Add(-9*time.Minute), "")})
+	put(t, cfg, taskfile.KindAPI, taskfile.DirDone, taskfile.Task{TaskID: "summary", Model: "writer", Batch: "c", Attempt: 1, After: []string{"outline"},
+		Template: "{{outline.result}}", SubmittedAt: t0.Add(-10 * time.Minute), Attempts: rec(t0.Add(-8*time.Minute), "")})
+	put(t, cfg, taskfile.KindWeb, taskfile.DirDone, taskfile.Task{TaskID: "shorter", Model: "thinker", Batch: "c", Attempt: 1, FollowUp: "outline",
+		SubmittedAt: t0.Add(-10 * time.Minute), Attempts: rec(t0.Add(-7*time.Minute), "ops2")})
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
+	_, c, err := s.SnapshotTimeline(t0, TimelineQuery{Batch: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sp := range c.Spans {
+		if sp.Kind == timeline.Wait {
+			got = append(got, fmt.Sprintf("%s %s %s-%s %s", sp.Lane, sp.Row, sp.Start.Sub(t0), sp.End.Sub(t0), sp.Note))
+		}
+	}
+	want := []string{"api api/1 -10m0s--8m0s summary ← outline", "web web/ops2 -10m0s--7m0s shorter ← outline"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("wait spans %q, want %q", got, want)
 	}
 }

@@ -40,13 +40,17 @@ type Summary struct {
 	After string
 	// FollowUp is the task whose chat a follow-up continues (followUp:).
 	FollowUp string
+	// Parents are all the tasks it waited or waits for (after: and
+	// followUp:, comma-separated), filled or not: the timeline draws the
+	// wait.
+	Parents string
 }
 
 // SummaryOf is the Summary of a decoded task.
 func SummaryOf(t *Task) Summary {
 	return Summary{TaskID: t.TaskID, Model: t.Model, Batch: t.Batch, Owner: t.Owner, Output: t.Output, Account: t.Account, ModelKind: t.ModelKind, Priority: t.Priority,
 		State: t.State, Attempt: t.Attempt, ResultMethod: t.ResultMethod, ResultCheck: t.ResultCheck, ResultFallback: t.ResultFallback, Usage: t.Usage, DoorToken: t.DoorToken, Reasoning: t.Reasoning != "", SubmittedAt: t.SubmittedAt, NotBefore: t.NotBefore,
-		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt, After: waitsFor(t), FollowUp: t.FollowUp}
+		StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt, After: waitsFor(t), FollowUp: t.FollowUp, Parents: parentsOf(t)}
 }
 
 // waitsFor is the tasks t waits for: its after:, until its content is
@@ -55,6 +59,11 @@ func waitsFor(t *Task) string {
 	if t.Filled() {
 		return ""
 	}
+	return parentsOf(t)
+}
+
+// parentsOf is t's after: and followUp:, comma-separated.
+func parentsOf(t *Task) string {
 	parents := t.After
 	if t.FollowUp != "" {
 		parents = append(parents[:len(parents):len(parents)], t.FollowUp)

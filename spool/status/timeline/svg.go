@@ -202,6 +202,10 @@ func (r *renderer) axis() {
 	r.b.WriteString("</g>\n")
 }
 
+// waitFill is a chained task's wait: the pale blue of a task not yet
+// running.
+const waitFill = "#dbe7f7"
+
 // spans shades the pauses (every row of their lane) and the holds (their
 // account's row).
 func (r *renderer) spans() {
@@ -216,8 +220,11 @@ func (r *renderer) spans() {
 		x0, x1 := r.x(s.Start), r.x(end)
 		var y0, y1 float64
 		fill, label := "url(#sg-tl-pause)", r.c.Labels.Paused
-		if s.Kind == Hold {
+		if s.Kind == Hold || s.Kind == Wait {
 			fill, label = "url(#sg-tl-hold)", r.c.Labels.Held
+			if s.Kind == Wait {
+				fill, label = waitFill, r.c.Labels.Waited
+			}
 			y, ok := r.rowY[s.Row]
 			if !ok {
 				continue
@@ -387,6 +394,9 @@ func (r *renderer) legend() {
 	}
 	item("url(#sg-tl-pause)", r.c.Labels.Paused)
 	item("url(#sg-tl-hold)", r.c.Labels.Held)
+	if slices.ContainsFunc(r.c.Spans, func(s Span) bool { return s.Kind == Wait }) {
+		item(waitFill, r.c.Labels.Waited)
+	}
 	r.b.WriteString("</g>\n")
 }
 

@@ -87,6 +87,10 @@ type SpanKind string
 const (
 	Pause SpanKind = "paused"
 	Hold  SpanKind = "held"
+	// Wait shades, in the row where a chained task or a follow-up first
+	// ran, the time it waited for its parents: from its submission to its
+	// first claim.
+	Wait SpanKind = "waited"
 )
 
 // Labels are the chart's words, in the page's language.
@@ -100,6 +104,7 @@ type Labels struct {
 	Attempts string // "%d attempts" for bars too narrow to draw apart
 	Paused   string
 	Held     string
+	Waited   string // a chained task's wait for its parents
 	Empty    string // no attempt in the span
 	LeftOut  string // "%d attempts not drawn": over a row's or a task's bound
 	Slot     string // "slot %d": an API row's name
@@ -110,7 +115,7 @@ type Labels struct {
 // LabelsEN are the English labels.
 var LabelsEN = Labels{
 	Title: "timeline of attempts", Now: "now", Attempt: "attempt", Batch: "batch", Model: "model", Took: "took",
-	Attempts: "%d attempts", Paused: "lane paused", Held: "account held by a usage limit", Empty: "no attempt in this span", Slot: "slot %d",
+	Attempts: "%d attempts", Paused: "lane paused", Held: "account held by a usage limit", Waited: "waited for its parents", Empty: "no attempt in this span", Slot: "slot %d",
 	LeftOut: "%d attempts not drawn",
 	Outcome: map[Outcome]string{Success: "success", Retried: "retried", Failed: "failed", Canceled: "canceled",
 		Held: "held by a usage limit", Returned: "handed back", Running: "running"},
@@ -120,7 +125,7 @@ var LabelsEN = Labels{
 // LabelsZH are the Chinese labels.
 var LabelsZH = Labels{
 	Title: "尝试时间线", Now: "现在", Attempt: "第几次尝试", Batch: "批次", Model: "模型", Took: "用时",
-	Attempts: "%d 次尝试", Paused: "通道已暂停", Held: "账号因用量限制暂停", Empty: "这段时间没有尝试", Slot: "槽位 %d",
+	Attempts: "%d 次尝试", Paused: "通道已暂停", Held: "账号因用量限制暂停", Waited: "等待前置任务", Empty: "这段时间没有尝试", Slot: "槽位 %d",
 	LeftOut: "%d 次尝试未画出",
 	Outcome: map[Outcome]string{Success: "成功", Retried: "已重试", Failed: "失败", Canceled: "已取消",
 		Held: "遇到用量限制", Returned: "已交回", Running: "运行中"},
