@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -172,14 +173,20 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	// When a pending or running task should end, by its lane's ETA
 	// simulation; why a pending task waits, where the snapshot knows: its
 	// lane paused.
-	ends := map[string]time.Time{}
+	ends, waits := map[string]time.Time{}, map[string][]string{}
 	for _, t := range st.BatchTasks {
 		if !t.ETA.IsZero() {
 			ends[string(t.Lane)+"/"+t.ID] = t.ETA
 		}
+		if t.State == taskfile.StatePending && len(t.Waits) > 0 {
+			waits[string(t.Lane)+"/"+t.ID] = t.Waits
+		}
 	}
 	for i, row := range v.Tasks.Rows {
-		if at, ok := ends[row.Lane+"/"+row.TaskID]; ok && row.Reason == "" {
+		k := row.Lane + "/" + row.TaskID
+		if ps, ok := waits[k]; ok && row.Reason == "" {
+			v.Tasks.Rows[i].Reason = fmt.Sprintf(v.D.WaitParents, safetext.Line(strings.Join(ps, ", ")))
+		} else if at, ok := ends[k]; ok && row.Reason == "" {
 			v.Tasks.Rows[i].Reason = v.D.ETA + " " + report.ShortTime(st.Now, at)
 		}
 	}

@@ -162,3 +162,24 @@ func TestTurnsTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPServer_BatchWaits: a pending chained task's row says which
+// parents it waits for, in the page's language.
+func TestHTTPServer_BatchWaits(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := fixture.Spool(t)
+	tk := taskfile.Task{TaskID: "child", ModelKind: taskfile.KindAPI, Model: "writer", Batch: "b1", After: []string{"a6"},
+		Content: "{{a6.result}}", State: taskfile.StatePending, SubmittedAt: time.Now()}
+	data, err := tk.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindAPI, taskfile.DirPending, "child"), data, spool.FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	h := startTestHTTP(t, cfg, nil)
+	defer h.Stop()
+	if _, body := get(t, h, "/batch/b1?state=pending"); !regexp.MustCompile(`data-id="child">.*?<td[^>]*>waits for a6</td></tr>`).Match(body) {
+		t.Errorf("the chained task's row does not say what it waits for:\n%s", body)
+	}
+}

@@ -25,7 +25,7 @@ type detailLabels struct {
 	BatchPage, Progress, ETA, Failures, Retry, RetryNote               string
 	Downloads, CSV, CSVGB, XLSX, JSONL, NoFailures, Lane, Task, Reason string
 	Tasks, All, Order, OrderNote, Name, Model, PageOf                  string
-	Prev, Next, NoTasks, WaitPaused                                    string
+	Prev, Next, NoTasks, WaitPaused, WaitParents                       string
 	Outcomes                                                           map[string]string
 }
 
@@ -43,8 +43,8 @@ var (
 		Downloads: "results", CSV: "CSV", CSVGB: "CSV (GB18030, for older Excel and WPS)", XLSX: "Excel (XLSX)", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
 		Tasks: "tasks", All: "all", Order: "#", OrderNote: "pending tasks in the order they are taken: priority first, then submission", Name: "name", Model: "model",
 		PageOf: "page %d of %d", Prev: "← previous", Next: "next →", NoTasks: "no task in this state",
-		WaitPaused: "waits: its lane is paused",
-		Outcomes:   outcomeWords(timeline.LabelsEN),
+		WaitPaused: "waits: its lane is paused", WaitParents: "waits for %s",
+		Outcomes: outcomeWords(timeline.LabelsEN),
 	}
 	detailZH = detailLabels{
 		Timeline: "时间线", Last: "最近", Hide: "隐藏", Back: "状态页",
@@ -59,8 +59,8 @@ var (
 		Downloads: "结果", CSV: "CSV", CSVGB: "CSV（GB18030，适用于旧版 Excel 和 WPS）", XLSX: "Excel 表格（XLSX）", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
 		Tasks: "任务列表", All: "全部", Order: "序号", OrderNote: "等待中的任务按领取顺序排列：先按优先级，再按提交时间", Name: "名称", Model: "模型",
 		PageOf: "第 %d 页，共 %d 页", Prev: "← 上一页", Next: "下一页 →", NoTasks: "此状态下没有任务",
-		WaitPaused: "等待：所在通道已暂停",
-		Outcomes:   outcomeWords(timeline.LabelsZH),
+		WaitPaused: "等待：所在通道已暂停", WaitParents: "等待前置任务：%s",
+		Outcomes: outcomeWords(timeline.LabelsZH),
 	}
 )
 

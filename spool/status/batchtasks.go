@@ -31,6 +31,9 @@ type BatchTask struct {
 	// FollowUp is the task whose chat it continues (a conversation's
 	// turns are listed together).
 	FollowUp string
+	// Waits are the parents a pending chained task waits for, until its
+	// claim fills it from them.
+	Waits []string
 }
 
 // taskEnd is one task's expected end in its lane's simulation.
@@ -49,7 +52,7 @@ func batchTasks(perLane map[taskfile.Kind][]*task, batch string) []BatchTask {
 			}
 			out = append(out, BatchTask{Lane: t.lane, State: taskfile.FolderState[t.dir], ID: t.sum.id, Model: t.sum.model, Path: t.path,
 				Attempt: t.sum.attempt, Priority: t.sum.priority, SubmittedAt: t.sum.submittedAt, StartedAt: t.sum.startedAt, FinishedAt: t.sum.finishedAt,
-				Usage: t.sum.usage, DoorToken: t.sum.doorToken, FollowUp: t.sum.followUp})
+				Usage: t.sum.usage, DoorToken: t.sum.doorToken, FollowUp: t.sum.followUp, Waits: t.sum.after})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b BatchTask) int {
