@@ -88,7 +88,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" list="headers" value="{{index .F "outputCol"}}">
 <label for="followUpCol">{{.A.L.FollowUp}} · {{.A.L.Column}}</label><input id="followUpCol" name="followUpCol" list="headers" value="{{index .F "followUpCol"}}">
 <label for="thenModel">{{.A.L.ThenModel}}</label><select id="thenModel" name="thenModel"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if eq .Name (index $.F "thenModel")}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
-<label for="then">{{.A.L.Then}}</label><input id="then" name="then" value="{{index .F "then"}}"><div class="meta">{{.A.L.ThenHint}}</div>
+<label for="then">{{.A.L.Then}}</label><input id="then" name="then" value="{{index .F "then"}}"><div class="meta"><code>{{"{{result}}"}}</code> {{.A.L.ThenHint}}</div>
 {{if .Header}}<datalist id="headers">{{range .Header}}<option value="{{.}}">{{end}}</datalist>{{end}}
 <label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <p><button id="preview">{{.A.L.Preview}}</button></p>
