@@ -57,7 +57,12 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	var chains chainWaits
 	var until time.Time
 	recent := map[string]*newest{} // the latest web answers in done/ by model
-	for i := range ts {
+	// Backwards: a folder is listed in name order, and names most often
+	// grow with time (ids with dates or sequence numbers), so the newest
+	// answers come first and the bounded heaps of the latest (typ,
+	// recent) turn the rest away at one comparison each; the differing
+	// tasks named are then the latest.
+	for i := len(ts) - 1; i >= 0; i-- {
 		t := ts[i]
 		ln.Counts.add(t.dir)
 		if m := t.sum.resultMethod; m != "" && t.dir == taskfile.DirDone {
