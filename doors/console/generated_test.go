@@ -70,6 +70,14 @@ func TestHTTPServer_GeneratedFiles(t *testing.T) {
 			t.Errorf("/task/web/g1 lacks %q:\n%s", want, body)
 		}
 	}
+	// The answer itself shows its image and links its file (it showed
+	// "Chart" and "figures" as text before, issue 53).
+	if n := strings.Count(string(body), `<img src="/task/web/g1/file/01.png" alt="Chart">`); n != 2 {
+		t.Errorf("the image is shown %d times, want 2 (the answer, the files)", n)
+	}
+	if !strings.Contains(string(body), `<a href="/task/web/g1/file/02.csv">figures</a>`) {
+		t.Errorf("the answer's link to its file is not a link:\n%s", body)
+	}
 	resp, body = get(t, h, "/task/web/g1/file/01.png")
 	if resp.StatusCode != 200 || string(body) != png || resp.Header.Get("Content-Type") != "image/png" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Content-Disposition") != "" {
 		t.Errorf("01.png: %d %s %q", resp.StatusCode, resp.Header, body)

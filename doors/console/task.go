@@ -185,7 +185,7 @@ table.attempts tr:nth-child(even), table.failures tr:nth-child(even){background:
 pre{background:#f6f7f9;border:1px solid #e3e6ea;border-radius:4px;padding:.6em;white-space:pre-wrap;word-break:break-word;max-height:40em;overflow:auto;font-size:13px}
 .result{display:flex;gap:1em;align-items:flex-start} .result>div{flex:1;min-width:0}
 .md{border:1px solid #e3e6ea;border-radius:4px;padding:0 .8em} .md table td,.md table th{border:1px solid #d5d9de;padding:.2em .5em}
-.md pre{max-height:none}
+.md pre{max-height:none} .md img{max-width:100%;height:auto}
 .shots{display:flex;flex-wrap:wrap;gap:1em} figure.shot{margin:.3em 0;width:26em;max-width:100%} figure.shot img{width:100%;border:1px solid #ccd;border-radius:4px}
 .bar{display:inline-block;vertical-align:middle;width:20em;height:1em;background:#e5e5e5;border-radius:3px;overflow:hidden}
 .fill{display:block;height:100%;background:#3a7} .num{margin:0 .6em;font-variant-numeric:tabular-nums}
@@ -337,7 +337,11 @@ func (h *httpServer) taskFields(v *taskView, loc located, t *taskfile.Task) {
 		v.Result = safetext.Text(t.Result)
 		files, linked := generatedFiles(loc, v.ID, t)
 		v.Files = files
-		if html, err := markdown.Render(linked); err == nil {
+		own := markdown.Own{}
+		for _, f := range files {
+			own[f.Href] = f.Image
+		}
+		if html, err := markdown.RenderOwn(linked, own); err == nil {
 			v.Rendered = html
 		}
 	}

@@ -3,7 +3,8 @@
 // Markdown (tables, strikethrough, task lists, autolinks) by goldmark, raw
 // HTML never passed through, and links kept only to http, https and
 // mailto (any other link shows as its text; an image as a link to it, so
-// the page loads nothing from elsewhere).
+// the page loads nothing from elsewhere), save the page's own files that
+// RenderOwn is told of: those images are shown, those links kept.
 package markdown
 
 import (
@@ -32,8 +33,27 @@ var md = goldmark.New(
 
 // Render returns src rendered as HTML.
 func Render(src string) (template.HTML, error) {
+	return RenderOwn(src, nil)
+}
+
+// Own are the addresses of the files a page serves itself (a task's saved
+// images and downloads), each marked true when the page may show it inline
+// (an image type it serves as such). The answer's Markdown points at them
+// once the saved files replaced the site's addresses; they are the only
+// relative addresses that stay links, and the only images shown: nothing
+// an answer names elsewhere is loaded by the page.
+type Own map[string]bool
+
+// ownKey carries a conversion's Own to the link filter.
+var ownKey = parser.NewContextKey()
+
+// RenderOwn is Render that keeps links to own's addresses and shows the
+// images among them.
+func RenderOwn(src string, own Own) (template.HTML, error) {
+	pc := parser.NewContext()
+	pc.Set(ownKey, own)
 	var b bytes.Buffer
-	if err := md.Convert([]byte(src), &b); err != nil {
+	if err := md.Convert([]byte(src), &b, parser.WithContext(pc)); err != nil {
 		return "", err
 	}
 	return template.HTML(b.String()), nil //nolint:gosec // raw HTML off, links filtered
@@ -65,6 +85,7 @@ type linkFilter struct{}
 
 func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	src := reader.Source()
+	own, _ := pc.Get(ownKey).(Own)
 	var unwrap, images []ast.Node
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
@@ -72,6 +93,9 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 		}
 		switch v := n.(type) {
 		case *ast.Link:
+			if _, ok := own[string(v.Destination)]; ok {
+				break // the page's own file
+			}
 			if !Allowed(string(v.Destination)) {
 				unwrap = append(unwrap, n)
 			} else {
@@ -88,6 +112,9 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 				v.SetAttributeString("rel", relKept)
 			}
 		case *ast.Image:
+			if own[string(v.Destination)] {
+				break // the page's own image: shown
+			}
 			images = append(images, n)
 		}
 		return ast.WalkContinue, nil
@@ -95,7 +122,8 @@ func (linkFilter) Transform(doc *ast.Document, reader text.Reader, pc parser.Con
 	for _, n := range images {
 		img := n.(*ast.Image)
 		parent := n.Parent()
-		if Allowed(string(img.Destination)) {
+		_, mine := own[string(img.Destination)]
+		if mine || Allowed(string(img.Destination)) {
 			l := ast.NewLink()
 			l.Destination = img.Destination
 			l.SetAttributeString("rel", relKept)

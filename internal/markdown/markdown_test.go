@@ -46,6 +46,29 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// A task page's own files: its saved images shown, its other files
+// linked; a relative address it does not serve (another task's, or one
+// that only starts like its own) stays text, as in Render.
+func TestRenderOwn(t *testing.T) {
+	own := Own{"/task/web/t/file/01.png": true, "/task/web/t/file/02.csv": false, "/task/web/t/file/03.pdf": false}
+	h, err := RenderOwn("![Chart 1](/task/web/t/file/01.png) [data](/task/web/t/file/02.csv) ![pdf](/task/web/t/file/03.pdf) ![other](/task/web/u/file/01.png) [x](/task/web/t/file/01.pngx) ![far](https://example.com/i.png)", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(h)
+	for _, w := range []string{`<img src="/task/web/t/file/01.png" alt="Chart 1">`, `<a href="/task/web/t/file/02.csv">data</a>`,
+		`<a href="/task/web/t/file/03.pdf" rel="nofollow noopener noreferrer">pdf</a>`, " other x ", `<a href="https://example.com/i.png" rel="nofollow noopener noreferrer">far</a>`} {
+		if !strings.Contains(s, w) {
+			t.Errorf("want %q in\n%s", w, s)
+		}
+	}
+	for _, n := range []string{`/task/web/u`, "01.pngx", `<img src="https`} {
+		if strings.Contains(s, n) {
+			t.Errorf("%q must not appear in\n%s", n, s)
+		}
+	}
+}
+
 func FuzzRender(f *testing.F) {
 	f.Add("[x](javascript:alert(1)) <script>y</script> ![i](data:image/png;base64,AAAA)")
 	f.Fuzz(func(t *testing.T, src string) {
