@@ -177,6 +177,23 @@ func (g *ModelGate) Wake(now time.Time) time.Time {
 	return wake
 }
 
+// Paused is, for each model paused by a 429 at now, when it may start
+// again (the lane's live view: its tasks' wait on the status pages).
+func (g *ModelGate) Paused(now time.Time) map[string]time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out map[string]time.Time
+	for name, q := range g.models {
+		if now.Before(q.paused) {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[name] = q.paused
+		}
+	}
+	return out
+}
+
 // PausedUntil is when model may start again after a 429 (zero: not
 // paused), for the status of the daemon and for tests.
 func (g *ModelGate) PausedUntil(model string, now time.Time) time.Time {

@@ -224,6 +224,11 @@ func (l *Lane) Info() taskfile.LaneInfo {
 	// another lock or the disk is waited for.
 	li := taskfile.LaneInfo{Kind: l.c.Kind, Concurrency: l.concurrency(), Pending: l.c.Index.Len(),
 		Paused: l.c.Store.Paused(l.c.Kind)}
+	if g, ok := l.c.Admission.(interface {
+		Paused(time.Time) map[string]time.Time
+	}); ok {
+		li.Quota = g.Paused(time.Now())
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	li.Standby, li.Holder = standby, holder

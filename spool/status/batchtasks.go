@@ -34,6 +34,10 @@ type BatchTask struct {
 	// Waits are the parents a pending chained task waits for, until its
 	// claim fills it from them.
 	Waits []string
+	// Place is a pending task's place in its lane's queue (Queue.Place);
+	// Wait why it does not start, besides the tasks ahead of it.
+	Place int
+	Wait  *Wait
 }
 
 // taskEnd is one task's expected end in its lane's simulation.

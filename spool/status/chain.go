@@ -9,21 +9,26 @@ import (
 )
 
 // chainWaits are a lane's pending chained tasks that wait for a parent,
-// each with its reason ("article waits for outline-3").
+// each with the parents it waits for ("article waits for outline-3").
 type chainWaits struct {
-	lines []string
+	lines []chainLine
 	n     int
+}
+
+type chainLine struct {
+	id      string
+	waiting []string
 }
 
 // chainHeld notes t if a parent it waits for has not ended.
 func (s *Snapshotter) chainHeld(w chainWaits, t summary) chainWaits {
-	why := WaitsFor(s.store.Layout, t.after)
-	if why == "" {
+	waiting := waitingFor(s.store.Layout, t.after)
+	if len(waiting) == 0 {
 		return w // ready, or about to fail naming its parent
 	}
 	w.n++
 	if len(w.lines) < ListCap {
-		w.lines = append(w.lines, t.id+" "+why)
+		w.lines = append(w.lines, chainLine{t.id, waiting})
 	}
 	return w
 }
@@ -32,14 +37,23 @@ func (s *Snapshotter) chainHeld(w chainWaits, t summary) chainWaits {
 // ("waits for outline-3"), reading where each parent is from the share as
 // the lanes do; "" when none is left to wait for.
 func WaitsFor(l spool.Layout, after []string) string {
+	if w := waitingFor(l, after); len(w) > 0 {
+		return chain.Verdict{Waiting: w}.Reason()
+	}
+	return ""
+}
+
+// waitingFor are the parents in after that have not ended; none when
+// they all succeeded or one of them failed (the child then fails).
+func waitingFor(l spool.Layout, after []string) []string {
 	v := chain.Judge(after, func(id string) taskfile.State {
 		_, where := l.LocateAny(id)
 		return taskfile.FolderState[where]
 	})
-	if len(v.Waiting) == 0 {
-		return ""
+	if v.Broken != "" {
+		return nil
 	}
-	return v.Reason()
+	return v.Waiting
 }
 
 // held is one Held line per waiting task, the first ListCap of them, and
@@ -47,7 +61,8 @@ func WaitsFor(l spool.Layout, after []string) string {
 func (w chainWaits) held() []Held {
 	var out []Held
 	for _, l := range w.lines {
-		out = append(out, Held{Kind: HeldChain, Count: 1, Message: l})
+		out = append(out, Held{Kind: HeldChain, Count: 1, Task: l.id, Parents: l.waiting,
+			Message: l.id + " " + chain.Verdict{Waiting: l.waiting}.Reason()})
 	}
 	if more := w.n - len(w.lines); more > 0 {
 		out = append(out, Held{Kind: HeldChain, Count: more, Message: fmt.Sprintf("%s more wait for their parents (after:)", plural(more, "task"))})

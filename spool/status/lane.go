@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -33,6 +34,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 		}
 	}
 	ln.Paused = s.store.Paused(k)
+	quota := live[k].Quota // the running daemon's 429 pauses, by model
 	ln.Incoming = countDrops(s.store.Layout.Lane(k, taskfile.DirIncoming))
 
 	shares := map[string]*BatchLane{}
@@ -117,6 +119,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 				if t.sum.batch != "" {
 					heldBatch[t.sum.batch] = "tasks wait on disabled account " + acct
 				}
+				ln.addWait(t.sum.id, Wait{Kind: HeldAccount, Account: acct, Hold: HoldDisabled})
 				continue
 			}
 			// Every account it may run on is off or held, some by a limit.
@@ -125,12 +128,17 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 				if t.sum.batch != "" {
 					heldBatch[t.sum.batch] = "tasks wait on account " + acct + ", held"
 				}
+				ln.addWait(t.sum.id, accountWait(acct, off, holds))
 				continue
+			}
+			if q, ok := quota[t.sum.model]; ok && q.After(now) {
+				ln.addWait(t.sum.id, Wait{Kind: HeldQuota, Model: t.sum.model, Until: ptr(q)})
 			}
 			if len(t.sum.after) > 0 {
 				chains = s.chainHeld(chains, t.sum)
 			}
 			if t.sum.notBefore.After(now) {
+				ln.addWait(t.sum.id, Wait{Kind: HeldDeferred, Until: ptr(t.sum.notBefore)})
 				deferred++
 				if until.IsZero() || t.sum.notBefore.Before(until) {
 					until = t.sum.notBefore
@@ -183,13 +191,15 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	sort.Strings(accts)
 	for _, a := range accts {
 		if h, ok := holds[a]; ok && !s.disabledAccount(a, disabled) {
-			hd := Held{Kind: HeldAccount, Account: a, Count: heldAccount[a], Reason: h.Reason}
+			hd := Held{Kind: HeldAccount, Account: a, Count: heldAccount[a], Reason: h.Reason, Hold: cmp.Or(h.Kind, HoldLimit)}
 			switch {
 			case h.Err != "":
+				hd.Hold, hd.Reason = "unreadable", h.Err
 				hd.Message = fmt.Sprintf("%s: account %s is held: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.Reason, a)
 			case h.Kind == taskfile.HoldPaused:
 				hd.Message = fmt.Sprintf("%s: account %s is %s: %s (spoolgate resume --account %s)", wait(heldAccount[a]), a, h.What(), h.Reason, a)
 			case h.SignIn():
+				hd.Site = h.Site
 				shot := ""
 				if h.Screenshot != "" {
 					shot = "; screenshot " + h.Screenshot
@@ -202,11 +212,11 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 			ln.Held = append(ln.Held, hd)
 			continue
 		}
-		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a],
+		ln.Held = append(ln.Held, Held{Kind: HeldAccount, Account: a, Count: heldAccount[a], Hold: HoldDisabled,
 			Message: fmt.Sprintf("%s: %s", wait(heldAccount[a]), disabledText(a))})
 	}
 	if k == taskfile.KindWeb {
-		ln.Held = append(ln.Held, s.pacedHeld(ts, now)...)
+		ln.Held = append(ln.Held, s.pacedHeld(&ln, ts, now)...)
 		pid, host := s.runner()
 		if pid != 0 {
 			ln.Runner = fmt.Sprintf("pid %d on %s", pid, host)
@@ -215,6 +225,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 			h := Held{Kind: HeldStandby, Message: "this daemon is in standby: another process runs the web lane"}
 			if li.Holder != "" {
 				h.Message = "this daemon is in standby behind " + li.Holder
+				h.Holder = li.Holder
 			}
 			h.PID, h.Host = pid, host
 			ln.Held = append(ln.Held, h)
@@ -253,6 +264,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 		}
 		ends[i] = taskEnd{batch: b, id: id, at: now.Add(f)}
 	}
+	ln.ends, ln.queued = ends, len(running)
 	if ln.Paused && len(running)+len(pending) > 0 {
 		ln.ETA.Note = "lane paused"
 	} else if ln.RunnableSessions != nil && *ln.RunnableSessions == 0 && len(pending) > 0 {
@@ -260,7 +272,7 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 	} else {
 		ln.ETA.Seconds = ptr(secs(end))
 		ln.ETA.At = ptr(now.Add(end))
-		ln.ends = ends
+		ln.estimated = true
 		if n := ln.Counts.Pending - len(pending); n > 0 {
 			ln.ETA.Note = fmt.Sprintf("excludes %s held by a disabled account", plural(n, "task"))
 			if len(holds) > 0 {

@@ -26,7 +26,7 @@ func (s *Snapshotter) pacedUntil(account string, now time.Time) (time.Time, stri
 // of accounts) that every one of them is paced, the pending tasks that
 // wait for it and until when the first may start. Such tasks stay
 // pending; nothing is spent.
-func (s *Snapshotter) pacedHeld(ts []*task, now time.Time) []Held {
+func (s *Snapshotter) pacedHeld(ln *Lane, ts []*task, now time.Time) []Held {
 	type paced struct {
 		until time.Time
 		by    string
@@ -42,6 +42,17 @@ func (s *Snapshotter) pacedHeld(ts []*task, now time.Time) []Held {
 		}
 		return p
 	}
+	// The first of the accounts to be free again says when the task may
+	// start, and by which rule.
+	firstOf := func(accts string) paced {
+		first := paced{}
+		for _, a := range strings.Split(accts, ", ") {
+			if p := lookup(a); p != nil && (first.until.IsZero() || p.until.Before(first.until)) {
+				first = *p
+			}
+		}
+		return first
+	}
 	count := map[string]int{}
 	for _, t := range ts {
 		if t.dir != taskfile.DirPending {
@@ -49,6 +60,8 @@ func (s *Snapshotter) pacedHeld(ts []*task, now time.Time) []Held {
 		}
 		if accts, held := s.heldBy(t.sum.model, func(a string) bool { return lookup(a) != nil }); held {
 			count[accts]++
+			p := firstOf(accts)
+			ln.addWait(t.sum.id, Wait{Kind: HeldPaced, Account: accts, Reason: p.by, Until: ptr(p.until)})
 		}
 	}
 	keys := make([]string, 0, len(count))
@@ -58,12 +71,7 @@ func (s *Snapshotter) pacedHeld(ts []*task, now time.Time) []Held {
 	sort.Strings(keys)
 	var out []Held
 	for _, k := range keys {
-		first := paced{}
-		for _, a := range strings.Split(k, ", ") {
-			if p := lookup(a); p != nil && (first.until.IsZero() || p.until.Before(first.until)) {
-				first = *p
-			}
-		}
+		first := firstOf(k)
 		out = append(out, Held{Kind: HeldPaced, Account: k, Count: count[k], Until: ptr(first.until), Reason: first.by,
 			Message: fmt.Sprintf("%s: account %s paced until %s (%s)", wait(count[k]), k, first.until.Local().Format("15:04:05"), first.by)})
 	}

@@ -253,9 +253,15 @@ type Progress struct {
 type Lane struct {
 	// Lane is "web" or "api".
 	Lane string `json:"lane"`
-	// ends are the expected ends of its running and pending tasks, by the
-	// ETA's simulation, when the lane has an ETA (for the batch page).
-	ends []taskEnd
+	// ends are the expected ends of its running tasks (the first queued)
+	// and its pending ones in the order they will start, by the ETA's
+	// simulation; they are an estimate only when estimated (the lane has
+	// an ETA: not paused, some session can run). waits are its pending
+	// tasks' own reasons to wait (QueueOf, the batch page).
+	ends      []taskEnd
+	queued    int
+	estimated bool
+	waits     map[string]Wait
 	// Concurrency is how many tasks the lane runs at once: for web, one per
 	// session (account), each running one at a time, always; for api,
 	// api.concurrency.
@@ -363,37 +369,6 @@ type ETA struct {
 	Samples int `json:"samples"`
 	// Note says why Seconds is null, if it is.
 	Note string `json:"note,omitempty"`
-}
-
-// Held kinds.
-const (
-	HeldPaused   = "paused"   // the lane's paused file exists
-	HeldAccount  = "account"  // tasks of a disabled or held account wait
-	HeldRunner   = "runner"   // web: the runner lock is held elsewhere and nothing runs
-	HeldStandby  = "standby"  // web: this daemon waits for the runner lock
-	HeldDeferred = "deferred" // tasks wait for their notBefore (retry back-off)
-	HeldChain    = "chain"    // a chained task waits for its parents (after:)
-)
-
-// Held is one reason tasks of a lane do not run.
-type Held struct {
-	// Kind is one of paused, account, paced, runner, standby, deferred.
-	Kind string `json:"kind"`
-	// Message is the reason in one line, for people.
-	Message string `json:"message"`
-	// Count is how many pending tasks it holds (0 when it holds the lane).
-	Count int `json:"count,omitempty"`
-	// Account names the disabled or held account (kind account).
-	Account string `json:"account,omitempty"`
-	// Until is the earliest notBefore (kind deferred), or when the
-	// account's hold ends (kind account, held by a usage limit).
-	Until *time.Time `json:"until,omitempty"`
-	// Reason is the usage-limit message that holds the account (kind
-	// account; empty for a disabled one).
-	Reason string `json:"reason,omitempty"`
-	// PID and Host name the runner lock's holder (kinds runner, standby).
-	PID  int    `json:"pid,omitempty"`
-	Host string `json:"host,omitempty"`
 }
 
 // Batch is one batch's view across both lanes.

@@ -68,17 +68,33 @@ func (s *Snapshotter) SnapshotTimeline(now time.Time, q TimelineQuery) (*Status,
 	}
 	if q.Batch != "" {
 		st.BatchTasks = batchTasks(perLane, q.Batch)
-		ends := map[string]time.Time{}
+		type queued struct {
+			at    time.Time
+			place int
+		}
+		ends := map[string]queued{}
 		for _, ln := range st.Lanes {
-			for _, e := range ln.ends {
-				if e.batch == q.Batch {
-					ends[ln.Lane+"/"+e.id] = e.at
+			for i, e := range ln.ends {
+				if e.batch != q.Batch {
+					continue
 				}
+				var v queued
+				if ln.estimated {
+					v.at = e.at
+				}
+				if i >= ln.queued {
+					v.place = i - ln.queued + 1
+				}
+				ends[ln.Lane+"/"+e.id] = v
 			}
 		}
 		for i, t := range st.BatchTasks {
 			if t.State == taskfile.StatePending || t.State == taskfile.StateRunning {
-				st.BatchTasks[i].ETA = ends[string(t.Lane)+"/"+t.ID]
+				v := ends[string(t.Lane)+"/"+t.ID]
+				st.BatchTasks[i].ETA, st.BatchTasks[i].Place = v.at, v.place
+			}
+			if t.State == taskfile.StatePending {
+				st.BatchTasks[i].Wait = st.waitOf(string(t.Lane), t.ID)
 			}
 		}
 	}

@@ -59,4 +59,7 @@ type LaneInfo struct {
 	Holder  string `json:"holder,omitempty"`
 	// Sessions are the web lane's sessions, one per account.
 	Sessions []SessionInfo `json:"sessions,omitempty"`
+	// Quota is, per API model the vendor answered 429, when it may start
+	// again (its Retry-After): its tasks wait until then, in this daemon.
+	Quota map[string]time.Time `json:"quota,omitempty"`
 }
