@@ -171,31 +171,38 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	v.Usage = batchUsageOf(st.BatchTasks, h.cfg, L.Lang)
 	v.Tasks = listBatchTasks(rows, detail, name, r.URL.Query(), L, v.D, st.Now)
 	// When a pending or running task should end, by its lane's ETA
-	// simulation; why a pending task waits, where the snapshot knows: its
-	// lane paused.
-	ends, waits := map[string]time.Time{}, map[string][]string{}
+	// simulation, and why a pending one waits besides the tasks ahead of
+	// it: its parents, its lane paused, its accounts held or paced, a
+	// retry's back-off, its model's quota.
+	type queued struct {
+		eta   time.Time
+		wait  *status.Wait
+		after []string
+	}
+	byTask := map[string]queued{}
 	for _, t := range st.BatchTasks {
-		if !t.ETA.IsZero() {
-			ends[string(t.Lane)+"/"+t.ID] = t.ETA
-		}
-		if t.State == taskfile.StatePending && len(t.Waits) > 0 {
-			waits[string(t.Lane)+"/"+t.ID] = t.Waits
+		if t.State == taskfile.StatePending || t.State == taskfile.StateRunning {
+			byTask[string(t.Lane)+"/"+t.ID] = queued{eta: t.ETA, wait: t.Wait, after: t.Waits}
 		}
 	}
 	for i, row := range v.Tasks.Rows {
-		k := row.Lane + "/" + row.TaskID
-		if ps, ok := waits[k]; ok && row.Reason == "" {
-			v.Tasks.Rows[i].Reason = fmt.Sprintf(v.D.WaitParents, safetext.Line(strings.Join(ps, ", ")))
-		} else if at, ok := ends[k]; ok && row.Reason == "" {
-			v.Tasks.Rows[i].Reason = v.D.ETA + " " + report.ShortTime(st.Now, at)
+		q, ok := byTask[row.Lane+"/"+row.TaskID]
+		if !ok || row.Reason != "" {
+			continue
 		}
-	}
-	for _, ln := range st.Lanes {
-		for i, row := range v.Tasks.Rows {
-			if ln.Paused && row.State == "pending" && row.Lane == ln.Lane {
-				v.Tasks.Rows[i].Reason = v.D.WaitPaused
-			}
+		var why []string
+		if row.State == "pending" && len(q.after) > 0 {
+			why = append(why, fmt.Sprintf(v.D.WaitParents, safetext.Line(strings.Join(q.after, ", "))))
 		}
+		if row.State == "pending" && q.wait != nil {
+			why = append(why, waitText(L, st.Now, q.wait))
+		}
+		if !q.eta.IsZero() && (row.State != "pending" || len(q.after) == 0) {
+			// A chained task's ETA would count on its parents' ends,
+			// which the lane's simulation does not know: none is shown.
+			why = append(why, v.D.ETA+" "+report.ShortTime(st.Now, q.eta))
+		}
+		v.Tasks.Rows[i].Reason = strings.Join(why, " · ")
 	}
 	v.Retry = "spoolgate retry --batch " + shellQuote(name) + " --failed"
 	dl := batchHref(name) + "?download="

@@ -2,11 +2,13 @@ package console
 
 import (
 	"fmt"
+	"html/template"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spoolgate/spoolgate/doors/report"
+	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/status"
 	"github.com/spoolgate/spoolgate/spool/status/timeline"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -97,9 +99,9 @@ var (
 		"startedAt": "开始时间", "heartbeatAt": "最近心跳", "finishedAt": "结束时间", "owner": "执行者", "account": "账号",
 		"browserPid": "浏览器进程号", "errorClass": "错误类别", "error": "错误", "title": "标题",
 		"after": "等待的任务", "followUp": "接续的对话", "waits": "正在等待",
+		"queue": "排队位置", "eta": "预计完成", "held": "等待原因",
 		"usage": "令牌用量", "resultFormat": "结果格式", "resultMethod": "读取方式", "resultCheck": "结果核对", "resultDiff": "与页面的差异"}
-	classesZH = map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
-		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消", "parent": "前置任务失败"}
+	classesZH  = timeline.LabelsZH.Classes
 	sessionsZH = map[string]string{"running": "运行中", "idle": "空闲", "disabled": "已停用", "held": "暂停中", "paused": "已由操作员暂停",
 		"logged out": "已退出登录", "signed out": "已退出登录", "challenge": "遇到人机验证", "leased by another host": "由另一台主机租用",
 		"standby": "待命", "blocked by a foreign file": "被外来文件挡住"}
@@ -185,4 +187,153 @@ func sessionText(l pageLabels, now time.Time, s status.Session) string {
 		return "限速至 " + clockZH(now, *s.PacedUntil) + "（" + s.PacedBy + "）"
 	}
 	return l.word(sessionsZH, s.State)
+}
+
+// waitText is why a pending task waits (status.Wait), in the page's
+// language: account names, a site's message and a pace's rule as written.
+func waitText(l pageLabels, now time.Time, w *status.Wait) string {
+	if w == nil {
+		return ""
+	}
+	zh := l.Lang == labelsZH.Lang
+	clock := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		if zh {
+			return clockZH(now, *t)
+		}
+		return report.ShortTime(now, *t)
+	}
+	reason := func(sep string) string {
+		if w.Reason == "" {
+			return ""
+		}
+		return sep + safetext.Line(w.Reason)
+	}
+	a := safetext.Line(w.Account)
+	switch w.Kind {
+	case status.HeldPaused:
+		if zh {
+			return "等待：所在通道已暂停"
+		}
+		return "waits: its lane is paused"
+	case status.HeldPaced:
+		if zh {
+			return "账号 " + a + " 限速至 " + clock(w.Until) + "（" + safetext.Line(w.Reason) + "）"
+		}
+		return "account " + a + " paced until " + clock(w.Until) + " (" + safetext.Line(w.Reason) + ")"
+	case status.HeldDeferred:
+		if zh {
+			return "重试退避，最早 " + clock(w.Until) + " 开始"
+		}
+		return "retry back-off until " + clock(w.Until)
+	case status.HeldQuota:
+		if zh {
+			return "模型 " + safetext.Line(w.Model) + " 的额度已用尽（429），暂停至 " + clock(w.Until)
+		}
+		return "model " + safetext.Line(w.Model) + "'s quota is spent (429) until " + clock(w.Until)
+	case status.HeldAccount:
+		if w.Hold == status.HoldDisabled && !zh {
+			return disabledWords(a)
+		}
+		words, ok := holdWords[w.Hold]
+		if !ok {
+			words = holdWords[""]
+		}
+		lang, sep := 0, ": "
+		if zh {
+			lang, sep = 1, "："
+		}
+		if w.Hold == status.HoldLimit {
+			return fmt.Sprintf(words[lang], a, clock(w.Until)) + reason(sep)
+		}
+		return fmt.Sprintf(words[lang], a) + reason(sep)
+	}
+	return w.Kind
+}
+
+// holdWords say, in English and Chinese, that an account (%s) keeps a
+// task waiting by its state (status.Wait.Hold); a usage limit's say
+// until when (%s).
+var holdWords = map[string][2]string{
+	status.HoldDisabled:    {"account %s is disabled", "账号 %s 已停用"},
+	status.HoldLimit:       {"account %s held by a usage limit until %s", "账号 %s 因用量限制暂停至 %s"},
+	taskfile.HoldSignedOut: {"account %s signed out: an operator must sign in", "账号 %s 已退出登录，等操作员重新登录"},
+	taskfile.HoldChallenge: {"account %s held by a challenge: an operator must clear it", "账号 %s 遇到人机验证，等操作员处理"},
+	taskfile.HoldPaused:    {"account %s paused by an operator", "账号 %s 已由操作员暂停"},
+	"":                     {"account %s held", "账号 %s 暂停中"},
+}
+
+// disabledWords says that an account, or several joined by ", ", is
+// disabled.
+func disabledWords(a string) string {
+	if strings.Contains(a, ", ") {
+		return "accounts " + a + " are disabled"
+	}
+	return "account " + a + " is disabled"
+}
+
+// heldHTML is one of a lane's held lines: in English the snapshot's
+// message as written (it names the commands to run); in Chinese built
+// from the line's fields, with names, a site's words and the commands
+// kept as written and marked so.
+func heldHTML(l pageLabels, now time.Time, lane string, h status.Held) template.HTML {
+	esc := template.HTMLEscapeString
+	if l.Lang != labelsZH.Lang {
+		return template.HTML(`<span translate="no">` + esc(h.Message) + `</span>`) //nolint:gosec // escaped
+	}
+	data := func(s string) string { return `<span translate="no">` + esc(safetext.Line(s)) + `</span>` }
+	cmd := func(s string) string { return `<code>` + esc(s) + `</code>` }
+	clock := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return clockZH(now, *t)
+	}
+	n := fmt.Sprintf("%d 个任务在等待：", h.Count)
+	acct := "账号 " + data(h.Account)
+	resume := "（恢复：" + cmd("spoolgate resume --account "+h.Account) + "）"
+	reason := ""
+	if h.Reason != "" {
+		reason = "：" + data(h.Reason)
+	}
+	var s string
+	switch {
+	case h.Kind == status.HeldPaused && h.Host != "":
+		s = "通道在主机 " + data(h.Host) + " 上已暂停（恢复：" + cmd("spoolgate resume "+lane+" --host "+safetext.ShellArg(h.Host)) + "）"
+	case h.Kind == status.HeldPaused:
+		s = "通道已暂停：不再领取新任务（恢复：" + cmd("spoolgate resume "+lane) + "）"
+	case h.Kind == status.HeldAccount && h.Hold == status.HoldDisabled:
+		s = n + acct + " 已停用"
+	case h.Kind == status.HeldAccount && h.Hold == status.HoldLimit:
+		s = n + acct + " 因用量限制暂停至 " + clock(h.Until) + reason + resume
+	case h.Kind == status.HeldAccount && h.Hold == taskfile.HoldPaused:
+		s = n + acct + " 已由操作员暂停" + reason + resume
+	case h.Kind == status.HeldAccount && (h.Hold == taskfile.HoldSignedOut || h.Hold == taskfile.HoldChallenge):
+		what := " 已退出登录"
+		if h.Hold == taskfile.HoldChallenge {
+			what = " 遇到人机验证"
+		}
+		s = n + acct + what + reason + "（登录：" + cmd("spoolgate login "+h.Site+" --account "+h.Account) + "；或 " + cmd("spoolgate resume --account "+h.Account) + "）"
+	case h.Kind == status.HeldAccount:
+		s = n + acct + " 暂停中" + reason + resume
+	case h.Kind == status.HeldPaced:
+		s = n + acct + " 限速至 " + clock(h.Until) + "（" + data(h.Reason) + "）"
+	case h.Kind == status.HeldStandby && h.Holder != "":
+		s = "本守护进程处于待命，排在 " + data(h.Holder) + " 之后"
+	case h.Kind == status.HeldStandby:
+		s = "本守护进程处于待命：另一个进程在运行网页通道"
+	case h.Kind == status.HeldRunner:
+		s = n + fmt.Sprintf("网页运行锁被主机 %s 上的进程 %d 占用，但它没有在运行任务（是登录会话吗？）", data(h.Host), h.PID)
+	case h.Kind == status.HeldDeferred:
+		s = fmt.Sprintf("%d 个任务推迟到 %s（重试退避）", h.Count, clock(h.Until))
+	case h.Kind == status.HeldChain && h.Task != "":
+		s = "任务 " + data(h.Task) + " 等待前置任务 " + data(strings.Join(h.Parents, ", "))
+	case h.Kind == status.HeldChain:
+		s = fmt.Sprintf("另有 %d 个任务在等待前置任务（%s）", h.Count, cmd("after:"))
+	default:
+		s = data(h.Message)
+	}
+	return template.HTML(s) //nolint:gosec // every piece from the spool escaped
 }

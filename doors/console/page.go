@@ -29,7 +29,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"eta":          func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, false) },
 	"etab":         func(l pageLabels, st *status.Status, e status.ETA) string { return etaText(l, st.Now, e, true) },
 	"cls":          func(l pageLabels, c string) string { return l.word(classesZH, c) },
-	"when":         func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
+	"held": func(l pageLabels, st *status.Status, lane string, h status.Held) template.HTML {
+		return heldHTML(l, st.Now, lane, h)
+	},
+	"when": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") },
 	"short": func(st *status.Status, t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -91,7 +94,7 @@ table{border-collapse:collapse;margin:.3em 0} td,th{padding:.15em .7em .15em 0;t
 {{if .Sessions}}<table class="sessions"><caption>{{$.L.Sessions}}</caption><tr><th>{{$.L.Account}}</th><th>{{$.L.Site}}</th><th>{{$.L.State}}</th><th>{{$.L.Lease}}</th><th>{{$.L.Finished}}</th><th>{{$.L.Failed}}</th></tr>
 {{range .Sessions}}<tr class="session" data-account="{{.Account}}" data-state="{{.State}}"><td><span translate="no">{{.Account}}</span>{{if and $.A.Admin .Site}} <a class="live" href="/live/{{.Account}}">{{$.A.L.LiveLink}}</a>{{end}}{{if and $.A.Admin (ne .State "paused") (ne .State "held") (ne .State "disabled")}} <form class="inline" method="post" action="/action"><input type="hidden" name="csrf" value="{{$.A.CSRF}}"><input type="hidden" name="back" value="/"><input type="hidden" name="do" value="pause-account"><input type="hidden" name="account" value="{{.Account}}"><button class="pause-account">{{$.A.L.PauseAccount}}</button></form>{{end}}</td><td translate="no">{{.Site}}</td><td>{{sessionState $.L $.St .}}{{with shotHref .Screenshot}} <a class="shot" href="{{.}}">{{$.L.Screenshot}}</a>{{end}}</td><td translate="no">{{.Lease}}{{.BlockedBy}}</td><td>{{.Finished}}</td><td>{{.Failed}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Held}}<div class="held">{{$.L.Held}}<span translate="no">{{.Message}}</span></div>
+{{range .Held}}<div class="held" data-kind="{{.Kind}}">{{$.L.Held}}{{held $.L $.St $lane .}}</div>
 {{end}}{{if .RejectedDrops}}<table class="rejected-drops"><caption>{{$.L.RejectedDrops}}</caption><tr><th>{{$.L.When}}</th><th>{{$.L.File}}</th><th>{{$.L.Reason}}</th></tr>
 {{range .RejectedDrops}}<tr class="rejected-drop"><td>{{short $.St .At}}</td><td translate="no">{{.File}}</td><td translate="no">{{.Reason}}</td></tr>
 {{end}}{{if .RejectedMore}}<tr><td colspan="3" class="meta more">{{printf $.L.More .RejectedMore}}</td></tr>{{end}}</table>{{end}}

@@ -52,7 +52,20 @@ var testClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true
 
 func get(t *testing.T, h *httpServer, path string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := testClient.Get("http://" + h.Addr().String() + path)
+	return getIn(t, h, path, "")
+}
+
+// getIn is get with the browser's Accept-Language set to lang.
+func getIn(t *testing.T, h *httpServer, path, lang string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+h.Addr().String()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lang != "" {
+		req.Header.Set("Accept-Language", lang)
+	}
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,6 +202,7 @@ func (h *httpServer) taskPage(w http.ResponseWriter, r *http.Request) {
 	L := labelsFor(r)
 	v := taskView{L: L, D: L.detail(), Lane: lane, ID: id, Dir: loc.dir, Month: loc.month, A: h.actView(r, L)}
 	h.fillTask(&v, loc)
+	h.queueFields(&v)
 	v.Levels = L.bulk().Levels
 	v.StateWord = stateWord(L, string(cmp.Or(taskfile.FolderState[loc.dir], taskfile.State(loc.dir))))
 	if loc.dir == taskfile.DirPending || loc.dir == taskfile.DirRunning || loc.dir == taskfile.DirIncoming {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 
+	"github.com/spoolgate/spoolgate/doors/report"
 	"github.com/spoolgate/spoolgate/internal/markdown"
 	"github.com/spoolgate/spoolgate/internal/safetext"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
@@ -63,4 +64,42 @@ func reasoningOf(lang string, t *taskfile.Task) *reasoningView {
 		v.Rendered = html
 	}
 	return v
+}
+
+// queueFields are a pending task's place in its lane's queue, its ETA and
+// why it waits besides the tasks ahead of it, and a running task's ETA,
+// from the snapshot every page reads (issue 53: a pending task's page
+// said only "pending").
+func (h *httpServer) queueFields(v *taskView) {
+	if v.Dir != taskfile.DirPending && v.Dir != taskfile.DirRunning {
+		return
+	}
+	st, err := h.snap.Snapshot(h.now())
+	if err != nil {
+		return
+	}
+	q := st.QueueOf(v.Lane, v.ID)
+	zh := v.L.Lang == labelsZH.Lang
+	word := func(k, val string) {
+		if val != "" {
+			v.Fields = append(v.Fields, field{K: v.L.word(fieldNamesZH, k), V: val, Word: true})
+		}
+	}
+	if q.Place > 0 {
+		if zh {
+			word("queue", fmt.Sprintf("第 %d 位，共 %d 个", q.Place, q.Of))
+		} else {
+			word("queue", fmt.Sprintf("%d of %d", q.Place, q.Of))
+		}
+	}
+	if !q.ETA.IsZero() {
+		if zh {
+			word("eta", clockZH(st.Now, q.ETA))
+		} else {
+			word("eta", report.ShortTime(st.Now, q.ETA))
+		}
+	}
+	if q.Wait != nil && v.Dir == taskfile.DirPending {
+		v.Fields = append(v.Fields, field{K: v.L.word(fieldNamesZH, "held"), V: waitText(v.L, st.Now, q.Wait)})
+	}
 }

@@ -338,8 +338,8 @@ func (r *renderer) bar(row Row, g *group) {
 		}
 		parts = append(parts, L.Model+" "+b.Model)
 		out := L.Outcome[b.Outcome]
-		if b.Class != "" && b.Outcome != Success {
-			out += " (" + b.Class + ")"
+		if b.Class != "" && b.Outcome != Success && b.Class != string(b.Outcome) { // "canceled (canceled)" says it once
+			out += " (" + cmp.Or(L.Classes[b.Class], b.Class) + ")"
 		}
 		parts = append(parts, out, L.Took+" "+took(r.end(b).Sub(b.Start)), r.clock(b.Start)+"–"+r.clock(r.end(b)))
 		title = strings.Join(parts, " · ")

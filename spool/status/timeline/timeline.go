@@ -110,6 +110,9 @@ type Labels struct {
 	Slot     string // "slot %d": an API row's name
 	Outcome  map[Outcome]string
 	Lanes    map[string]string // "api" -> "API slots"
+	// Classes are the error classes in these words; a class not in it is
+	// shown as the task file spells it.
+	Classes map[string]string
 }
 
 // LabelsEN are the English labels.
@@ -130,6 +133,9 @@ var LabelsZH = Labels{
 	Outcome: map[Outcome]string{Success: "成功", Retried: "已重试", Failed: "失败", Canceled: "已取消",
 		Held: "遇到用量限制", Returned: "已交回", Running: "运行中"},
 	Lanes: map[string]string{"api": "API 槽位", "web": "网页会话"},
+	Classes: map[string]string{"transient": "暂时性错误", "permanent": "永久性错误", "invalid": "无效任务",
+		"duplicate": "重复提交", "schema": "不符合输出格式", "canceled": "已取消", "parent": "前置任务失败",
+		"stale": "心跳超时", "account": "账号问题", "environment": "运行环境问题"},
 }
 
 // Chart is everything one picture shows.
