@@ -99,6 +99,8 @@ func (a actionLabels) TooMany(secs int) string { return fmt.Sprintf(a.tooMany, m
 // a level, "host" and "account" before a name.
 var (
 	bulkDetail    = regexp.MustCompile(`bulk: (\d+) of (\d+)`)
+	countDetail   = regexp.MustCompile(`^(\d+) of (\d+)$`)
+	importDetail  = regexp.MustCompile(`^(\d+) rows, (\d+) refused$`)
 	detailWord    = regexp.MustCompile(`^(pending|running|high|normal|low)$|\b(host|account) `)
 	auditDetailZH = map[string]string{"pending": "等待中", "running": "运行中", "high": "高", "normal": "普通", "low": "低", "host ": "主机 ", "account ": "账号 "}
 )
@@ -111,6 +113,8 @@ func (a actionLabels) detailWords(d string) string {
 		return d
 	}
 	d = bulkDetail.ReplaceAllString(d, "批量：$1 / $2")
+	d = countDetail.ReplaceAllString(d, "$1 / $2")
+	d = importDetail.ReplaceAllString(d, "$1 行，拒收 $2 行")
 	parts := strings.Split(d, ", ")
 	for i, p := range parts {
 		parts[i] = detailWord.ReplaceAllStringFunc(p, func(w string) string { return auditDetailZH[w] })

@@ -79,6 +79,7 @@ func TestActionLabels_DetailWords(t *testing.T) {
 	for _, tc := range []struct{ en, zh string }{
 		{"bulk: 5 of 5", "批量：5 / 5"},
 		{"high, bulk: 2 of 3", "高，批量：2 / 3"},
+		{"3 of 4", "3 / 4"}, {"30 rows, 1 refused", "30 行，拒收 1 行"},
 		{"running", "运行中"},
 		{"web host runner-1", "web 主机 runner-1"},
 		{"account a1", "账号 a1"},

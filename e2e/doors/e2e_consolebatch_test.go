@@ -218,4 +218,23 @@ func TestE2E_ConsoleBatch(t *testing.T) {
 	if len(cancels) != 1 || cancels[0].User != "王芳" || !slices.Equal(cancels[0].Tasks, ticked) || cancels[0].Detail != "bulk: 5 of 5" {
 		t.Errorf("the audit trail's cancels: %+v", cancels)
 	}
+
+	// In Chinese: the status page says the lane is paused and how to
+	// resume it; a pending task's page gives its place in the queue and
+	// why it waits; neither shows English outside data and code.
+	inChinese(t, b)
+	b.do("status in Chinese", chromedp.Navigate(b.base+"/"), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if held := eval[string](b, `document.querySelector("section .held[data-kind=paused]")?.textContent || ""`); !strings.Contains(held, "通道已暂停：不再领取新任务") {
+		t.Errorf("the paused lane's held line in Chinese: %q", held)
+	}
+	noEnglish(t, b, "the status page of a paused lane")
+	// The first of the batch's pending list is the first of its lane.
+	b.do("pending list", chromedp.Navigate(b.base+"/batch/"+batch+"?state=pending"), chromedp.WaitVisible(chromedp.CSS("tr.batch-task")))
+	first := eval[string](b, `document.querySelector("tr.batch-task td:nth-child(3) a").getAttribute("href")`)
+	b.do("pending task in Chinese", chromedp.Navigate(b.base+first), chromedp.WaitVisible(chromedp.CSS("h1")))
+	fields := eval[string](b, `document.querySelector("table.fields").textContent`)
+	if !strings.Contains(fields, "排队位置第 1 位，共 26 个") || !strings.Contains(fields, "等待原因等待：所在通道已暂停") {
+		t.Errorf("the pending task's page does not say its place and why it waits: %q", fields)
+	}
+	noEnglish(t, b, "a pending task's page")
 }

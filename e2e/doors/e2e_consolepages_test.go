@@ -122,22 +122,8 @@ func TestE2E_ConsolePages(t *testing.T) {
 	// code: what a page marks translate="no" (task ids, batch, model and
 	// account names, file names, the answer, a vendor's error), <code>
 	// and <pre>. zhAllowed lists the words that stay as they are.
-	if _, err := chromedp.Call(b.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Language": "zh-CN,zh;q=0.9"}}); err != nil {
-		t.Fatal(err)
-	}
-	word := regexp.MustCompile(`[A-Za-z][A-Za-z'-]*[A-Za-z]`)
-	english := func(what string) {
-		t.Helper()
-		var left []string
-		for _, w := range word.FindAllString(eval[string](b, zhText), -1) {
-			if !zhAllowed[strings.ToLower(w)] && !slices.Contains(left, w) {
-				left = append(left, w)
-			}
-		}
-		if len(left) > 0 {
-			t.Errorf("%s in Chinese shows English: %q", what, left)
-		}
-	}
+	inChinese(t, b)
+	english := func(what string) { t.Helper(); noEnglish(t, b, what) }
 	for _, p := range pages {
 		b.do(p.name, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS("h1")))
 		english(p.path)
@@ -148,6 +134,32 @@ func TestE2E_ConsolePages(t *testing.T) {
 	english("the cancel's confirmation")
 	b.click("confirm", "#confirm", "#flash")
 	english("the page after the cancel, with its flash")
+}
+
+// inChinese has b ask every page in Chinese from now on.
+func inChinese(t *testing.T, b *chrome) {
+	t.Helper()
+	if _, err := chromedp.Call(b.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Language": "zh-CN,zh;q=0.9"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// zhWord is a word in Latin letters.
+var zhWord = regexp.MustCompile(`[A-Za-z][A-Za-z'-]*[A-Za-z]`)
+
+// noEnglish fails t if the page b shows has a word in Latin letters
+// outside user data, ids and code (zhText) that zhAllowed does not list.
+func noEnglish(t *testing.T, b *chrome, what string) {
+	t.Helper()
+	var left []string
+	for _, w := range zhWord.FindAllString(eval[string](b, zhText), -1) {
+		if !zhAllowed[strings.ToLower(w)] && !slices.Contains(left, w) {
+			left = append(left, w)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("%s in Chinese shows English: %q", what, left)
+	}
 }
 
 // zhText is a page's words for a reader: its text and its titles, labels
