@@ -106,7 +106,9 @@ func TestHeldHTML(t *testing.T) {
 func TestWaitText(t *testing.T) {
 	now := time.Now()
 	until := now.Add(time.Hour)
-	cjk := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r >= 0x4e00 && r <= 0x9fff }) }
+	cjk := func(s string) bool {
+		return strings.ContainsFunc(s, func(r rune) bool { return r >= 0x4e00 && r <= 0x9fff })
+	}
 	for _, w := range []status.Wait{
 		{Kind: status.HeldPaused}, {Kind: status.HeldDeferred, Until: &until}, {Kind: status.HeldQuota, Model: "gpt", Until: &until},
 		{Kind: status.HeldPaced, Account: "ops1", Reason: "minGap 5m", Until: &until},
