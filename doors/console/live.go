@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoolgate/spoolgate/doors/actions"
 	"github.com/spoolgate/spoolgate/doors/liveview"
 	"github.com/spoolgate/spoolgate/spool"
 	"github.com/spoolgate/spoolgate/spool/config"
+	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
 // Signing in from the page (issue 42): /live/ACCOUNT is an account's live
@@ -21,6 +23,18 @@ import (
 // (/live/ACCOUNT/frame?after=N, a long poll), and three POSTs behind
 // authorize (CSRF): /live/ACCOUNT/open, input and close. Every opening
 // and every end is in the audit trail (live-open, live-close).
+//
+// Holding for sign-in (issue 53): while a task runs on the account the
+// view cannot open (spool.ErrSessionBusy), and the lane may hand the
+// account its next task the moment this one ends. So open with hold=1
+// first places the account's operator pause (actions.PauseAccount, as
+// the status page's button; the running task is not interrupted) in the
+// live view's own name (liveHoldBy), and the page's script asks to open
+// again every 2 s until the account is free: no request waits on the
+// server. When the view ends, however it ends, liveEnded releases that
+// pause if the hold file is still the one the view placed (its kind and
+// by); any other hold stays. A page left before the view opened leaves
+// the pause in place, shown on the status page with its release button.
 
 // framePoll is how long a frame request waits for a new frame.
 const framePoll = 20 * time.Second
@@ -78,14 +92,75 @@ func (h *httpServer) SetLiveHooks(onSignedIn func(account string), free func(ctx
 	h.live.SetHooks(liveview.Hooks{OnSignedIn: onSignedIn, Free: free, OnEnd: h.liveEnded, Alive: h.auth.alive})
 }
 
-// liveEnded writes a view's end in the audit trail.
+// liveEnded writes a view's end in the audit trail, then releases the
+// pause its operator's live view placed for sign-in, if any.
 func (h *httpServer) liveEnded(e liveview.Ended) {
 	detail := fmt.Sprintf("account %s: %s after %s", e.Account, e.Reason, h.now().Sub(e.Opened).Round(time.Second))
 	if e.SignedIn {
 		detail += ", signed in"
 	}
-	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: e.Operator, Remote: e.Remote, Door: spool.DoorLive, Action: "live-close", Detail: detail}); err != nil {
-		h.log.Error("audit trail: not written", "action", "live-close", "user", e.Operator, "err", err)
+	h.liveAudit(e, "live-close", detail)
+	h.releaseLiveHold(e)
+}
+
+func (h *httpServer) liveAudit(e liveview.Ended, action, detail string) {
+	if err := h.store.AppendAudit(spool.AuditEntry{Time: h.now(), User: e.Operator, Remote: e.Remote, Door: spool.DoorLive, Action: action, Detail: detail}); err != nil {
+		h.log.Error("audit trail: not written", "action", action, "user", e.Operator, "err", err)
+	}
+}
+
+// liveHoldBy is the by of the pause a live view of user places for
+// sign-in: the hold's reason reads "paused by 王芳 (live view, held for
+// sign-in)", and releaseLiveHold knows the hold by it.
+func liveHoldBy(user string) string { return user + " (live view, held for sign-in)" }
+
+// isLiveHold reports whether hd is the pause a live view of user placed.
+func isLiveHold(hd taskfile.Hold, user string) bool {
+	return hd.Kind == taskfile.HoldPaused && hd.By == liveHoldBy(user)
+}
+
+// The answers to open with hold=1 (its X-Live-Hold header).
+const (
+	holdPlaced = "placed" // this request paused the account
+	holdOurs   = "ours"   // the operator's live view had paused it already
+	holdOther  = "other"  // another hold runs (a pause, a limit, signed out): left as it is
+)
+
+// holdForSignIn pauses the account for user's live view unless a hold
+// runs already, and writes the audit line of a pause it placed.
+func (h *httpServer) holdForSignIn(r *http.Request, user, acct string) (string, error) {
+	now := h.now()
+	if hd, ok := h.store.AccountHold(acct); ok && hd.Active(now) {
+		if isLiveHold(hd, user) {
+			return holdOurs, nil
+		}
+		return holdOther, nil
+	}
+	if err := actions.PauseAccount(h.store, acct, liveHoldBy(user), now); err != nil {
+		return "", fmt.Errorf("pause account %s: %w", acct, err)
+	}
+	h.audit(r, user, "pause-account", nil, "", "account "+acct+": held for sign-in from the live view")
+	return holdPlaced, nil
+}
+
+// releaseLiveHold ends the account's pause when the hold file is still
+// the one a live view of the ended view's operator placed; a pause by
+// anyone else (the status page's, `spoolgate pause --account`), or a hold
+// that replaced it, stays. Between the look and the release another hold
+// could be written; ReleaseAccount would end that one (the store has no
+// compare-and-remove), a window of one file read.
+func (h *httpServer) releaseLiveHold(e liveview.Ended) {
+	hd, ok := h.store.AccountHold(e.Account)
+	if !ok || !isLiveHold(hd, e.Operator) {
+		return
+	}
+	was, err := h.store.ReleaseAccount(e.Account)
+	if err != nil {
+		h.log.Error("live view: its hold for sign-in is not released", "account", e.Account, "err", err)
+		return
+	}
+	if was {
+		h.liveAudit(e, "release", "account "+e.Account+": the live view's hold for sign-in, ended with the view ("+e.Reason+")")
 	}
 }
 
@@ -181,7 +256,10 @@ func (h *httpServer) liveFrame(w http.ResponseWriter, r *http.Request) {
 }
 
 // liveOpen is POST /live/ACCOUNT/open: it opens the view for this
-// operator, or says who has it.
+// operator, or says who has it. With hold=1 it first holds the account
+// for sign-in (holdForSignIn; X-Live-Hold says how). A refusal the page
+// may try again (a task running, another operator's view) carries
+// X-Live-Retry: busy or in-use.
 func (h *httpServer) liveOpen(w http.ResponseWriter, r *http.Request) {
 	s := h.authorize(w, r)
 	if s == nil {
@@ -189,16 +267,32 @@ func (h *httpServer) liveOpen(w http.ResponseWriter, r *http.Request) {
 	}
 	L := liveLabelsFor(r)
 	acct := r.PathValue("account")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.PostFormValue("hold") != "" {
+		if sess, ok := h.cfg.WebSession(acct); !ok || sess.Site == "" {
+			http.Error(w, fmt.Sprintf(L.NoAccount, acct), http.StatusNotFound)
+			return
+		}
+		how, err := h.holdForSignIn(r, s.user, acct)
+		if err != nil {
+			h.log.Warn("live view: the account is not held for sign-in", "account", acct, "user", s.user, "err", err)
+			http.Error(w, L.NotHeld+": "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("X-Live-Hold", how)
+	}
 	_, opened, err := h.live.Open(r.Context(), acct, s.user, s.id, h.client(r))
 	var iu *liveview.InUseError
 	switch {
 	case errors.As(err, &iu):
+		w.Header().Set("X-Live-Retry", "in-use")
 		http.Error(w, inUse(L, iu.Operator, iu.Since), http.StatusConflict)
 		return
 	case errors.Is(err, liveview.ErrNoSession):
 		http.Error(w, fmt.Sprintf(L.NoAccount, acct), http.StatusNotFound)
 		return
 	case errors.Is(err, spool.ErrSessionBusy):
+		w.Header().Set("X-Live-Retry", "busy")
 		http.Error(w, fmt.Sprintf(L.Busy, acct), http.StatusConflict)
 		return
 	case errors.Is(err, spool.ErrLockHeld):
@@ -212,7 +306,6 @@ func (h *httpServer) liveOpen(w http.ResponseWriter, r *http.Request) {
 	if opened {
 		h.audit(r, s.user, "live-open", nil, "", "account "+acct)
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 }
 
