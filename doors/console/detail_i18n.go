@@ -28,6 +28,7 @@ type detailLabels struct {
 	Downloads, CSV, CSVGB, XLSX, JSONL, NoFailures, Lane, Task, Reason string
 	Tasks, All, Order, OrderNote, Name, Model, PageOf                  string
 	Prev, Next, NoTasks, WaitPaused, WaitParents                       string
+	Fold                                                               string // a long text folded: its lines and bytes
 	Outcomes                                                           map[string]string
 }
 
@@ -45,7 +46,7 @@ var (
 		Downloads: "results", CSV: "CSV", CSVGB: "CSV (GB18030, for older Excel and WPS)", XLSX: "Excel (XLSX)", JSONL: "JSON Lines", NoFailures: "no failed task", Lane: "lane", Task: "task", Reason: "reason",
 		Tasks: "tasks", All: "all", Order: "#", OrderNote: "pending tasks in the order they are taken: priority first, then submission", Name: "name", Model: "model",
 		PageOf: "page %d of %d", Prev: "← previous", Next: "next →", NoTasks: "no task in this state",
-		WaitPaused: "waits: its lane is paused", WaitParents: "waits for %s",
+		WaitPaused: "waits: its lane is paused", WaitParents: "waits for %s", Fold: "show all: %d lines, %d bytes",
 		Outcomes: outcomeWords(timeline.LabelsEN),
 	}
 	detailZH = detailLabels{
@@ -61,7 +62,7 @@ var (
 		Downloads: "结果", CSV: "CSV", CSVGB: "CSV（GB18030，适用于旧版 Excel 和 WPS）", XLSX: "Excel 表格（XLSX）", JSONL: "JSON Lines", NoFailures: "没有失败的任务", Lane: "通道", Task: "任务", Reason: "原因",
 		Tasks: "任务列表", All: "全部", Order: "序号", OrderNote: "等待中的任务按领取顺序排列：先按优先级，再按提交时间", Name: "名称", Model: "模型",
 		PageOf: "第 %d 页，共 %d 页", Prev: "← 上一页", Next: "下一页 →", NoTasks: "此状态下没有任务",
-		WaitPaused: "等待：所在通道已暂停", WaitParents: "等待前置任务：%s",
+		WaitPaused: "等待：所在通道已暂停", WaitParents: "等待前置任务：%s", Fold: "展开全部：%d 行，%d 字节",
 		Outcomes: outcomeWords(timeline.LabelsZH),
 	}
 )

@@ -144,3 +144,25 @@ func (h *httpServer) page(w http.ResponseWriter, r *http.Request) {
 		Names    map[string]string // the running and failed tasks' names, by lane/id
 	}{st, int(pageRefresh / time.Second), L, L.detail(), svg, sinceText(cmp.Or(since, status.DefaultSince)), sinceChoices, h.actView(r, L), usageWordsFor(L.Lang), h.statusNames(st)}, http.StatusOK)
 }
+
+// detailCSS styles the task and batch pages like the status page.
+const detailCSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5em;color:#222;max-width:82em}
+a{color:#1d5fb4;text-decoration:none} a:hover{text-decoration:underline}
+h1{font-size:1.3em;margin:.3em 0} h2{font-size:1.1em;margin:1.3em 0 .4em}
+.meta{color:#666} .err{color:#b00;font-weight:600}
+table{border-collapse:collapse;margin:.3em 0} td,th{padding:.2em .8em .2em 0;text-align:left;vertical-align:top}
+table.fields th{color:#555;font-weight:500;white-space:nowrap} table.failures td:first-child{white-space:nowrap}
+table.attempts tr:nth-child(even), table.failures tr:nth-child(even){background:#f6f7f9}
+.sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-1px}
+.state{font-size:.75em;padding:.1em .5em;border-radius:3px;background:#e5e5e5;vertical-align:middle}
+.s-done{background:#d7f0df} .s-failed{background:#f8d9d8} .s-canceled{background:#e3e5e8} .s-running{background:#dbe7fa}
+pre{background:#f6f7f9;border:1px solid #e3e6ea;border-radius:4px;padding:.6em;white-space:pre-wrap;word-break:break-word;max-height:40em;overflow:auto;font-size:13px}
+.result{display:flex;gap:1em;align-items:flex-start} .result>div{flex:1;min-width:0}
+.md{border:1px solid #e3e6ea;border-radius:4px;padding:0 .8em} .md table td,.md table th{border:1px solid #d5d9de;padding:.2em .5em}
+.md pre{max-height:none} .md img{max-width:100%;height:auto}
+.shots{display:flex;flex-wrap:wrap;gap:1em} figure.shot{margin:.3em 0;width:26em;max-width:100%} figure.shot img{width:100%;border:1px solid #ccd;border-radius:4px}
+.bar{display:inline-block;vertical-align:middle;width:20em;height:1em;background:#e5e5e5;border-radius:3px;overflow:hidden}
+.fill{display:block;height:100%;background:#3a7} .num{margin:0 .6em;font-variant-numeric:tabular-nums}
+svg.timeline{max-width:100%;height:auto;display:block;border:1px solid #e3e6ea;border-radius:4px}
+details.fold>summary{cursor:pointer;color:#1d5fb4;margin:.2em 0}
+code.cmd{display:block;background:#f6f7f9;border:1px solid #e3e6ea;padding:.5em;border-radius:4px;user-select:all}`

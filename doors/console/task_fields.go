@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"html/template"
+	"strings"
 
 	"github.com/spoolgate/spoolgate/doors/report"
 	"github.com/spoolgate/spoolgate/internal/markdown"
@@ -102,4 +103,23 @@ func (h *httpServer) queueFields(v *taskView) {
 	if q.Wait != nil && v.Dir == taskfile.DirPending {
 		v.Fields = append(v.Fields, field{K: v.L.word(fieldNamesZH, "held"), V: waitText(v.L, st.Now, q.Wait)})
 	}
+}
+
+// A task's long texts (its content, prompt and log) are folded under a
+// line saying how long they are, so the page's answer and fields are not
+// pushed a screen away; short ones are shown as they are.
+const (
+	foldLines = 30
+	foldBytes = 4000
+)
+
+// fold is text in a <pre> of class cls, inside a closed <details> when it
+// is long.
+func fold(D detailLabels, cls, text string) template.HTML {
+	pre := `<pre class="` + cls + `">` + template.HTMLEscapeString(text) + `</pre>`
+	lines := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
+	if lines <= foldLines && len(text) <= foldBytes {
+		return template.HTML(pre) //nolint:gosec // escaped
+	}
+	return template.HTML(`<details class="fold"><summary>` + template.HTMLEscapeString(fmt.Sprintf(D.Fold, lines, len(text))) + `</summary>` + pre + `</details>`) //nolint:gosec // escaped
 }

@@ -124,3 +124,24 @@ func TestWaitText(t *testing.T) {
 		}
 	}
 }
+
+// TestFold: a long content or log is folded under a line that says how
+// long it is, a short one shown as it is; both escaped.
+func TestFold(t *testing.T) {
+	long := strings.Repeat("第一行 <b>\n", foldLines+1)
+	for _, tc := range []struct {
+		D          detailLabels
+		text, want string
+		folded     bool
+	}{
+		{detailEN, "short <b>", `<pre class="content">short &lt;b&gt;</pre>`, false},
+		{detailEN, long, `<details class="fold"><summary>show all: 31 lines, 434 bytes</summary><pre class="content">第一行 &lt;b&gt;`, true},
+		{detailZH, long, `<summary>展开全部：31 行，434 字节</summary>`, true},
+		{detailEN, strings.Repeat("x", foldBytes+1), `<summary>show all: 1 lines, 4001 bytes</summary>`, true},
+	} {
+		got := string(fold(tc.D, "content", tc.text))
+		if !strings.Contains(got, tc.want) || strings.Contains(got, "<details") != tc.folded || strings.Contains(got, "<b>") {
+			t.Errorf("fold(%.20q) = %.300s", tc.text, got)
+		}
+	}
+}
