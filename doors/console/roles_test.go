@@ -139,12 +139,12 @@ func TestHTTPServer_Roles(t *testing.T) {
 		path       string
 		want, none []string
 	}{
-		{config.RoleViewer, "/", []string{`id="logout"`}, []string{`action="/action"`, `id="submit-link"`, `id="import-link"`, `class="live"`}},
+		{config.RoleViewer, "/", []string{`id="logout"`}, []string{`action="/action"`, `class="cancel-run"`, `id="submit-link"`, `id="import-link"`, `class="live"`}},
 		{config.RoleViewer, "/task/api/a5", nil, []string{`id="cancel"`, `id="set-priority"`}},
 		{config.RoleViewer, "/batch/b1", nil, []string{`id="retry-failed"`, `id="bulk"`, `type="checkbox"`}},
 		// The lane buttons say what can be done: the fixture's web lane is
 		// paused, its api lane is not.
-		{config.RoleOperator, "/", []string{`id="submit-link"`, `id="pause-api"`, `id="resume-web"`}, []string{`class="live"`, `value="release"`, `id="resume-api"`, `id="pause-web"`}},
+		{config.RoleOperator, "/", []string{`id="submit-link"`, `id="pause-api"`, `id="resume-web"`, `id="cancel-api-a4"`}, []string{`class="live"`, `value="release"`, `id="resume-api"`, `id="pause-web"`}},
 		{config.RoleOperator, "/task/api/a5", []string{`id="cancel"`, `id="set-priority"`}, nil},
 		{config.RoleOperator, "/batch/b1", []string{`id="retry-failed"`, `id="bulk-cancel"`, `type="checkbox"`}, nil},
 		{config.RoleAdmin, "/", []string{`id="submit-link"`, `id="pause-api"`}, nil},
