@@ -134,6 +134,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	accounts := map[string]string{} // the account a shown running task runs on
 	detail := func(row *report.Row) {
 		p, ok := paths[string(row.Lane)+"/"+row.TaskID]
 		if !ok {
@@ -145,6 +146,9 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		row.Content, row.Error, row.ErrorClass = t.Content, t.Error, string(t.ErrorClass)
+		if row.State == string(taskfile.StateRunning) && t.Account != "" {
+			accounts[string(row.Lane)+"/"+row.TaskID] = t.Account
+		}
 	}
 	if !found && len(rows) == 0 {
 		http.NotFound(w, r)
@@ -175,14 +179,14 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 	// it: its parents, its lane paused, its accounts held or paced, a
 	// retry's back-off, its model's quota.
 	type queued struct {
-		eta   time.Time
-		wait  *status.Wait
-		after []string
+		eta, started time.Time
+		wait         *status.Wait
+		after        []string
 	}
 	byTask := map[string]queued{}
 	for _, t := range st.BatchTasks {
 		if t.State == taskfile.StatePending || t.State == taskfile.StateRunning {
-			byTask[string(t.Lane)+"/"+t.ID] = queued{eta: t.ETA, wait: t.Wait, after: t.Waits}
+			byTask[string(t.Lane)+"/"+t.ID] = queued{eta: t.ETA, started: t.StartedAt, wait: t.Wait, after: t.Waits}
 		}
 	}
 	for i, row := range v.Tasks.Rows {
@@ -191,6 +195,12 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		var why []string
+		if row.State == "running" && !q.started.IsZero() {
+			why = append(why, v.L.Elapsed+" "+report.Dur(max(st.Now.Sub(q.started), 0).Seconds()))
+		}
+		if a := accounts[row.Lane+"/"+row.TaskID]; a != "" {
+			why = append(why, v.D.Account+" "+safetext.Line(a))
+		}
 		if row.State == "pending" && len(q.after) > 0 {
 			why = append(why, fmt.Sprintf(v.D.WaitParents, safetext.Line(strings.Join(q.after, ", "))))
 		}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -52,6 +53,20 @@ func TestHTTPServer_TaskWaits(t *testing.T) {
 				t.Errorf("%s in %s lacks %q:\n%s", tc.path, tc.lang, w, body)
 			}
 		}
+	}
+	// A running row on the batch page says how long it has run, and on
+	// which account.
+	run := taskfile.Task{TaskID: "w9", ModelKind: taskfile.KindWeb, Model: "thinker", Batch: "b9", Content: "x", State: taskfile.StateRunning,
+		Attempt: 1, Account: "ops1", SubmittedAt: time.Now().Add(-time.Hour), StartedAt: time.Now().Add(-90 * time.Second)}
+	data, err := run.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindWeb, taskfile.DirRunning, "w9"), data, spool.FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := getIn(t, h, "/batch/b9", "zh-CN"); !regexp.MustCompile(`data-id="w9">.*<td translate="no">已用时 1m3\ds · 账号 ops1`).Match(body) {
+		t.Errorf("the running row does not say its time and account:\n%s", body)
 	}
 	// A running task has an ETA and no wait; a done one neither.
 	if _, body := getIn(t, h, "/task/api/a4", "en"); !strings.Contains(string(body), "<th>eta</th>") || strings.Contains(string(body), "<th>held</th>") {
