@@ -2,8 +2,6 @@ package console
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -55,14 +53,7 @@ func TestHTTPServer_BatchTasks(t *testing.T) {
 	defer h.Stop()
 	page := func(path, lang string) string {
 		t.Helper()
-		req, _ := http.NewRequest("GET", "http://"+h.Addr().String()+path, nil)
-		req.Header.Set("Accept-Language", lang)
-		resp, err := testClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := getIn(t, h, path, lang)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s = %d\n%s", path, resp.StatusCode, b)
 		}

@@ -1,8 +1,6 @@
 package console
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -18,14 +16,7 @@ func TestHTTPServer_PageFailures(t *testing.T) {
 	h := startTestHTTP(t, fixture.Spool(t), nil)
 	defer h.Stop()
 	page := func(lang string) string {
-		req, _ := http.NewRequest("GET", "http://"+h.Addr().String()+"/", nil)
-		req.Header.Set("Accept-Language", lang)
-		resp, err := testClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		_, b := getIn(t, h, "/", lang)
 		return string(b)
 	}
 	en := page("en")
