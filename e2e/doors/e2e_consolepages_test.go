@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/e2e/rig"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -121,20 +121,13 @@ func TestE2E_ConsolePages(t *testing.T) {
 	// In Chinese, no English word is left outside user data, ids and
 	// code: what a page marks translate="no" (task ids, batch, model and
 	// account names, file names, the answer, a vendor's error), <code>
-	// and <pre>. zhAllowed lists the words that stay as they are.
+	// and <pre>. testkit.ZhAllowed lists the words that stay as they are.
 	if _, err := chromedp.Call(b.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Language": "zh-CN,zh;q=0.9"}}); err != nil {
 		t.Fatal(err)
 	}
-	word := regexp.MustCompile(`[A-Za-z][A-Za-z'-]*[A-Za-z]`)
 	english := func(what string) {
 		t.Helper()
-		var left []string
-		for _, w := range word.FindAllString(eval[string](b, zhText), -1) {
-			if !zhAllowed[strings.ToLower(w)] && !slices.Contains(left, w) {
-				left = append(left, w)
-			}
-		}
-		if len(left) > 0 {
+		if left := testkit.EnglishWords(eval[string](b, testkit.ZhText)); len(left) > 0 {
 			t.Errorf("%s in Chinese shows English: %q", what, left)
 		}
 	}
@@ -149,21 +142,3 @@ func TestE2E_ConsolePages(t *testing.T) {
 	b.click("confirm", "#confirm", "#flash")
 	english("the page after the cancel, with its flash")
 }
-
-// zhText is a page's words for a reader: its text and its titles, labels
-// and placeholders, without what is marked translate="no", code, scripts
-// and styles, and the timeline's tooltips (a task's id, batch and model
-// between their labels, which the timeline translates).
-const zhText = `(() => {
-  const c = document.documentElement.cloneNode(true);
-  c.querySelectorAll('[translate=no],code,pre,script,style,noscript,head,svg title').forEach(e => e.remove());
-  const attrs = [...c.querySelectorAll('[title],[placeholder],[aria-label],[alt]')].map(e => [e.title, e.placeholder, e.getAttribute('aria-label'), e.alt].join(' '));
-  return c.textContent + ' ' + attrs.join(' ');
-})()`
-
-// zhAllowed are the words a Chinese page keeps in Latin letters: the
-// product's, formats', encodings' and units' names, the lanes' names (as the
-// folders and the config spell them), and the config file's option.
-var zhAllowed = map[string]bool{"spoolgate": true, "csv": true, "xlsx": true, "json": true, "lines": true, "markdown": true,
-	"api": true, "web": true, "id": true, "kib": true, "mib": true, "ms": true, "utc": true, "yaml": true, "config": true,
-	"excel": true, "wps": true, "gb": true} // Excel, WPS, GB18030
