@@ -43,6 +43,7 @@ type importView struct {
 	Models  []modelChoice
 	F       map[string]string
 	Err     string
+	Msg     []importPart // a tableimport error in the page's language, instead of Err
 	Format  string
 	Header  []string
 	Preview [][]string
@@ -53,7 +54,7 @@ type importView struct {
 	Valid   int
 	Batch   string
 	Total   int
-	Kept    string // the staged file a preview without a file reuses ("" for none)
+	Kept    []importPart // the staged file a preview without a file reuses, in a sentence (nil for none)
 }
 
 type rowErr struct {
@@ -67,7 +68,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 ` + userBar + `
 <nav><a href="/">← {{.L.Title}}</a></nav>
 <h1>{{.A.L.Import}}</h1>
-{{if .Err}}<div class="ferr" id="import-error">{{.Err}}</div>{{end}}
+{{if or .Err .Msg}}<div class="ferr" id="import-error">{{.Err}}{{template "parts" .Msg}}</div>{{end}}
 {{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">({{.Format}}, {{.Total}})</span></h2>
 <table class="preview fields"><tr><th>{{.A.L.Row}}</th><th>{{.A.L.Content}}</th>{{range .Header}}<th translate="no">{{.}}</th>{{end}}</tr>
 {{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td><td class="filled" translate="no">{{index $.Filled $i}}</td>{{range $r}}<td translate="no">{{.}}</td>{{end}}</tr>{{end}}</table>
@@ -78,9 +79,9 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 {{end}}
 <h2>{{.A.L.File}}</h2>
 <form method="post" action="/import" enctype="multipart/form-data">` + hiddenCSRF + `<input type="hidden" name="step" value="preview">
-<input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">{{with .Kept}}<div class="meta" id="kept-file">{{printf $.A.L.KeptFile .}}</div>{{end}}
+<input type="file" id="file" name="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">{{with .Kept}}<div class="meta" id="kept-file">{{template "parts" .}}</div>{{end}}
 <label for="batch">{{.A.L.Batch}}</label><input id="batch" name="batch" value="{{index .F "batch"}}">
-<label for="template">{{.A.L.Template}}</label><textarea id="template" name="template">{{index .F "template"}}</textarea><div class="meta">{{.A.L.TemplateHint}}</div>
+<label for="template">{{.A.L.Template}}</label><textarea id="template" name="template" translate="no">{{index .F "template"}}</textarea><div class="meta">{{.A.L.TemplateHint}}</div>
 <label for="contentCol">{{.A.L.Content}} · {{.A.L.Column}}</label><input id="contentCol" name="contentCol" list="headers" value="{{index .F "contentCol"}}">
 <label for="promptCol">{{.A.L.Prompt}} · {{.A.L.Column}}</label><input id="promptCol" name="promptCol" list="headers" value="{{index .F "promptCol"}}">
 <label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" list="headers" value="{{index .F "modelCol"}}">
@@ -92,7 +93,8 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 {{if .Header}}<datalist id="headers">{{range .Header}}<option value="{{.}}">{{end}}</datalist>{{end}}
 <label for="model">{{.A.L.DefaultModel}}</label><select id="model" name="model"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if .Selected}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <p><button id="preview">{{.A.L.Preview}}</button></p>
-</form></body></html>`))
+</form></body></html>
+{{define "parts"}}{{range .}}{{if .Data}}<span translate="no">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{end}}`))
 
 var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model", "followUpCol", "thenModel", "then"}
 
@@ -136,7 +138,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 	h.auth.mu.Lock()
 	s.staged = &stagedImport{Table: t, File: file}
 	h.auth.mu.Unlock()
-	v.Kept = file
+	v.Kept = say(v.A.L.KeptFile, datum(file))
 	batch := v.F["batch"]
 	if batch == "" {
 		batch = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -149,7 +151,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		v.Err = safetext.Line(err.Error())
+		v.Msg = importError(v.L, err)
 		h.render(w, importTmpl, &v, http.StatusUnprocessableEntity)
 		return
 	}
@@ -188,9 +190,13 @@ func (h *httpServer) importTooLarge(w http.ResponseWriter, v *importView, err er
 		return false
 	}
 	var le *tableimport.LimitError
-	if errors.As(err, &le) {
+	var te *tableimport.TableError
+	switch {
+	case errors.As(err, &le):
 		v.Err = safetext.Line(importLimit(v.L, le))
-	} else {
+	case errors.As(err, &te): // it says which limit, as LimitError does
+		v.Msg = importError(v.L, te)
+	default:
 		v.Err = fmt.Sprintf(v.A.L.TooLarge, tableimport.MaxFile>>20) + ": " + safetext.Line(err.Error())
 	}
 	h.render(w, importTmpl, v, http.StatusRequestEntityTooLarge)
@@ -294,7 +300,7 @@ func (h *httpServer) importTable(w http.ResponseWriter, r *http.Request, s *sess
 		return nil, "", false
 	}
 	if err != nil {
-		v.Err = safetext.Line(err.Error())
+		v.Msg = importError(v.L, err)
 		h.render(w, importTmpl, v, http.StatusUnprocessableEntity)
 		return nil, "", false
 	}

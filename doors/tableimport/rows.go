@@ -38,11 +38,11 @@ func ParseTemplate(s string, header []string) (*Template, error) {
 		}
 		j := strings.Index(rest[i+2:], "}}")
 		if j < 0 {
-			return nil, fmt.Errorf("template: %q is not closed with }}", clip(rest[i:]))
+			return nil, &MappingError{What: MapTemplateOpen, Field: "template", Name: rest[i:]}
 		}
 		name := strings.TrimSpace(rest[i+2 : i+2+j])
 		if name == "" {
-			return nil, fmt.Errorf("template: {{}} names no column")
+			return nil, &MappingError{What: MapTemplateEmpty, Field: "template"}
 		}
 		col := -1
 		for k, h := range header {
@@ -51,7 +51,7 @@ func ParseTemplate(s string, header []string) (*Template, error) {
 			}
 		}
 		if col < 0 {
-			return nil, fmt.Errorf("template: {{%s}}: no column has this header (columns: %s)", clip(name), clip(strings.Join(header, ", ")))
+			return nil, &MappingError{What: MapTemplateColumn, Field: "template", Name: name, Columns: header}
 		}
 		t.parts = append(t.parts, part{col: col, name: name})
 		rest = rest[i+2+j+2:]
@@ -143,7 +143,7 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 		}
 		c := t.Col(name)
 		if c < 0 {
-			return -1, fmt.Errorf("%s: no column %q (columns: %s)", key, clip(name), clip(strings.Join(t.Header, ", ")))
+			return -1, &MappingError{What: MapNoColumn, Field: key, Name: name, Columns: t.Header}
 		}
 		return c, nil
 	}
@@ -154,7 +154,7 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 			return nil, err
 		}
 	} else if m.ContentCol == "" {
-		return nil, fmt.Errorf("content: give a template or the content's column")
+		return nil, &MappingError{What: MapNoContent, Field: "content"}
 	}
 	var cols [6]int // content, prompt, model, priority, output, follow-up
 	for i, c := range []struct{ key, name string }{{"content", m.ContentCol}, {"prompt", m.PromptCol}, {"model", m.ModelCol},
@@ -165,7 +165,7 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 	}
 	cc, pc, mc, prc, oc, fc := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
 	if m.Then != "" && m.ThenModel == "" {
-		return nil, fmt.Errorf("then: a chained task's content needs its model (then-model)")
+		return nil, &MappingError{What: MapThenModel, Field: "then"}
 	}
 	// Every row's size first, from the cell lengths alone: a row past a
 	// task's size, or rows past the import's total, refuse the import

@@ -1,6 +1,8 @@
 // Package tableimport reads an operator's table (CSV in UTF-8, UTF-16 or
 // GB18030, or XLSX) and turns its rows into task fields by named columns
-// or a {{column}} template, with every row's problem numbered.
+// or a {{column}} template, with every row's problem numbered and the
+// file's and the mapping's own errors typed (TableError, MappingError,
+// LimitError) for a page to say in its operator's language.
 package tableimport
 
 import (
@@ -8,7 +10,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -48,7 +49,7 @@ type Table struct {
 // UTF-16 without one by its zero bytes, valid UTF-8, else GB18030).
 func Read(data []byte) (*Table, error) {
 	if len(data) > MaxFile {
-		return nil, fmt.Errorf("the file is %d MiB, more than %d MiB: %w", len(data)>>20, MaxFile>>20, ErrTooLarge)
+		return nil, &TableError{What: TableFile, Size: int64(len(data)), Max: MaxFile, Err: ErrTooLarge}
 	}
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
 		return readXLSX(data)
@@ -79,10 +80,10 @@ func decode(data []byte) ([]byte, string, error) {
 	}
 	out, _, err := transform.Bytes(e, data)
 	if err != nil {
-		return nil, name, fmt.Errorf("not readable as %s: %w", name, err)
+		return nil, name, &TableError{What: TableUnreadable, Name: name, Err: err}
 	}
 	if !utf8.Valid(out) {
-		return nil, name, fmt.Errorf("not readable as %s", name)
+		return nil, name, &TableError{What: TableUnreadable, Name: name}
 	}
 	return out, name, nil
 }
@@ -138,7 +139,7 @@ func readCSV(text []byte, enc string) (*Table, error) {
 			return nil, le
 		}
 		if err != nil {
-			return nil, fmt.Errorf("csv: %w", err)
+			return nil, &TableError{What: TableCSV, Err: err}
 		}
 		// Each record checked as it comes, not once all are held.
 		if err := checkRecord(len(recs)+1, rec, &size); err != nil {
@@ -146,7 +147,7 @@ func readCSV(text []byte, enc string) (*Table, error) {
 		}
 		recs = append(recs, rec)
 		if len(recs) > MaxRows+1 {
-			return nil, fmt.Errorf("more than %d rows: %w", MaxRows, ErrTooLarge)
+			return nil, tooLarge(TableRows, 0, MaxRows)
 		}
 	}
 	return build(recs, "csv "+enc)
@@ -155,23 +156,23 @@ func readCSV(text []byte, enc string) (*Table, error) {
 func readXLSX(data []byte) (*Table, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("xlsx: %w", err)
+		return nil, &TableError{What: TableXLSX, Err: err}
 	}
 	var total uint64
 	for _, f := range zr.File {
 		total += f.UncompressedSize64
 		if total > MaxUnpacked || f.UncompressedSize64 > 100*uint64(max(f.CompressedSize64, 1024)) {
-			return nil, fmt.Errorf("xlsx: %s unpacks to far more than the file (a zip bomb?), over %d MiB in all: %w", f.Name, MaxUnpacked>>20, ErrTooLarge)
+			return nil, &TableError{What: TableZipBomb, Name: f.Name, Max: MaxUnpacked, Err: ErrTooLarge}
 		}
 	}
 	x, err := excelize.OpenReader(bytes.NewReader(data), excelize.Options{UnzipSizeLimit: MaxUnpacked, UnzipXMLSizeLimit: MaxUnpacked})
 	if err != nil {
-		return nil, fmt.Errorf("xlsx: %w", err)
+		return nil, &TableError{What: TableXLSX, Err: err}
 	}
 	defer x.Close()
 	sheets := x.GetSheetList()
 	if len(sheets) == 0 {
-		return nil, errors.New("xlsx: no sheet")
+		return nil, &TableError{What: TableNoSheet}
 	}
 	// Cell values as Excel shows them, formulas not evaluated: a cell's
 	// formula is never run, its cached value is what was saved.
@@ -179,18 +180,18 @@ func readXLSX(data []byte) (*Table, error) {
 	// 1048576 or column XFD, and the whole grid would be built.
 	rows, err := x.Rows(sheets[0])
 	if err != nil {
-		return nil, fmt.Errorf("xlsx: %w", err)
+		return nil, &TableError{What: TableXLSX, Err: err}
 	}
 	defer rows.Close()
 	var recs [][]string
 	var xsize int
 	for rows.Next() {
 		if len(recs) > MaxRows {
-			return nil, fmt.Errorf("more than %d rows: %w", MaxRows, ErrTooLarge)
+			return nil, tooLarge(TableRows, 0, MaxRows)
 		}
 		rec, err := rows.Columns()
 		if err != nil {
-			return nil, fmt.Errorf("xlsx: row %d: %w", len(recs)+1, err)
+			return nil, &TableError{What: TableXLSX, Row: len(recs) + 1, Err: err}
 		}
 		if err := checkRecord(len(recs)+1, rec, &xsize); err != nil {
 			return nil, err
@@ -198,7 +199,7 @@ func readXLSX(data []byte) (*Table, error) {
 		recs = append(recs, rec)
 	}
 	if err := rows.Error(); err != nil {
-		return nil, fmt.Errorf("xlsx: %w", err)
+		return nil, &TableError{What: TableXLSX, Err: err}
 	}
 	return build(recs, "xlsx")
 }
@@ -207,16 +208,16 @@ func readXLSX(data []byte) (*Table, error) {
 // the table once its cells' text, added up in size, passes MaxTable.
 func checkRecord(n int, rec []string, size *int) error {
 	if len(rec) > MaxCols {
-		return fmt.Errorf("row %d: more than %d columns: %w", n, MaxCols, ErrTooLarge)
+		return tooLarge(TableColumns, n, MaxCols)
 	}
 	for _, c := range rec {
 		if len(c) > MaxCell {
-			return fmt.Errorf("row %d: a cell of more than %d KiB: %w", n, MaxCell>>10, ErrTooLarge)
+			return tooLarge(TableCell, n, MaxCell)
 		}
 		*size += len(c)
 	}
 	if *size > MaxTable {
-		return fmt.Errorf("row %d: the cells hold more than %d MiB in all: %w", n, MaxTable>>20, ErrTooLarge)
+		return tooLarge(TableCells, n, MaxTable)
 	}
 	return nil
 }
@@ -227,12 +228,12 @@ func build(recs [][]string, format string) (*Table, error) {
 	t := &Table{Format: format}
 	for i, rec := range recs {
 		if len(rec) > MaxCols {
-			return nil, fmt.Errorf("row %d: more than %d columns: %w", i+1, MaxCols, ErrTooLarge)
+			return nil, tooLarge(TableColumns, i+1, MaxCols)
 		}
 		empty := true
 		for j, c := range rec {
 			if len(c) > MaxCell {
-				return nil, fmt.Errorf("row %d: a cell of more than %d KiB: %w", i+1, MaxCell>>10, ErrTooLarge)
+				return nil, tooLarge(TableCell, i+1, MaxCell)
 			}
 			rec[j] = strings.TrimSpace(c)
 			empty = empty && rec[j] == ""
@@ -248,12 +249,12 @@ func build(recs [][]string, format string) (*Table, error) {
 		t.N = append(t.N, i+1)
 	}
 	if t.Header == nil {
-		return nil, errors.New("the table is empty")
+		return nil, &TableError{What: TableEmpty}
 	}
 	seen := map[string]bool{}
 	for _, h := range t.Header {
 		if h != "" && seen[h] {
-			return nil, fmt.Errorf("the header names column %q twice", h)
+			return nil, &TableError{What: TableHeaderTwice, Name: h}
 		}
 		seen[h] = true
 	}

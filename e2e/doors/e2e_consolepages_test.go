@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spoolgate/spoolgate/e2e/rig"
+	"github.com/spoolgate/spoolgate/internal/testkit"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -121,7 +121,7 @@ func TestE2E_ConsolePages(t *testing.T) {
 	// In Chinese, no English word is left outside user data, ids and
 	// code: what a page marks translate="no" (task ids, batch, model and
 	// account names, file names, the answer, a vendor's error), <code>
-	// and <pre>. zhAllowed lists the words that stay as they are.
+	// and <pre>. testkit.ZhAllowed lists the words that stay as they are.
 	inChinese(t, b)
 	english := func(what string) { t.Helper(); noEnglish(t, b, what) }
 	for _, p := range pages {
@@ -144,38 +144,11 @@ func inChinese(t *testing.T, b *chrome) {
 	}
 }
 
-// zhWord is a word in Latin letters.
-var zhWord = regexp.MustCompile(`[A-Za-z][A-Za-z'-]*[A-Za-z]`)
-
-// noEnglish fails t if the page b shows has a word in Latin letters
-// outside user data, ids and code (zhText) that zhAllowed does not list.
+// noEnglish fails t if the page b shows has English outside user data,
+// ids and code (testkit.ZhText, testkit.EnglishWords).
 func noEnglish(t *testing.T, b *chrome, what string) {
 	t.Helper()
-	var left []string
-	for _, w := range zhWord.FindAllString(eval[string](b, zhText), -1) {
-		if !zhAllowed[strings.ToLower(w)] && !slices.Contains(left, w) {
-			left = append(left, w)
-		}
-	}
-	if len(left) > 0 {
+	if left := testkit.EnglishWords(eval[string](b, testkit.ZhText)); len(left) > 0 {
 		t.Errorf("%s in Chinese shows English: %q", what, left)
 	}
 }
-
-// zhText is a page's words for a reader: its text and its titles, labels
-// and placeholders, without what is marked translate="no", code, scripts
-// and styles, and the timeline's tooltips (a task's id, batch and model
-// between their labels, which the timeline translates).
-const zhText = `(() => {
-  const c = document.documentElement.cloneNode(true);
-  c.querySelectorAll('[translate=no],code,pre,script,style,noscript,head,svg title').forEach(e => e.remove());
-  const attrs = [...c.querySelectorAll('[title],[placeholder],[aria-label],[alt]')].map(e => [e.title, e.placeholder, e.getAttribute('aria-label'), e.alt].join(' '));
-  return c.textContent + ' ' + attrs.join(' ');
-})()`
-
-// zhAllowed are the words a Chinese page keeps in Latin letters: the
-// product's, formats', encodings' and units' names, the lanes' names (as the
-// folders and the config spell them), and the config file's option.
-var zhAllowed = map[string]bool{"spoolgate": true, "csv": true, "xlsx": true, "json": true, "lines": true, "markdown": true,
-	"api": true, "web": true, "id": true, "kib": true, "mib": true, "ms": true, "utc": true, "yaml": true, "config": true,
-	"excel": true, "wps": true, "gb": true} // Excel, WPS, GB18030
