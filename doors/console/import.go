@@ -69,7 +69,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <nav><a href="/">← {{.L.Title}}</a></nav>
 <h1>{{.A.L.Import}}</h1>
 {{if or .Err .Msg}}<div class="ferr" id="import-error">{{.Err}}{{template "parts" .Msg}}</div>{{end}}
-{{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">({{.Format}}, {{.Total}})</span></h2>
+{{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">(<span translate="no">{{.Format}}</span>, {{.Total}})</span></h2>
 <table class="preview fields"><tr><th>{{.A.L.Row}}</th><th>{{.A.L.Content}}</th>{{range .Header}}<th translate="no">{{.}}</th>{{end}}</tr>
 {{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td><td class="filled" translate="no">{{index $.Filled $i}}</td>{{range $r}}<td translate="no">{{.}}</td>{{end}}</tr>{{end}}</table>
 {{if .Dups}}<div class="meta" id="import-dups">{{.Dups}}</div>{{end}}
@@ -193,7 +193,7 @@ func (h *httpServer) importTooLarge(w http.ResponseWriter, v *importView, err er
 	var te *tableimport.TableError
 	switch {
 	case errors.As(err, &le):
-		v.Err = safetext.Line(importLimit(v.L, le))
+		v.Msg = importLimit(v.L, le)
 	case errors.As(err, &te): // it says which limit, as LimitError does
 		v.Msg = importError(v.L, te)
 	default:

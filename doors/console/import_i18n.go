@@ -13,28 +13,31 @@ import (
 // importLimits are the import's refusals for size in the page's language:
 // the reason names what would grow past which limit, on one line.
 type importLimits struct {
-	Row, Heavy, Import, Line, Template string
+	Row, Heavy, RowTail, Import, Line, Template string
 }
 
 var (
 	importLimitsEN = importLimits{
-		Row:      "the template would fill row %d to %s%s, more than the %s a task may hold",
-		Heavy:    " ({{%s}} %d times × %s)",
+		Row:      "the template would fill row %d to %s",
+		Heavy:    " (%s %d times × %s)",
+		RowTail:  ", more than the %s a task may hold",
 		Import:   "the rows would fill to %s in all, more than the %s an import may hold",
 		Line:     "line %d of the CSV is %s long, more than the %s a line may be",
 		Template: "the template is %s, more than the %s a task may hold",
 	}
 	importLimitsZH = importLimits{
-		Row:      "模板会把第 %d 行填到 %s%s，超过一个任务最多能有的 %s",
-		Heavy:    "（{{%s}} 出现 %d 次 × %s）",
+		Row:      "模板会把第 %d 行填到 %s",
+		Heavy:    "（%s 出现 %d 次 × %s）",
+		RowTail:  "，超过一个任务最多能有的 %s",
 		Import:   "所有行填好后共 %s，超过一次导入最多能有的 %s",
 		Line:     "CSV 第 %d 行长 %s，超过一行最多能有的 %s",
 		Template: "模板本身有 %s，超过一个任务最多能有的 %s",
 	}
 )
 
-// importLimit is e's reason in L's language.
-func importLimit(L pageLabels, e *tableimport.LimitError) string {
+// importLimit is e's reason in L's language, the placeholder it names
+// (the operator's column) as data.
+func importLimit(L pageLabels, e *tableimport.LimitError) []importPart {
 	w := importLimitsEN
 	if L.Lang == labelsZH.Lang {
 		w = importLimitsZH
@@ -42,19 +45,19 @@ func importLimit(L pageLabels, e *tableimport.LimitError) string {
 	b := tableimport.Bytes
 	switch e.What {
 	case tableimport.LimitRow:
-		heavy := ""
+		out := say(w.Row, e.Row, b(e.Size))
 		if e.Name != "" {
-			heavy = fmt.Sprintf(w.Heavy, e.Name, e.Count, b(e.Cell))
+			out = append(out, say(w.Heavy, datum("{{"+e.Name+"}}"), e.Count, b(e.Cell))...)
 		}
-		return fmt.Sprintf(w.Row, e.Row, b(e.Size), heavy, b(e.Max))
+		return append(out, say(w.RowTail, b(e.Max))...)
 	case tableimport.LimitImport:
-		return fmt.Sprintf(w.Import, b(e.Size), b(e.Max))
+		return say(w.Import, b(e.Size), b(e.Max))
 	case tableimport.LimitTemplate:
-		return fmt.Sprintf(w.Template, b(e.Size), b(e.Max))
+		return say(w.Template, b(e.Size), b(e.Max))
 	case tableimport.LimitLine:
-		return fmt.Sprintf(w.Line, e.Row, b(e.Size), b(e.Max))
+		return say(w.Line, e.Row, b(e.Size), b(e.Max))
 	}
-	return e.Error()
+	return []importPart{{Text: safetext.Line(e.Error())}}
 }
 
 // importPart is a piece of an import error as the page shows it: the

@@ -39,11 +39,29 @@ func TestImportLimit(t *testing.T) {
 		{"template zh", labelsZH, &tableimport.LimitError{What: tableimport.LimitTemplate, Size: 3 << 20, Max: 1 << 20}, "模板本身有 3 MiB，超过一个任务最多能有的 1 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := importLimit(tc.L, tc.e)
+			var got string
+			for _, p := range importLimit(tc.L, tc.e) {
+				got += p.Text
+			}
 			if got != tc.want || strings.Contains(got, "\n") {
 				t.Errorf("%q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The placeholder a row's size refusal names is the operator's column:
+// shown as data, not words.
+func TestImportLimit_NameIsData(t *testing.T) {
+	parts := importLimit(labelsZH, &tableimport.LimitError{What: tableimport.LimitRow, Row: 7, Size: 12 << 20, Max: 1 << 20, Name: "topic", Count: 200, Cell: 60 << 10})
+	var data []string
+	for _, p := range parts {
+		if p.Data {
+			data = append(data, p.Text)
+		}
+	}
+	if len(data) != 1 || data[0] != "{{topic}}" {
+		t.Errorf("data parts %q, want [{{topic}}]", data)
 	}
 }
 
