@@ -52,7 +52,7 @@ func TableDrops(st *spool.Store, batch string, rows []tableimport.Row) []RowDrop
 			continue
 		}
 		id := RowTaskID(batch, r.N)
-		tasks := []*taskfile.Task{{TaskID: id, Model: r.Model, Content: r.Content, Prompt: r.Prompt,
+		tasks := []*taskfile.Task{{TaskID: id, Model: r.Model, Content: r.Content, Prompt: r.Prompt, Title: r.Title,
 			Batch: batch, Output: r.Output, Priority: taskfile.Priority(r.Priority)}}
 		last := id
 		if r.FollowUp != "" {

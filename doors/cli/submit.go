@@ -37,6 +37,7 @@ func cmdSubmit(ctx context.Context, env *Env, args []string) error {
 		modelCol:    fs.String("model-col", "", "with --table: the column of the model (default --model)"),
 		priorityCol: fs.String("priority-col", "", "with --table: the column of the priority"),
 		outputCol:   fs.String("output-col", "", "with --table: the column of the output path"),
+		titleCol:    fs.String("title-col", "", "with --table: the column naming each row's task (its title:; default with --template: the cells the template names)"),
 		followUpCol: fs.String("followup-col", "", "with --table: the column of a second message sent in the same chat after the row's (a follow-up task ID-f)"),
 		thenModel:   fs.String("then-model", "", "with --table: chain each row to a second task on this model (ID-c), after the row's last answer"),
 		then:        fs.String("then", "", "with --then-model: the chained task's content, {{result}} standing for the row's last answer (default: the answer alone)")}

@@ -17,6 +17,7 @@ type tableFlags struct {
 	file, template                               *string
 	contentCol, promptCol, modelCol, priorityCol *string
 	outputCol, followUpCol, thenModel, then      *string
+	titleCol                                     *string
 }
 
 // submitTable is `spoolgate submit --table FILE`: the console's import
@@ -39,7 +40,7 @@ func submitTable(env *Env, st *spool.Store, tf tableFlags, batch, model string) 
 	}
 	rows, err := tableimport.Mapping{Template: *tf.template, ContentCol: *tf.contentCol, PromptCol: *tf.promptCol,
 		ModelCol: *tf.modelCol, PriorityCol: *tf.priorityCol, OutputCol: *tf.outputCol, Model: model,
-		FollowUpCol: *tf.followUpCol, ThenModel: *tf.thenModel, Then: *tf.then}.Rows(t)
+		FollowUpCol: *tf.followUpCol, ThenModel: *tf.thenModel, Then: *tf.then, TitleCol: *tf.titleCol}.Rows(t)
 	if err != nil {
 		return usagef("submit --table %s: %v", *tf.file, err)
 	}

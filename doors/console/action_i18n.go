@@ -19,6 +19,7 @@ type actionLabels struct {
 	SubmitRows, NoRows, Staged, Submitted, Refused, Audit, ByAt   string
 	ForeignLine, TooLarge, Lane, Optional, DefaultModel, Actions  string
 	Done, LiveLink, Dups, Open                                    string
+	TitleCol, TitleHint                                           string
 	FollowUp, ThenModel, Then, ThenHint, KeptFile                 string
 	tooMany                                                       string
 	Verbs                                                         map[string]string
@@ -42,6 +43,7 @@ var (
 		NoRows: "no valid rows", Staged: "preview of the first rows", Submitted: "submitted %d tasks", Refused: "refused",
 		Audit: "actions", ByAt: "%s by %s at %s", ForeignLine: "foreign line (not written by a daemon of this installation): ",
 		TooLarge: "the upload is too large (at most %d MiB)", Lane: "lane", Optional: "optional", DefaultModel: "model (when no column names one)",
+		TitleCol: "name", TitleHint: "names each row's task in the lists; left empty, a template's rows are named by the cells it fills in",
 		FollowUp: "follow-up: a second message in the same chat", ThenModel: "then: the answer to a task on model", Then: "then: its content",
 		ThenHint: "is the row's last answer (empty: the answer alone)", KeptFile: "kept: %s (preview again without a file to use it; choose another to replace it)",
 		Actions: "actions", Done: "done: ", tooMany: "too many failed logins: try again in %d s",
@@ -68,6 +70,7 @@ var (
 		NoRows: "没有有效的行", Staged: "前几行预览", Submitted: "已提交 %d 个任务", Refused: "已拒绝",
 		Audit: "操作记录", ByAt: "%[2]s 于 %[3]s %[1]s", ForeignLine: "外来记录（不是本安装的守护进程写的）：",
 		TooLarge: "上传的文件太大（最多 %d MiB）", Lane: "通道", Optional: "可选", DefaultModel: "模型（没有模型列时使用）",
+		TitleCol: "名称", TitleHint: "列表中每行任务显示的名称；留空时，用模板填入的单元格作为名称",
 		FollowUp: "追问：同一对话里的第二条消息", ThenModel: "然后：把回答交给模型", Then: "然后：其内容",
 		ThenHint: "代表该行最后一个回答（留空：只发回答本身）", KeptFile: "已保留：%s（不选文件直接预览即沿用；重新选择文件可替换）",
 		Actions: "操作", Done: "完成：", tooMany: "登录失败次数过多：请 %d 秒后再试",

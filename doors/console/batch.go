@@ -145,7 +145,7 @@ func (h *httpServer) batchPage(w http.ResponseWriter, r *http.Request) {
 			row.Error = err.Error()
 			return
 		}
-		row.Content, row.Error, row.ErrorClass = t.Content, t.Error, string(t.ErrorClass)
+		row.Content, row.Title, row.Error, row.ErrorClass = t.Content, t.Title, t.Error, string(t.ErrorClass)
 		if row.State == string(taskfile.StateRunning) && t.Account != "" {
 			accounts[string(row.Lane)+"/"+row.TaskID] = t.Account
 		}

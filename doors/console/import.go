@@ -49,6 +49,7 @@ type importView struct {
 	Preview [][]string
 	PrevN   []int
 	Filled  []string // each preview row's content as the mapping fills it (the prompt it becomes)
+	Titles  []string // each preview row's name (its title, or else the first words of its content)
 	Bad     []rowErr
 	Dups    string // the rows submitted before, in one line ("" for none)
 	Valid   int
@@ -70,8 +71,8 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <h1>{{.A.L.Import}}</h1>
 {{if or .Err .Msg}}<div class="ferr" id="import-error">{{.Err}}{{template "parts" .Msg}}</div>{{end}}
 {{if .Header}}<h2>{{.A.L.Staged}} <span class="meta">(<span translate="no">{{.Format}}</span>, {{.Total}})</span></h2>
-<table class="preview fields"><tr><th>{{.A.L.Row}}</th><th>{{.A.L.Content}}</th>{{range .Header}}<th translate="no">{{.}}</th>{{end}}</tr>
-{{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td><td class="filled" translate="no">{{index $.Filled $i}}</td>{{range $r}}<td translate="no">{{.}}</td>{{end}}</tr>{{end}}</table>
+<table class="preview fields"><tr><th>{{.A.L.Row}}</th><th>{{.A.L.TitleCol}}</th><th>{{.A.L.Content}}</th>{{range .Header}}<th translate="no">{{.}}</th>{{end}}</tr>
+{{range $i, $r := .Preview}}<tr class="preview-row"><td>{{index $.PrevN $i}}</td><td class="title" translate="no">{{index $.Titles $i}}</td><td class="filled" translate="no">{{index $.Filled $i}}</td>{{range $r}}<td translate="no">{{.}}</td>{{end}}</tr>{{end}}</table>
 {{if .Dups}}<div class="meta" id="import-dups">{{.Dups}}</div>{{end}}
 {{if .Bad}}<h2>{{.A.L.Errors}} ({{len .Bad}})</h2><table class="row-errors">{{range .Bad}}<tr class="row-error" data-row="{{.N}}"><td>{{$.A.L.Row}} {{.N}}</td><td>{{.Err}}</td></tr>{{end}}</table>{{end}}
 {{if .Valid}}<form method="post" action="/import">` + hiddenCSRF + `<input type="hidden" name="step" value="submit">
@@ -87,6 +88,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 <label for="modelCol">{{.A.L.Model}} · {{.A.L.Column}}</label><input id="modelCol" name="modelCol" list="headers" value="{{index .F "modelCol"}}">
 <label for="priorityCol">{{.A.L.Priority}} · {{.A.L.Column}}</label><input id="priorityCol" name="priorityCol" list="headers" value="{{index .F "priorityCol"}}">
 <label for="outputCol">{{.A.L.Output}} · {{.A.L.Column}}</label><input id="outputCol" name="outputCol" list="headers" value="{{index .F "outputCol"}}">
+<label for="titleCol">{{.A.L.TitleCol}} · {{.A.L.Column}}</label><input id="titleCol" name="titleCol" list="headers" value="{{index .F "titleCol"}}"><div class="meta">{{.A.L.TitleHint}}</div>
 <label for="followUpCol">{{.A.L.FollowUp}} · {{.A.L.Column}}</label><input id="followUpCol" name="followUpCol" list="headers" value="{{index .F "followUpCol"}}">
 <label for="thenModel">{{.A.L.ThenModel}}</label><select id="thenModel" name="thenModel"><option value=""></option>{{range .Models}}<option value="{{.Name}}"{{if eq .Name (index $.F "thenModel")}} selected{{end}} translate="no">{{.Name}} ({{.Lane}})</option>{{end}}</select>
 <label for="then">{{.A.L.Then}}</label><input id="then" name="then" value="{{index .F "then"}}"><div class="meta"><code>{{"{{result}}"}}</code> {{.A.L.ThenHint}}</div>
@@ -96,7 +98,7 @@ var importTmpl = template.Must(template.New("import").Parse(`<!doctype html>
 </form></body></html>
 {{define "parts"}}{{range .}}{{if .Data}}<span translate="no">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{end}}`))
 
-var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model", "followUpCol", "thenModel", "then"}
+var importFields = []string{"batch", "template", "contentCol", "promptCol", "modelCol", "priorityCol", "outputCol", "model", "titleCol", "followUpCol", "thenModel", "then"}
 
 func (h *httpServer) tooLarge(w http.ResponseWriter, r *http.Request, err error) {
 	var mb *http.MaxBytesError
@@ -146,7 +148,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 	}
 	rows, err := tableimport.Mapping{Template: v.F["template"], ContentCol: v.F["contentCol"], PromptCol: v.F["promptCol"],
 		ModelCol: v.F["modelCol"], PriorityCol: v.F["priorityCol"], OutputCol: v.F["outputCol"], Model: v.F["model"],
-		FollowUpCol: v.F["followUpCol"], ThenModel: v.F["thenModel"], Then: v.F["then"]}.Rows(t)
+		FollowUpCol: v.F["followUpCol"], ThenModel: v.F["thenModel"], Then: v.F["then"], TitleCol: v.F["titleCol"]}.Rows(t)
 	if h.importTooLarge(w, &v, err) {
 		return
 	}
@@ -163,6 +165,7 @@ func (h *httpServer) importPage(w http.ResponseWriter, r *http.Request) {
 		v.Preview = append(v.Preview, t.Rows[i])
 		v.PrevN = append(v.PrevN, t.N[i])
 		v.Filled = append(v.Filled, safetext.ClipRunes(safetext.Text(rows[i].Content), 300))
+		v.Titles = append(v.Titles, taskName(rows[i].Title, rows[i].Content))
 	}
 	// A table imported again: its rows' taskIds exist already. They are
 	// summed up in one line, not listed one by one among the errors.

@@ -115,7 +115,7 @@ var (
 	}
 	// importFieldsZH are the mapping's fields as the form labels them.
 	importFieldsZH = map[string]string{"content": "内容", "prompt": "提示词", "model": "模型", "priority": "优先级",
-		"output": "输出文件", "follow-up": "追问"}
+		"output": "输出文件", "follow-up": "追问", "title": "名称"}
 	importTableZH = map[tableimport.TableFault]string{
 		tableimport.TableUnreadable:  "无法按 %s 编码读取这个文件",
 		tableimport.TableCSV:         "无法读取这个 CSV 文件",

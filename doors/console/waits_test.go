@@ -56,7 +56,7 @@ func TestHTTPServer_TaskWaits(t *testing.T) {
 	}
 	// A running row on the batch page says how long it has run, and on
 	// which account.
-	run := taskfile.Task{TaskID: "w9", ModelKind: taskfile.KindWeb, Model: "thinker", Batch: "b9", Content: "x", State: taskfile.StateRunning,
+	run := taskfile.Task{TaskID: "w9", ModelKind: taskfile.KindWeb, Model: "thinker", Batch: "b9", Title: "春茶文案", Content: "x", State: taskfile.StateRunning,
 		Attempt: 1, Account: "ops1", SubmittedAt: time.Now().Add(-time.Hour), StartedAt: time.Now().Add(-90 * time.Second)}
 	data, err := run.Encode()
 	if err != nil {
@@ -65,8 +65,8 @@ func TestHTTPServer_TaskWaits(t *testing.T) {
 	if err := os.WriteFile(spool.NewLayout(cfg.Spool).TaskPath(taskfile.KindWeb, taskfile.DirRunning, "w9"), data, spool.FilePerm); err != nil {
 		t.Fatal(err)
 	}
-	if _, body := getIn(t, h, "/batch/b9", "zh-CN"); !regexp.MustCompile(`data-id="w9">.*<td translate="no">已用时 1m3\ds · 账号 ops1`).Match(body) {
-		t.Errorf("the running row does not say its time and account:\n%s", body)
+	if _, body := getIn(t, h, "/batch/b9", "zh-CN"); !regexp.MustCompile(`data-id="w9">.*>春茶文案</a>.*<td translate="no">已用时 1m3\ds · 账号 ops1`).Match(body) {
+		t.Errorf("the running row does not say its title, time and account:\n%s", body)
 	}
 	// A running task has an ETA and no wait; a done one neither.
 	if _, body := getIn(t, h, "/task/api/a4", "en"); !strings.Contains(string(body), "<th>eta</th>") || strings.Contains(string(body), "<th>held</th>") {

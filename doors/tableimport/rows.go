@@ -87,6 +87,37 @@ func (t *Template) Size(cell func(col int) string) (size int64, heavy string, co
 	return size, heavy, count, cellLen
 }
 
+// Key is what the row's cells that the template names say, each once,
+// in the template's order, joined by " · ": the row's key columns.
+func (t *Template) Key(cell func(col int) string) string {
+	var vals []string
+	seen := map[int]bool{}
+	for _, p := range t.parts {
+		if p.col < 0 || seen[p.col] {
+			continue
+		}
+		seen[p.col] = true
+		if v := strings.TrimSpace(cell(p.col)); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return strings.Join(vals, " · ")
+}
+
+// maxTitle is the most characters of a title (config.MaxTitle: intake
+// refuses a longer one).
+const maxTitle = 200
+
+// titleOf is s as a title: on one line, its spaces collapsed, ending in
+// "…" where it is cut at maxTitle characters.
+func titleOf(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxTitle {
+		s = string(r[:maxTitle-1]) + "…"
+	}
+	return s
+}
+
 // Expand fills the template from cell (by column index), refusing as
 // soon as the filled text would pass limit: the text is held to the
 // limit as it is built, never built first and measured after. missing
@@ -119,6 +150,11 @@ type Mapping struct {
 	// FollowUpCol is the column of a second message sent in the same chat
 	// after the row's first (a follow-up task), when its cell is not empty.
 	FollowUpCol string
+	// TitleCol is the column that names each row's task (its title:).
+	// Without one, a row filled from a template is named by its key
+	// columns, the cells the template names (joined by " · "): a long
+	// template's first words would name every row alike.
+	TitleCol string
 	// ThenModel chains each row to a second task on that model, whose
 	// content is Then with {{result}} standing for the row's last answer
 	// (Then empty: the answer alone).
@@ -129,6 +165,7 @@ type Mapping struct {
 type Row struct {
 	N                                        int // the spreadsheet's row number
 	Model, Content, Prompt, Priority, Output string
+	Title                                    string // the task's name (Mapping.TitleCol)
 	FollowUp                                 string // the follow-up message, if any (FollowUpCol)
 	ThenModel, Then                          string // the chained task's model and content (Mapping)
 	Err                                      string
@@ -156,14 +193,14 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 	} else if m.ContentCol == "" {
 		return nil, &MappingError{What: MapNoContent, Field: "content"}
 	}
-	var cols [6]int // content, prompt, model, priority, output, follow-up
+	var cols [7]int // content, prompt, model, priority, output, follow-up, title
 	for i, c := range []struct{ key, name string }{{"content", m.ContentCol}, {"prompt", m.PromptCol}, {"model", m.ModelCol},
-		{"priority", m.PriorityCol}, {"output", m.OutputCol}, {"follow-up", m.FollowUpCol}} {
+		{"priority", m.PriorityCol}, {"output", m.OutputCol}, {"follow-up", m.FollowUpCol}, {"title", m.TitleCol}} {
 		if cols[i], err = col(c.key, c.name); err != nil {
 			return nil, err
 		}
 	}
-	cc, pc, mc, prc, oc, fc := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+	cc, pc, mc, prc, oc, fc, tc := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]
 	if m.Then != "" && m.ThenModel == "" {
 		return nil, &MappingError{What: MapThenModel, Field: "then"}
 	}
@@ -198,6 +235,12 @@ func (m Mapping) Rows(t *Table) ([]Row, error) {
 		r := Row{N: t.N[i], Prompt: cell(pc), Priority: cell(prc), Output: cell(oc), Model: cell(mc), FollowUp: cell(fc), ThenModel: m.ThenModel, Then: m.Then}
 		if r.Model == "" {
 			r.Model = m.Model
+		}
+		switch {
+		case tc >= 0:
+			r.Title = titleOf(cell(tc))
+		case tmpl != nil:
+			r.Title = titleOf(tmpl.Key(cell))
 		}
 		if tmpl != nil {
 			var missing []string

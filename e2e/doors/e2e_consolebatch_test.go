@@ -109,7 +109,7 @@ func consoleRig(t *testing.T, within time.Duration) (*rig.Rig, *chrome) {
 
 // TestE2E_ConsoleBatch is issue 53's batch acceptance through `spoolgate
 // run` in a real headless Chromium: a 30-row import (its lane paused)
-// whose batch page lists 30 rows named by their content (each pending
+// whose batch page lists 30 rows named by their key columns (each pending
 // one saying it waits for the paused lane), filters by
 // state, and cancels 5 ticked pending tasks after a confirmation page
 // that names them, in one audit line; the ticked boxes survive the
@@ -152,7 +152,7 @@ func TestE2E_ConsoleBatch(t *testing.T) {
 	// in the lane's order.
 	b.do("batch page", chromedp.Navigate(b.base+"/batch/"+batch))
 	names := eval[[]string](b, `[...document.querySelectorAll("tr.batch-task td:nth-child(3) a")].map(a => a.textContent)`)
-	if len(names) != 30 || names[0] != "为公众号写选题01" || names[29] != "为公众号写选题30" {
+	if len(names) != 30 || names[0] != "公众号 · 选题01" || names[29] != "公众号 · 选题30" {
 		t.Fatalf("the batch page lists %d rows: %q", len(names), names)
 	}
 	if why := eval[string](b, `document.querySelector("tr.batch-task[data-state=pending] td:last-child").textContent`); why != "waits: its lane is paused" {
@@ -177,7 +177,7 @@ func TestE2E_ConsoleBatch(t *testing.T) {
 	}
 	b.click("bulk cancel", "#bulk-cancel", "#confirm")
 	steps := eval[[]string](b, `[...document.querySelectorAll("li.bulk-step")].map(li => li.dataset.ref + " " + li.textContent)`)
-	if len(steps) != 5 || !strings.Contains(steps[0], "为公众号写选题01") || !strings.Contains(b.html(), "5 of 5 will be done") {
+	if len(steps) != 5 || !strings.Contains(steps[0], "公众号 · 选题01") || !strings.Contains(b.html(), "5 of 5 will be done") {
 		t.Fatalf("the confirmation lists %q\n%s", steps, b.html())
 	}
 	for i, id := range ticked {
