@@ -108,7 +108,7 @@ console:
 	}{
 		{"a 1 KB template naming a 60 kB cell 200 times", []byte("a\n" + strings.Repeat(cell+"\n", 40)),
 			map[string]string{"template": strings.Repeat("{{a}}", 200), "model": "writer"},
-			"模板会把第 2 行填到 11.4 MiB（{{a}} 出现 200 次 × 58.6 KiB），超过一个任务最多能有的 1 MiB",
+			`模板会把第 2 行填到 11.4 MiB（<span translate="no">{{a}}</span> 出现 200 次 × 58.6 KiB），超过一个任务最多能有的 1 MiB`,
 			[]string{"--template", strings.Repeat("{{a}}", 200)},
 			"template: row 2 would fill to 11.4 MiB ({{a}} 200 times × 58.6 KiB), more than the 1 MiB a task may hold"},
 		{"an 8 MiB line of commas", bytes.Repeat([]byte(","), 8<<20),
