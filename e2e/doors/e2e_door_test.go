@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,12 +68,7 @@ func newDoorRig(t *testing.T, scale float64, door string) *doorRig {
 		}
 		return "", false
 	}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	models := "  - {name: web-door, kind: web, site: %[1]s, needEmptyPrompt: true}\n" +
 		fmt.Sprintf("  - {name: api-door, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s}\n", api.URL()) +
 		fmt.Sprintf("  - {name: api-tunable, kind: api, baseURL: %q, model: stand-in, apiKeyEnv: E2E_API_KEY, timeout: 20s, requestFields: [temperature, maxTokens]}\n", api.URL())

@@ -5,7 +5,6 @@ package doors
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,12 +44,7 @@ const sweepProxyPass = "PROXY-pass-SWEEP-91f3e"
 func TestE2E_Web_SecretsSweep(t *testing.T) {
 	t.Parallel()
 	api := rig.APIStand(t, apistand.Options{RequireKey: rig.APIKey})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	tail := fmt.Sprintf(`tokens:
   sweep: {hash: %q, models: ["*"]}
 door: {keepAlive: 300ms}

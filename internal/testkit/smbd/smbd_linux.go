@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoolgate/spoolgate/internal/testkit"
 )
 
 // Need skips the test unless every tool is on PATH (fails it under CI=true).
@@ -243,12 +245,12 @@ func (s *Server) Mount(t testing.TB, share string) string {
 }
 
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, err := net.SplitHostPort(testkit.FreeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 func tail(b []byte) string {
