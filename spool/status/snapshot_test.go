@@ -305,6 +305,22 @@ func BenchmarkSnapshot_10kDone(b *testing.B) {
 			}
 		}
 	})
+	// done/ just changed: listed again, by names and inodes.
+	b.Run("changed", func(b *testing.B) {
+		done := spool.NewLayout(cfg.Spool).Lane(taskfile.KindAPI, taskfile.DirDone)
+		s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
+		s.Snapshot(t0)
+		at := time.Now().Add(-time.Hour)
+		for b.Loop() {
+			at = at.Add(time.Second)
+			if err := os.Chtimes(done, at, at); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Snapshot(t0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // A per-host pause file (shared spools) is named whichever host reads it.
