@@ -12,16 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DirInode is one entry of a folder as the folder itself records it: its
-// name, its type (0 with Known false when the file system does not say)
-// and its inode number (0: not known).
-type DirInode struct {
-	Name  string
-	Type  fs.FileMode
-	Known bool
-	Ino   uint64
-}
-
 // ReadDirInodes lists dir (not followed if a link) from its own entries,
 // getdents64, with each one's type and inode number and no stat of any
 // file: a folder of 100,000 finished tasks lists in a few ms, where a

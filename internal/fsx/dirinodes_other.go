@@ -2,17 +2,6 @@
 
 package fsx
 
-import "io/fs"
-
-// DirInode is one entry of a folder: its name, its type (Known false when
-// not known without a stat) and its inode number (0: not known).
-type DirInode struct {
-	Name  string
-	Type  fs.FileMode
-	Known bool
-	Ino   uint64
-}
-
 // ReadDirInodes lists dir as ReadDir does; the inode numbers are not
 // known here (0), so callers stat what they need.
 func ReadDirInodes(dir string) ([]DirInode, error) {

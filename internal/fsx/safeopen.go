@@ -3,6 +3,7 @@ package fsx
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,6 +90,16 @@ func ReadDir(dir string) ([]os.DirEntry, error) {
 	ents, err := f.ReadDir(-1)
 	sortEntries(ents)
 	return ents, err
+}
+
+// DirInode is one entry of a folder as the folder itself records it
+// (ReadDirInodes): its name, its type (Known false when the file system
+// does not say without a stat) and its inode number (0: not known).
+type DirInode struct {
+	Name  string
+	Type  fs.FileMode
+	Known bool
+	Ino   uint64
 }
 
 // ReadDirNames is ReadDir for names only: no stat of each entry, for
