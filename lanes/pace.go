@@ -1,6 +1,7 @@
 package lanes
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/spoolgate/spoolgate/spool/config"
@@ -54,10 +55,13 @@ func (l *Lane) sessionPaced(s *session, now time.Time) time.Time {
 }
 
 // recordPaceSend counts a send of the runner's session account in its
-// pace record. A record that cannot be written is logged: the send goes
-// on (the task was claimed within the pace).
+// pace record: at its sending record (before the click: a send that
+// fails after it still counts), then moved to when the page showed it
+// sent, for the gap and the caps count from the send's later bound. A
+// record that cannot be written is logged: the send goes on (the task
+// was claimed within the pace).
 func (r *runner) recordPaceSend(rec *taskfile.SendRecord) {
-	if r.sess == nil || rec == nil || rec.State != taskfile.SendSending {
+	if r.sess == nil || rec == nil {
 		return
 	}
 	acct := r.sess.spec.Account
@@ -65,10 +69,17 @@ func (r *runner) recordPaceSend(rec *taskfile.SendRecord) {
 	if p == nil {
 		return
 	}
-	if err := r.l.c.Store.RecordPaceSend(acct, time.Now(), *p); err != nil {
+	var err error
+	switch {
+	case rec.State == taskfile.SendSending:
+		err = r.l.c.Store.RecordPaceSend(acct, cmp.Or(rec.SendingAt, time.Now()), *p)
+		r.sess.mu.Lock()
+		r.sess.pacedUntil, r.sess.pacedBy = time.Time{}, ""
+		r.sess.mu.Unlock()
+	case rec.State == taskfile.SendSent && !rec.SendingAt.IsZero() && !rec.SentAt.IsZero():
+		err = r.l.c.Store.PaceSent(acct, rec.SendingAt, rec.SentAt)
+	}
+	if err != nil {
 		r.log.Error("cannot record the send in the account's pace record", "account", acct, "err", err)
 	}
-	r.sess.mu.Lock()
-	r.sess.pacedUntil, r.sess.pacedBy = time.Time{}, ""
-	r.sess.mu.Unlock()
 }

@@ -263,6 +263,30 @@ func (s *Store) RecordPaceSend(account string, at time.Time, p config.Pace) erro
 	return s.writePace(account, r)
 }
 
+// PaceSent moves the account's send recorded at sending (written before
+// the click) to sent, when the page showed the message accepted, and its
+// gap's end with it: the vendor counts a send when it arrives, and a
+// click that took long (a loaded machine) must not let the next send
+// come sooner after it than the pace allows. No such send: nothing.
+func (s *Store) PaceSent(account string, sending, sent time.Time) error {
+	r, ok := s.PaceRecord(account)
+	sending = sending.UTC().Truncate(time.Millisecond)
+	shift := sent.Sub(sending)
+	if !ok || shift <= 0 {
+		return nil
+	}
+	for i := len(r.Sends) - 1; i >= 0; i-- {
+		if r.Sends[i].Equal(sending) {
+			r.Sends[i] = sent
+			if !r.Next.IsZero() {
+				r.Next = r.Next.Add(shift)
+			}
+			return s.writePace(account, r)
+		}
+	}
+	return nil
+}
+
 // MarkPaced records that the account's next task waits for its pace
 // until until (by rule by), for status; it writes only when that changed.
 func (s *Store) MarkPaced(account string, until time.Time, by string) error {

@@ -84,3 +84,40 @@ func TestStore_PaceRecordAndSignInHold(t *testing.T) {
 		t.Error("the hold is still there")
 	}
 }
+
+// TestStore_PaceSent: a send recorded before its click moves to when the
+// page showed it sent, and its gap's end with it; a send not recorded
+// (another's, or already moved) moves nothing.
+func TestStore_PaceSent(t *testing.T) {
+	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(cfg, nil)
+	if err := s.Layout.Create(); err != nil {
+		t.Fatal(err)
+	}
+	p := config.Pace{Gap: config.Duration(2 * time.Second), PerMinute: 4}
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 123456789, time.UTC)
+	for _, at := range []time.Time{t0.Add(-10 * time.Second), t0} {
+		if err := s.RecordPaceSend("ops1", at, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := t0.Add(400 * time.Millisecond).Truncate(time.Millisecond)
+	if err := s.PaceSent("ops1", t0, sent); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.PaceRecord("ops1")
+	if len(r.Sends) != 2 || !r.Sends[1].Equal(sent) || !r.Sends[0].Equal(t0.Add(-10*time.Second).Truncate(time.Millisecond)) || !r.Next.Equal(sent.Add(2*time.Second)) {
+		t.Fatalf("after the send was seen sent: %+v", r)
+	}
+	for _, sending := range []time.Time{t0, t0.Add(time.Hour)} { // moved already; never recorded
+		if err := s.PaceSent("ops1", sending, sent.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if r2, _ := s.PaceRecord("ops1"); !r2.Sends[1].Equal(sent) {
+			t.Errorf("sending %s moved a send: %+v", sending, r2)
+		}
+	}
+}
