@@ -57,8 +57,10 @@ type Held struct {
 // Retry-After), as the running daemon's lane knows it.
 const HeldQuota = "quota"
 
-// The states of an account that keep a task waiting (Wait.Hold): a hold
-// file's kind (taskfile.HoldLimit and the others), or disabled.
+// The states of an account that keep a task waiting (Wait.Hold), beside
+// a hold file's own kinds (taskfile.HoldSignedOut, HoldChallenge,
+// HoldPaused): a usage limit's hold (whose kind in its file is empty),
+// and an account disabled.
 const (
 	HoldLimit    = "limit"
 	HoldDisabled = "disabled"
