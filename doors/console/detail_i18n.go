@@ -111,6 +111,7 @@ var (
 		to string
 	}{
 		{regexp.MustCompile(`lane paused`), "通道已暂停"},
+		{regexp.MustCompile(status.OverdueNote), "运行时间已超过通常用时"},
 		{regexp.MustCompile(`no web session can run \(every account disabled, held or in standby\)`), "没有可运行的网页会话（所有账号都已停用、暂停或待命）"},
 		{regexp.MustCompile(`excludes (\d+) tasks? held by a disabled account`), "不含被停用账号占用的 $1 个任务"},
 		{regexp.MustCompile(`excludes (\d+) tasks? of disabled or held accounts`), "不含停用或暂停账号的 $1 个任务"},
@@ -158,6 +159,10 @@ func etaText(l pageLabels, now time.Time, e status.ETA, basis bool) string {
 	switch {
 	case e.Seconds == nil:
 		s = "未知（" + note + "）"
+	case *e.Seconds == 0 && strings.HasPrefix(e.Note, status.OverdueNote):
+		s = "即将完成（" + note + "）"
+	case *e.Seconds == 0 && note != "":
+		s = "已完成（" + note + "）"
 	case *e.Seconds == 0:
 		s = "已完成"
 	default:

@@ -68,6 +68,9 @@ func TestEtaText(t *testing.T) {
 		{"zh time", labelsZH, status.ETA{Seconds: &secs, At: &at, Samples: 3, TypicalSeconds: 41}, true, "1m30s（10:01:30）；通常 41s：最近 3 次成功的中位数"},
 		{"zh default", labelsZH, status.ETA{Seconds: &zero, TypicalSeconds: 120}, true, "已完成；通常 2m00s：默认值，尚无成功记录"},
 		{"zh excludes", labelsZH, status.ETA{Note: "excludes 2 tasks of disabled or held accounts"}, false, "未知（不含停用或暂停账号的 2 个任务）"},
+		{"en overdue", labelsEN, status.ETA{Seconds: &zero, Note: status.OverdueNote}, false, "due now (running longer than typical)"},
+		{"zh overdue", labelsZH, status.ETA{Seconds: &zero, Note: status.OverdueNote}, false, "即将完成（运行时间已超过通常用时）"},
+		{"en done but held", labelsEN, status.ETA{Seconds: &zero, Note: "excludes 1 task held by a disabled account"}, false, "done (excludes 1 task held by a disabled account)"},
 	} {
 		if got := etaText(tc.l, now, tc.e, tc.basis); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

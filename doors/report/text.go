@@ -140,6 +140,10 @@ func ETAText(now time.Time, e status.ETA, basis bool) string {
 	switch {
 	case e.Seconds == nil:
 		s = "unknown (" + e.Note + ")"
+	case *e.Seconds == 0 && strings.HasPrefix(e.Note, status.OverdueNote):
+		s = "due now (" + e.Note + ")"
+	case *e.Seconds == 0 && e.Note != "":
+		s = "done (" + e.Note + ")"
 	case *e.Seconds == 0:
 		s = "done"
 	default:

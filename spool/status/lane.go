@@ -279,6 +279,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 				ln.ETA.Note = fmt.Sprintf("excludes %s of disabled or held accounts", plural(n, "task"))
 			}
 		}
+		if end == 0 && len(running)+len(pending) > 0 {
+			ln.ETA.Note = strings.TrimSuffix(OverdueNote+", "+ln.ETA.Note, ", ")
+		}
 	}
 	for b, bl := range shares {
 		bl.ETA = ETA{TypicalSeconds: ln.ETA.TypicalSeconds, Samples: samples}
@@ -291,6 +294,9 @@ func (s *Snapshotter) lane(k taskfile.Kind, ts []*task, rejected int, now time.T
 		default:
 			bl.ETA.Seconds = ptr(secs(batchEnd[b]))
 			bl.ETA.At = ptr(now.Add(batchEnd[b]))
+			if batchEnd[b] == 0 && left > 0 {
+				bl.ETA.Note = OverdueNote
+			}
 		}
 	}
 	return ln, shares

@@ -169,7 +169,7 @@ func (s *Snapshotter) snapshot(now time.Time) (*Status, map[taskfile.Kind][]*tas
 			case bl.ETA.Seconds == nil:
 				b.ETA = ETA{Note: bl.Lane + ": " + bl.ETA.Note}
 			case *bl.ETA.Seconds >= *b.ETA.Seconds:
-				b.ETA = ETA{Seconds: bl.ETA.Seconds}
+				b.ETA = ETA{Seconds: bl.ETA.Seconds, Note: bl.ETA.Note}
 			}
 		}
 		if b.ETA.Seconds != nil {

@@ -53,6 +53,11 @@ type Held struct {
 	Parents []string `json:"parents,omitempty"`
 }
 
+// OverdueNote begins an ETA's note when its tasks should have ended by
+// the typical duration and have not (one runs longer): its Seconds are
+// 0, and the pages say "due now", never "done".
+const OverdueNote = "running longer than typical"
+
 // HeldQuota: API tasks of a model wait out the vendor's 429 (its
 // Retry-After), as the running daemon's lane knows it.
 const HeldQuota = "quota"

@@ -102,3 +102,22 @@ func sameWait(a, b *Wait) bool {
 	x.Until, y.Until = nil, nil
 	return x == y
 }
+
+// TestSnapshot_Overdue: a lane whose only task runs longer than the
+// typical duration is due now, never done; its batch too.
+func TestSnapshot_Overdue(t *testing.T) {
+	cfg := newSpool(t)
+	put(t, cfg, taskfile.KindAPI, "done", done("d1", "b", t0.Add(-time.Hour), 10*time.Second))
+	put(t, cfg, taskfile.KindAPI, "running", taskfile.Task{TaskID: "r1", Model: "writer", Batch: "b", Attempt: 1, StartedAt: t0.Add(-time.Minute)})
+	st, err := snapshot(cfg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := st.Lanes[1]
+	if api.ETA.Seconds == nil || *api.ETA.Seconds != 0 || api.ETA.Note != OverdueNote {
+		t.Errorf("lane ETA %+v, want 0 s and %q", api.ETA, OverdueNote)
+	}
+	if b := st.Batches[0]; b.ETA.Seconds == nil || *b.ETA.Seconds != 0 || b.ETA.Note != OverdueNote {
+		t.Errorf("batch ETA %+v, want 0 s and %q", b.ETA, OverdueNote)
+	}
+}
