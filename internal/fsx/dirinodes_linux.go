@@ -13,8 +13,8 @@ import (
 )
 
 // ReadDirInodes lists dir (not followed if a link) from its own entries,
-// getdents64, with each one's type and inode number and no stat of any
-// file: a folder of 100,000 finished tasks lists in a few ms, where a
+// getdents64, with each one's type and inode number (0 for all when the
+// folder's numbers are not distinct) and no stat of any file: a folder of 100,000 finished tasks lists in a few ms, where a
 // stat of each file costs a third of a second. Sorted by name, as
 // ReadDir.
 func ReadDirInodes(dir string) ([]DirInode, error) {
@@ -44,7 +44,39 @@ func ReadDirInodes(dir string) ([]DirInode, error) {
 		out = appendDirents(out, buf[:n])
 	}
 	slices.SortFunc(out, func(a, b DirInode) int { return strings.Compare(a.Name, b.Name) })
+	if !distinctInodes(out) {
+		for i := range out {
+			out[i].Ino = 0
+		}
+	}
 	return out, nil
+}
+
+// fuseUnknownIno is libfuse's FUSE_UNKNOWN_INO, what a FUSE file system
+// without use_ino gives as every entry's inode number.
+const fuseUnknownIno = 0xffffffff
+
+// distinctInodes reports whether the entries' inode numbers are real:
+// none is FUSE's unknown one and no two are the same.
+// A FUSE file system that does not pass its inodes through (smbnetfs,
+// libfuse without use_ino) gives every entry 0xffffffff, so a file
+// renamed over another would look unchanged: such numbers are none.
+// (Two hard links to one file share theirs too; they lose only speed.)
+func distinctInodes(ents []DirInode) bool {
+	inos := make([]uint64, len(ents))
+	for i, e := range ents {
+		if e.Ino == fuseUnknownIno {
+			return false // even alone: it names no file
+		}
+		inos[i] = e.Ino
+	}
+	slices.Sort(inos)
+	for i := 1; i < len(inos); i++ {
+		if inos[i] == inos[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // appendDirents parses linux_dirent64 records: d_ino (8 bytes), d_off

@@ -52,3 +52,27 @@ func TestReadDirInodes(t *testing.T) {
 		t.Error("a link to a folder's place was listed")
 	}
 }
+
+// TestDistinctInodes: a folder's inode numbers count only when they are
+// real: FUSE's unknown number (smbnetfs gives it to every entry, one
+// alone included) or two entries on one number are none.
+func TestDistinctInodes(t *testing.T) {
+	for _, tc := range []struct {
+		inos []uint64
+		want bool
+	}{
+		{[]uint64{12, 7, 99}, true},
+		{nil, true},
+		{[]uint64{12, 7, 12}, false},
+		{[]uint64{fuseUnknownIno}, false},
+		{[]uint64{5, fuseUnknownIno, 6}, false},
+	} {
+		var ents []DirInode
+		for _, i := range tc.inos {
+			ents = append(ents, DirInode{Ino: i})
+		}
+		if got := distinctInodes(ents); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.inos, got, tc.want)
+		}
+	}
+}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoolgate/spoolgate/internal/fsx"
+	"github.com/spoolgate/spoolgate/internal/testkit/smbd"
 	"github.com/spoolgate/spoolgate/spool"
+	"github.com/spoolgate/spoolgate/spool/config"
 	"github.com/spoolgate/spoolgate/spool/taskfile"
 )
 
@@ -72,5 +75,42 @@ func TestSnapshotter_ByInode(t *testing.T) {
 	// statAfter later every file is stat'ed again: the edit is seen.
 	if names, n := batches(statAfter + time.Minute); n != 3 || !slices.Equal(names, []string{"edited", "first", "renamed"}) {
 		t.Fatalf("after statAfter: %v %d, want [edited first renamed] 3", names, n)
+	}
+}
+
+// TestSnapshotter_ByInodeOnShare: the spool on a real Samba share mounted
+// through smbnetfs (FUSE), whose entries all carry inode 0xffffffff: a
+// file renamed over another in done/ is read again, not taken for the
+// file it replaced.
+func TestSnapshotter_ByInodeOnShare(t *testing.T) {
+	cfg := newSpool(t)
+	srv := smbd.Start(t, map[string]string{"spool": cfg.Spool})
+	local := cfg.Spool
+	cfg.Spool = srv.Mount(t, "spool")
+	api := taskfile.KindAPI
+	put(t, cfg, api, taskfile.DirDone, taskfile.Task{TaskID: "b", Model: "writer", Batch: "first"})
+	if ents, err := fsx.ReadDirInodes(spool.NewLayout(cfg.Spool).Lane(api, taskfile.DirDone)); err != nil || len(ents) != 1 || ents[0].Ino != 0 {
+		t.Logf("the mount's entries: %+v %v", ents, err) // a FUSE that passes inodes through: still tested below
+	}
+	wall := time.Now()
+	s := NewSnapshotter(spool.NewStore(cfg, nil), nil)
+	s.wall = func() time.Time { return wall }
+	if _, err := s.Snapshot(t0); err != nil {
+		t.Fatal(err)
+	}
+	// b renamed over on the server's side; the next listing (past
+	// listingMaxAge, whatever the mount says of the folder's mtime).
+	L := spool.NewLayout(local)
+	put(t, &config.Config{Spool: local}, api, taskfile.DirDone, taskfile.Task{TaskID: "b2", Model: "writer", Batch: "renamed"})
+	if err := os.Rename(L.TaskPath(api, taskfile.DirDone, "b2"), L.TaskPath(api, taskfile.DirDone, "b")); err != nil {
+		t.Fatal(err)
+	}
+	s.wall = func() time.Time { return wall.Add(listingMaxAge + time.Second) }
+	st, err := s.Snapshot(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Batches) != 1 || st.Batches[0].Batch != "renamed" {
+		t.Errorf("after b was renamed over on the share: batches %+v, want [renamed]", st.Batches)
 	}
 }
