@@ -14,14 +14,7 @@ import (
 // a daemon did not seal counts nothing. A sign-in hold ends with
 // ClearSignInHold; a usage limit's does not.
 func TestStore_PaceRecordAndSignInHold(t *testing.T) {
-	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}}}
-	if err := cfg.Check(); err != nil {
-		t.Fatal(err)
-	}
-	s := NewStore(cfg, nil)
-	if err := s.Layout.Create(); err != nil {
-		t.Fatal(err)
-	}
+	s := paceStore(t)
 	p := config.Pace{Gap: config.Duration(2 * time.Second), Jitter: config.Duration(500 * time.Millisecond), PerMinute: 2}
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	for i, at := range []time.Time{t0.Add(-2 * time.Minute), t0, t0.Add(10 * time.Second), t0.Add(20 * time.Second)} {
@@ -89,14 +82,7 @@ func TestStore_PaceRecordAndSignInHold(t *testing.T) {
 // page showed it sent, and its gap's end with it; a send not recorded
 // (another's, or already moved) moves nothing.
 func TestStore_PaceSent(t *testing.T) {
-	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}}}
-	if err := cfg.Check(); err != nil {
-		t.Fatal(err)
-	}
-	s := NewStore(cfg, nil)
-	if err := s.Layout.Create(); err != nil {
-		t.Fatal(err)
-	}
+	s := paceStore(t)
 	p := config.Pace{Gap: config.Duration(2 * time.Second), PerMinute: 4}
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 123456789, time.UTC)
 	for _, at := range []time.Time{t0.Add(-10 * time.Second), t0} {
@@ -120,4 +106,18 @@ func TestStore_PaceSent(t *testing.T) {
 			t.Errorf("sending %s moved a send: %+v", sending, r2)
 		}
 	}
+}
+
+// paceStore is a store of a new spool with one account, ops1.
+func paceStore(t *testing.T) *Store {
+	t.Helper()
+	cfg := &config.Config{Spool: t.TempDir(), Accounts: map[string]config.AccountConf{"ops1": {}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(cfg, nil)
+	if err := s.Layout.Create(); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

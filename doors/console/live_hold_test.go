@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -72,23 +71,10 @@ func TestLiveView_HoldForSignIn(t *testing.T) {
 		return es
 	}
 
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, chromium)...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancelT := context.WithTimeout(bctx, 3*time.Minute) // deadlines, not pace: CI runs under load
-	defer cancelT()
-	run := func(what string, acts ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, acts...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	look := func() testkit.LiveView { return testkit.LookLive(t, ctx) }
 	base := "http://" + h.Addr().String()
-	run("log in", chromedp.Navigate(base+"/login"),
-		chromedp.SetValue(chromedp.CSS("#user"), "王芳"), chromedp.SetValue(chromedp.CSS("#password"), "wang-secret"),
-		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
+	ctx, run, stop := operatorBrowser(t, chromium, base)
+	defer stop()
+	look := func() testkit.LiveView { return testkit.LookLive(t, ctx) }
 
 	// The busy account: the page says so and offers the hold.
 	run("open the live page of the busy account", chromedp.Navigate(base+"/live/a1"), chromedp.WaitVisible(chromedp.CSS("#hold")))
@@ -140,9 +126,7 @@ func TestLiveView_HoldForSignIn(t *testing.T) {
 	if es := audit("release"); es[0].User != "王芳" || es[0].Door != spool.DoorLive || !strings.Contains(es[0].Detail, "account a1: the live view's hold for sign-in") {
 		t.Errorf("the release's audit line %+v", es[0])
 	}
-	cancelT()
-	cancelB()
-	cancelA()
+	stop() // the browser closed before what follows (stop is safe twice)
 
 	// The same operator, over HTTP: a live hold they replace with their
 	// own pause from the status page, and a hold asked for again (over

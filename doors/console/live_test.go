@@ -74,22 +74,9 @@ func TestLiveView_SignIn(t *testing.T) {
 		t.Errorf("open without a login: %d %s", resp.StatusCode, body)
 	}
 
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, chromium)...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancelT := context.WithTimeout(bctx, 3*time.Minute) // deadlines, not pace: CI runs under load
-	defer cancelT()
-	run := func(what string, acts ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, acts...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	base := "http://" + h.Addr().String()
-	run("log in", chromedp.Navigate(base+"/login"),
-		chromedp.SetValue(chromedp.CSS("#user"), "王芳"), chromedp.SetValue(chromedp.CSS("#password"), "wang-secret"),
-		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
+	ctx, run, stop := operatorBrowser(t, chromium, base)
+	defer stop()
 	run("open the live view from the status page", chromedp.Click(chromedp.CSS(`tr.session[data-account="a1"] a.live`)))
 	look := func() testkit.LiveView { return testkit.LookLive(t, ctx) }
 	var st testkit.LiveView
@@ -152,9 +139,7 @@ func TestLiveView_SignIn(t *testing.T) {
 		t.Errorf("the session's lock after the view: %v", err)
 	}
 	_ = lk.Unlock()
-	cancelT()
-	cancelB()
-	cancelA()
+	stop() // the browser closed before what follows (stop is safe twice)
 
 	es, err := h.store.Audit(time.Now(), func(e spool.AuditEntry) bool { return strings.HasPrefix(e.Action, "live-") })
 	if err != nil {
@@ -240,4 +225,26 @@ func TestLiveView_EndsWithLogin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// operatorBrowser is 王芳's headless Chromium, logged in to the console at
+// base (live tests' users), with run: its actions or the test's end, each
+// within the browser's deadline; stop closes it (deferred by the test,
+// before its goleak check).
+func operatorBrowser(t *testing.T, chromium, base string) (ctx context.Context, run func(string, ...chromedp.Action[chromedp.Void]), stop func()) {
+	t.Helper()
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testkit.ChromiumOptions(t, chromium)...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(bctx, 3*time.Minute) // deadlines, not pace: CI runs under load
+	stop = func() { cancelT(); cancelB(); cancelA() }
+	run = func(what string, acts ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, acts...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	run("log in", chromedp.Navigate(base+"/login"),
+		chromedp.SetValue(chromedp.CSS("#user"), "王芳"), chromedp.SetValue(chromedp.CSS("#password"), "wang-secret"),
+		chromedp.Click(chromedp.CSS("#login")), chromedp.WaitVisible(chromedp.CSS("#logout")))
+	return ctx, run, stop
 }
